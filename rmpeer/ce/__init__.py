@@ -1,0 +1,1 @@
+"""A session's copy engine, driven through RM alone."""

@@ -1,0 +1,205 @@
+"""A session's copy engine driven through RM alone (no CUDA, no UVM): a GPFIFO channel on
+the LCE the card names for P2P, fed from a pushbuffer in cached system memory, completion
+by a semaphore released into uncached system memory and polled with a timeout.
+
+The sequence and its pitfalls are ../shared/spec/COPY-ENGINE.md; every class number,
+method offset and bit field comes from matrices/engines.yaml and drivers.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import RmpeerError
+from .classes import Generation
+from .memory import SessionMemory
+
+# Handles of a session's copy-engine objects: CE_HANDLE_BASE + session * CE_HANDLE_STRIDE + n.
+CE_HANDLE_BASE, CE_HANDLE_STRIDE = 0xCE000000, 0x10000
+SUBCHANNEL_COPY = 4          # the subchannel the copy object is bound to
+CHUNK_MAX = 1 << 31          # LINE_LENGTH_IN is 32 bits; copies split into <= 2 GiB chunks
+
+
+class EngineFault(RmpeerError):
+    """A copy that never completed: the timeout fired; what the error notifier says."""
+
+    def __init__(self, session: int, lce: int, label: str, waited_ns: int, notifier: dict, seen: int, want: int):
+        self.session, self.lce, self.notifier = session, lce, notifier
+        self.info32 = notifier.get("info32", 0)
+        self.info16 = notifier.get("info16", 0)
+        reason = {31: "MMU fault (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)"}.get(self.info32, f"error {self.info32}")
+        super().__init__(
+            f"{label}: session {session}'s copy engine (LCE {lce}) did not finish within "
+            f"{waited_ns / 1e9:.3f} s: semaphore {seen:#x}, wanted {want:#x}; error notifier: "
+            f"info32={self.info32} ({reason}), info16={self.info16:#x} (engine), status={notifier.get('status', 0):#x}")
+
+
+@dataclass
+class CopyResult:
+    length: int
+    gpu_ns: int          # between the timestamped releases before and after the copy
+    host_ns: int         # submit to completion seen by the host
+
+    @property
+    def gbps(self) -> float:
+        return self.length / self.gpu_ns if self.gpu_ns > 0 else 0.0
+
+
+def pick_lce(card, p2p: bool = True) -> int:
+    """The LCE the caps name for NVLink P2P; else the one with the most PCEs that is no GRCE."""
+    if p2p:
+        named = [lce for lce, caps in sorted(card.ce_caps.items()) if "CE_NVLINK_P2P" in caps]
+        if named:
+            return named[0]
+    candidates = [lce for lce, caps in card.ce_caps.items() if "CE_GRCE" not in caps] or list(card.ce_caps)
+    if not candidates:
+        raise RmpeerError(f"card {card.index} ({card.name}) reports no copy engine")
+    return max(candidates, key=lambda lce: (bin(card.ce_pces.get(lce, 0)).count("1"), -lce))
+
+
+class CopyEngine:
+    """One session's channel and copy object, with its control block and semaphores."""
+
+    def __init__(self, rm, session, host, va_plan, gen: Generation, layout: dict, lce: int):
+        self.rm, self.session, self.host, self.gen, self.layout, self.lce = rm, session, host, gen, layout, lce
+        base = CE_HANDLE_BASE + session.index * CE_HANDLE_STRIDE
+        self.mem = SessionMemory(rm, session, host, va_plan, base)
+        self.payload = 0
+        self.put = 0
+        self.pb_cursor = 0
+        self.object_bound = False
+        self.generation = 0
+        self.channel_handles: list[int] = []
+
+    # -- setup -------------------------------------------------------------------------
+    def create(self) -> "CopyEngine":
+        lay, mem, s = self.layout, self.mem, self.session.index
+        self.ctrl = mem.map_gpu(mem.map_cpu(mem.system(lay["control_block_size"], cached=True,
+                                                      label=f"ce:s{s}:control"), label=f"ce:s{s}:control:cpu"),
+                                sysmem=True, label=f"ce:s{s}:control")
+        self.sem = mem.map_gpu(mem.map_cpu(mem.system(lay["semaphore_size"], cached=False, notifier=True,
+                                                     label=f"ce:s{s}:semaphores"), label=f"ce:s{s}:semaphores:cpu"),
+                               sysmem=True, label=f"ce:s{s}:semaphores")
+        self.notifier = mem.map_cpu(mem.system(lay["notifier_size"], cached=False, notifier=True,
+                                               label=f"ce:s{s}:error-notifier"), label=f"ce:s{s}:error-notifier:cpu")
+        usermode = self.gen.usermode
+        um = mem.handle()
+        self.rm.alloc(self.session.plan.subdevice, um, usermode.name, "NV_HOPPER_USERMODE_A_PARAMS",
+                      label=f"ce:s{s}:usermode", bBar1Mapping=0, bPriv=0)
+        from .memory import Memory
+        access = self.rm.abi.bits("NVOS33_FLAGS").compose(ACCESS="WRITE_ONLY")
+        self.doorbell = mem.map_cpu(Memory(um, lay["usermode_map_size"]), through_card=True, flags=access,
+                                    label=f"ce:s{s}:doorbell")
+        self._channel()
+        return self
+
+    def _channel(self) -> None:
+        """Channel group, SYNC context share, GPFIFO channel, copy object, token, schedule."""
+        rm, lay, s, abi = self.rm, self.layout, self.session.index, self.rm.abi
+        dev, vas = self.session.plan.device, self.session.plan.vaspace
+        engine_type = abi.const("NV2080_ENGINE_TYPE_COPY0") + self.lce
+        tag = f"ce:s{s}:g{self.generation}"
+        group, share, chan, copy = (self.mem.handle() for _ in range(4))
+        self.channel_handles = [group, share, chan, copy]
+        rm.alloc(dev, group, "KEPLER_CHANNEL_GROUP_A", "NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS",
+                 label=f"{tag}:channel-group", hVASpace=vas, engineType=engine_type)
+        rm.alloc(group, share, "FERMI_CONTEXT_SHARE_A", "NV_CTXSHARE_ALLOCATION_PARAMETERS",
+                 label=f"{tag}:context-share", hVASpace=vas,
+                 flags=abi.bits("NV_CTXSHARE_ALLOCATION_FLAGS").compose(SUBCONTEXT="SYNC"))
+        self.ctrl.cpu.write(0, bytes(lay["pushbuffer_offset"]))  # ring and USERD start zeroed
+        rm.alloc(group, chan, self.gen.gpfifo.name, "NV_CHANNEL_ALLOC_PARAMS", label=f"{tag}:gpfifo",
+                 hObjectError=self.notifier.handle, gpFifoOffset=self.ctrl.gpu_va + lay["ring_offset"],
+                 gpFifoEntries=lay["ring_entries"], hContextShare=share,
+                 hUserdMemory=[self.ctrl.handle], userdOffset=[lay["userd_offset"]], engineType=engine_type)
+        rm.alloc(chan, copy, self.gen.copy.name, "NVB0B5_ALLOCATION_PARAMETERS", label=f"{tag}:copy",
+                 version=abi.const("NVB0B5_ALLOCATION_PARAMETERS_VERSION_1"), engineType=engine_type)
+        self.token = rm.control(chan, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
+                                label=f"{tag}:work-token")["workSubmitToken"]
+        rm.control(group, "NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", label=f"{tag}:schedule", bEnable=1)
+        self.put, self.pb_cursor, self.object_bound = 0, 0, False
+
+    def replace_channel(self) -> None:
+        """A faulted channel takes no more work: free its group (RM frees what is under it)
+        and build a new one; the other channels never notice."""
+        group = self.channel_handles[0]
+        self.rm.free(self.session.plan.device, group, label=f"ce:s{self.session.index}:free-faulted-group")
+        self.rm.objects = [o for o in self.rm.objects if o[1] not in self.channel_handles]
+        self.notifier.cpu.write(0, bytes(self.rm.abi.struct("NvNotification").size))
+        self.generation += 1
+        self._channel()
+
+    def state(self) -> dict:
+        return {"put": self.put, "payload": self.payload, "pb_cursor": self.pb_cursor,
+                "object_bound": self.object_bound, "generation": self.generation,
+                "next_handle": self.mem.next_handle, "channel_handles": list(self.channel_handles)}
+
+    def restore(self, state: dict) -> None:
+        self.put, self.payload, self.pb_cursor = state["put"], state["payload"], state["pb_cursor"]
+        self.object_bound, self.generation = state["object_bound"], state["generation"]
+        self.mem.next_handle, self.channel_handles = state["next_handle"], list(state["channel_handles"])
+
+    # -- pushing work --------------------------------------------------------------------
+    def _method(self, address: int, *values: int, subchannel: int = SUBCHANNEL_COPY) -> list[int]:
+        header = self.gen.gpfifo.bits("DMA").compose(
+            SEC_OP="INC_METHOD", METHOD_COUNT=len(values), METHOD_SUBCHANNEL=subchannel,
+            METHOD_ADDRESS=address >> 2)
+        return [header, *values]
+
+    def _copy_method(self, name: str, *values: int) -> list[int]:
+        return self._method(self.gen.copy.methods[name], *values)
+
+    def _release(self, slot: int, payload: int) -> list[int]:
+        """A four-word semaphore release (payload, 0, 64-bit GPU timestamp) after a flush."""
+        va = self.sem.gpu_va + slot * self.layout["semaphore_slot_size"]
+        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_release"])
+        return (self._copy_method("SET_SEMAPHORE_A", va >> 32, va & 0xFFFFFFFF, payload)
+                + self._copy_method("LAUNCH_DMA", launch))
+
+    def submit(self, words: list[int]) -> None:
+        lay, gp = self.layout, self.gen.gpfifo
+        data = b"".join((w & 0xFFFFFFFF).to_bytes(4, "little") for w in words)
+        pb_start, pb_end = lay["pushbuffer_offset"], lay["control_block_size"]
+        if pb_start + self.pb_cursor + len(data) > pb_end:
+            self.pb_cursor = 0   # every earlier submit has completed: copies are synchronous
+        at = pb_start + self.pb_cursor
+        self.pb_cursor += -(-len(data) // 64) * 64
+        self.ctrl.cpu.write(at, data)
+        va = self.ctrl.gpu_va + at
+        entry0 = gp.bits("GP_ENTRY0").compose(GET=(va & 0xFFFFFFFF) >> 2)
+        entry1 = gp.bits("GP_ENTRY1").compose(GET_HI=(va >> 32) & 0xFF, LENGTH=len(words))
+        self.ctrl.cpu.write(lay["ring_offset"] + self.put * gp.constants["GP_ENTRY__SIZE"],
+                            (entry0 | entry1 << 32).to_bytes(8, "little"))
+        self.put = (self.put + 1) % lay["ring_entries"]
+        # Cached system memory on x86: these stores are seen in program order, and the
+        # uncached doorbell store below is not reordered before them (COPY-ENGINE.md).
+        self.ctrl.cpu.write32(lay["userd_offset"] + gp.userd["GPPut"], self.put)
+        self.doorbell.cpu.write32(self.gen.usermode.registers["NOTIFY_CHANNEL_PENDING"], self.token)
+
+    def copy(self, src: int, dst: int, length: int, *, label: str, timeout_s: float = 5.0) -> CopyResult:
+        """Copy `length` bytes between GPU virtual addresses of this session; wait for it."""
+        words = []
+        if not self.object_bound:
+            words += self._method(self.gen.gpfifo.methods["SET_OBJECT"], self.gen.copy.number)
+            self.object_bound = True
+        self.payload = (self.payload + 1) & 0xFFFFFFFF
+        words += self._release(0, self.payload)
+        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_copy"])
+        for off in range(0, length, CHUNK_MAX):
+            n = min(CHUNK_MAX, length - off)
+            s, d = src + off, dst + off
+            words += self._copy_method("OFFSET_IN_UPPER", s >> 32, s & 0xFFFFFFFF, d >> 32, d & 0xFFFFFFFF)
+            words += self._copy_method("LINE_LENGTH_IN", n)
+            words += self._copy_method("LAUNCH_DMA", launch)
+        words += self._release(1, self.payload)
+        self.submit(words)
+        slot = self.layout["semaphore_slot_size"]
+        done, seen, waited = self.sem.cpu.wait32(slot, self.payload, timeout_s)
+        if not done:
+            raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, self.payload)
+        start = int.from_bytes(self.sem.cpu.read(8, 8), "little")
+        end = int.from_bytes(self.sem.cpu.read(slot + 8, 8), "little")
+        return CopyResult(length, end - start, waited)
+
+    def read_notifier(self) -> dict:
+        st = self.rm.abi.struct("NvNotification")
+        return st.decode(self.notifier.cpu.read(0, st.size))

@@ -1,0 +1,67 @@
+"""The `rmpeer` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import EXIT_CONFIG, RmpeerError
+
+EXIT_CODES = """exit codes:
+  0  certified (or the command succeeded)
+  1  not certified: a conformance check failed
+  2  usage or configuration error: bad option, malformed matrix, unknown driver
+  3  no access to the GPUs: no /dev/nvidiactl, or no permission to open it"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
+                                "(NV50_P2P + windows), driven by raw ioctls, on this host.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("certify", help="run the suites on this host and write a certificate",
+                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--layout", action="append", help="only this layout (a name or a card list such as 0,1,1,0)")
+    c.add_argument("--expect-topology", help="fail unless the host is this entry of matrices/topologies.yaml")
+    c.add_argument("--rm-abi", help="force this release's ABI (the certificate says it was forced)")
+    c.add_argument("--extent", help="buffer size per session, e.g. 64MiB")
+    c.add_argument("--record", help="also record a transcript of every RM call into this folder")
+    c.add_argument("--replay", help="certify a recording (a transcript) instead of this host")
+    c.add_argument("--output", default="reports", help="where the certificate and results go (default: reports)")
+    h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
+    h.add_argument("--rm-abi")
+    pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
+    pl.add_argument("cards", help="the card of each session, e.g. 0,1,1,0")
+    pl.add_argument("--extent", default="64MiB")
+    s = sub.add_parser("show", help="print a transcript readably, field by field")
+    s.add_argument("transcript")
+    s.add_argument("--calls", action="store_true", help="every call, not only the summary")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "certify":
+            from .certify import certify
+            return certify(args)
+        if args.command == "host":
+            from .commands import host
+            return host(args)
+        if args.command == "plan":
+            from .commands import plan
+            return plan(args)
+        if args.command == "show":
+            from .commands import show
+            return show(args)
+    except RmpeerError as exc:
+        print(f"rmpeer: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("rmpeer: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_CONFIG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

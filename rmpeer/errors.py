@@ -1,0 +1,57 @@
+"""Errors a user can act on, each with the exit code `rmpeer` documents.
+
+Exit codes (README and `rmpeer --help`):
+  0  certified / success
+  1  not certified: a conformance check failed
+  2  usage or configuration error (bad option, malformed matrix, unknown driver)
+  3  no access to the GPUs (no /dev/nvidiactl, no permission)
+"""
+
+EXIT_OK = 0
+EXIT_NOT_CERTIFIED = 1
+EXIT_CONFIG = 2
+EXIT_NO_ACCESS = 3
+
+
+class RmpeerError(Exception):
+    """Base of every error rmpeer reports as a message rather than a traceback."""
+
+    exit_code = EXIT_CONFIG
+
+
+class ConfigError(RmpeerError):
+    """Bad option, malformed matrix, or a plan the suite cannot express."""
+
+
+class MatrixError(ConfigError):
+    """A matrix file failed its schema check: names the file, the entry and the fault."""
+
+    def __init__(self, path, entry, problem):
+        self.path, self.entry, self.problem = str(path), entry, problem
+        super().__init__(f"{self.path}: {entry}: {problem}")
+
+
+class UnknownDriverError(ConfigError):
+    """The running driver's branch has no ABI entry in matrices/drivers.yaml."""
+
+
+class PlanError(ConfigError):
+    """A layout, extent or window function the peer plan cannot express."""
+
+
+class NoDeviceError(RmpeerError):
+    """No NVIDIA device node: nothing to certify on this machine."""
+
+    exit_code = EXIT_NO_ACCESS
+
+
+class AccessError(RmpeerError):
+    """The device nodes exist but this user may not open them."""
+
+    exit_code = EXIT_NO_ACCESS
+
+
+class ReplayMismatch(RmpeerError):
+    """A request differs from the recording being replayed."""
+
+    exit_code = EXIT_NOT_CERTIFIED

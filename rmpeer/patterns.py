@@ -1,0 +1,64 @@
+"""Data patterns whose every 64-bit word says whose it is and where it belongs.
+
+word = seed (16 bits) | kind (4) | owner session (4) | spare (4) | word index (36)
+
+So a read that lands on the wrong card, a stale page from an earlier run, or a
+shifted offset each yields words that decode to something else, and the
+decoding says what went wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KIND_BUFFER = 1      # what session t's buffer holds: read through window(t)
+KIND_WRITE = 2       # what session s writes into others' buffers through their windows
+KIND_NAMES = {KIND_BUFFER: "buffer", KIND_WRITE: "write"}
+_INDEX_BITS = 36
+
+
+def tag(seed: int, kind: int, owner: int) -> int:
+    return (seed & 0xFFFF) << 48 | (kind & 0xF) << 44 | (owner & 0xF) << 40
+
+
+def make(seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
+    """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
+    words = np.arange(first_word, first_word + length // 8, dtype=np.uint64)
+    words |= np.uint64(tag(seed, kind, owner))
+    return words
+
+
+@dataclass(frozen=True)
+class Word:
+    seed: int
+    kind: int
+    owner: int
+    index: int
+
+    @classmethod
+    def decode(cls, word: int) -> "Word":
+        return cls(word >> 48 & 0xFFFF, word >> 44 & 0xF, word >> 40 & 0xF, word & ((1 << _INDEX_BITS) - 1))
+
+    def describe(self, cards=None) -> str:
+        kind = KIND_NAMES.get(self.kind, f"kind {self.kind}")
+        where = f" (card {cards[self.owner]})" if cards is not None and self.owner < len(cards) else ""
+        return f"{kind} pattern of session {self.owner}{where}, seed {self.seed:#06x}, word {self.index}"
+
+
+def explain(actual: bytes, offset: int, *, seed: int, kind: int, owner: int, cards) -> str:
+    """What a mismatching word at byte `offset` actually is, in words a person can act on."""
+    if len(actual) < 8:
+        return "no data"
+    got = Word.decode(int.from_bytes(actual[:8], "little"))
+    want = Word(seed & 0xFFFF, kind, owner, offset // 8)
+    if got == want:
+        return "matches"
+    if got.seed != want.seed and got.kind in KIND_NAMES:
+        return f"stale data from another run: found the {got.describe(cards)}"
+    if got.kind not in KIND_NAMES:
+        return f"unrecognised data {int.from_bytes(actual[:8], 'little'):#018x} (never written by this suite)"
+    if (got.kind, got.owner) != (want.kind, want.owner):
+        return f"wrong memory: found the {got.describe(cards)} where the {want.describe(cards)} belongs"
+    return f"shifted: word {want.index} holds word {got.index} ({(got.index - want.index) * 8:+#x} bytes)"

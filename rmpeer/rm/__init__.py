@@ -1,0 +1,1 @@
+"""RM objects and calls: the client, host discovery, sessions, pairs, windows."""

@@ -1,0 +1,254 @@
+"""Host discovery through RM: the driver, the cards, and the P2P capabilities between them."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+
+PROC_VERSION = "/proc/driver/nvidia/version"
+# Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
+PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE = 0xA0000000, 0xA1000000
+
+
+@dataclass
+class Card:
+    index: int                  # the suite's card number: position among the valid cards
+    minor: int                  # /dev/nvidia<minor>
+    gpu_id: int
+    pci: str
+    pci_device_id: int
+    device_instance: int = 0
+    name: str = ""
+    uuid: str = ""
+    fb_bytes: int = 0
+    vbios: str = ""
+    ce_caps: dict = field(default_factory=dict)   # LCE -> [cap names]
+    ce_pces: dict = field(default_factory=dict)   # LCE -> PCE mask
+    classes: list = field(default_factory=list)
+
+
+@dataclass
+class HostFacts:
+    driver_version: str
+    flavour: str                 # open | proprietary | unknown
+    version_source: str          # rm-api-query | proc
+    abi_release: str = ""
+    abi_forced: bool = False
+    cards: list = field(default_factory=list)
+    p2p: dict = field(default_factory=dict)     # (a, b) -> {caps, status, read_ces, write_ces}
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["p2p"] = {f"{a}->{b}": v for (a, b), v in self.p2p.items()}
+        return d
+
+
+def read_proc_version(path: str = PROC_VERSION, text: str | None = None) -> tuple[str | None, str]:
+    """(version, flavour) from the kernel module's own line, when it is there."""
+    if text is None:
+        try:
+            text = open(path).read()
+        except OSError:
+            return None, "unknown"
+    m = re.search(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)", text)
+    flavour = "open" if "Open Kernel Module" in text else "proprietary" if "Kernel Module" in text else "unknown"
+    return (m.group(1) if m else None), flavour
+
+
+def query_driver_version(shim, bootstrap_abi, ctl_fd) -> str | None:
+    """The RM API version query escape (NV_ESC_CHECK_VERSION_STR, cmd QUERY)."""
+    st = bootstrap_abi.struct("nv_ioctl_rm_api_version_t")
+    top = shim.buffer(st.pack(cmd=bootstrap_abi.const("NV_RM_API_VERSION_CMD_QUERY")))
+    nr = bootstrap_abi.escape("NV_ESC_CHECK_VERSION_STR")
+    rec = shim.ioctl(ctl_fd, bootstrap_abi.ioctl_request(nr, st.size), top, label="driver:version",
+                     escape=nr, struct=st, status_field=None)
+    if rec.errno:
+        return None
+    text = st.get(bytes.fromhex(rec.reply), "versionString").split(b"\0", 1)[0].decode()
+    return text or None
+
+
+def card_infos(rm) -> list[dict]:
+    slots = rm.abi.const("NV_MAX_DEVICES")
+    one = rm.abi.struct("nv_ioctl_card_info_t")
+    arr = one.repeated(slots)
+    top = rm.shim.buffer(arr.size)
+    nr = rm.abi.escape("NV_ESC_CARD_INFO")
+    rec = rm.shim.ioctl(rm.ctl_fd, rm.abi.ioctl_request(nr, arr.size), top, label="host:card-info",
+                        escape=nr, struct=arr, status_field=None)
+    if rec.errno:
+        raise OSError(rec.errno, os.strerror(rec.errno), "NV_ESC_CARD_INFO")
+    raw = bytes.fromhex(rec.reply)
+    cards = [one.decode(raw[i * one.size:(i + 1) * one.size]) for i in range(slots)]
+    return [c for c in cards if c["valid"]]
+
+
+def register_fd(rm, fd: int, *, label: str) -> None:
+    """NV_ESC_REGISTER_FD: ties a /dev/nvidiaN fd to the client's nvidiactl fd.
+
+    Must precede NV01_DEVICE_0 on that card (COPY-ENGINE.md, step 1)."""
+    rec, _ = rm.escape(fd, "NV_ESC_REGISTER_FD", "nv_ioctl_register_fd_t", label=label, ctl_fd=rm.ctl_fd)
+    if rec.errno:
+        raise OSError(rec.errno, os.strerror(rec.errno), label)
+
+
+def _cap_names(abi, prefix: str, caps_bytes: bytes) -> list[str]:
+    """Names of the {byte, mask} capability constants set in a caps table row."""
+    names = []
+    for name, value in abi.constants.items():
+        if name.startswith(prefix) and isinstance(value, dict) and "byte" in value:
+            if value["byte"] < len(caps_bytes) and caps_bytes[value["byte"]] & value["mask"]:
+                names.append(name[len(prefix):])
+    return sorted(names)
+
+
+def _p2p_cap_names(abi, word: int) -> list[str]:
+    prefix = "NV0000_CTRL_SYSTEM_GET_P2P_CAPS_"
+    return sorted(n[len(prefix):] for n, v in abi.constants.items()
+                  if n.startswith(prefix) and isinstance(v, int) and v and (word & v) == v
+                  and n.endswith("_SUPPORTED"))
+
+
+def _text_field(params: dict, prefix: str) -> str:
+    for key, value in params.items():
+        if key.startswith(prefix) and isinstance(value, bytes):
+            return value.split(b"\0", 1)[0].decode(errors="replace").strip()
+    return ""
+
+
+class Host:
+    """The cards of this host, opened and registered, with their facts."""
+
+    def __init__(self, rm, facts: HostFacts):
+        self.rm, self.facts = rm, facts
+        self.card_fds: dict[int, int] = {}
+
+    @property
+    def cards(self) -> list[Card]:
+        return self.facts.cards
+
+    def discover(self) -> "Host":
+        rm, abi = self.rm, self.rm.abi
+        infos = card_infos(rm)
+        for index, info in enumerate(infos):
+            pci = (f"{info['pci_info.domain']:04x}:{info['pci_info.bus']:02x}:"
+                   f"{info['pci_info.slot']:02x}.{info['pci_info.function']:x}")
+            card = Card(index, info["minor_number"], info["gpu_id"], pci, info["pci_info.device_id"])
+            fd = rm.shim.open(f"/dev/nvidia{card.minor}", label=f"open:card{index}")
+            self.card_fds[index] = fd
+            register_fd(rm, fd, label=f"register-fd:card{index}")
+            ids = rm.control(rm.handle, "NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2", gpuId=card.gpu_id,
+                             label=f"host:id-info:card{index}")
+            card.device_instance = ids["deviceInstance"]
+            self.facts.cards.append(card)
+            self._describe(card)
+        self._p2p()
+        return self
+
+    def _describe(self, card: Card) -> None:
+        rm, abi = self.rm, self.rm.abi
+        dev = PROBE_DEVICE_BASE + card.index
+        sub = PROBE_SUBDEVICE_BASE + card.index
+        rm.alloc(rm.handle, dev, "NV01_DEVICE_0", "NV0080_ALLOC_PARAMETERS",
+                 label=f"host:device:card{card.index}", deviceId=card.device_instance,
+                 hClientShare=rm.handle)
+        rm.alloc(dev, sub, "NV20_SUBDEVICE_0", "NV2080_ALLOC_PARAMETERS",
+                 label=f"host:subdevice:card{card.index}", subDeviceId=0)
+        name = rm.control(sub, "NV2080_CTRL_CMD_GPU_GET_NAME_STRING", label="host:name",
+                          gpuNameStringFlags=abi.const("NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII"))
+        card.name = _text_field(name, "gpuNameString")
+        gid = rm.control(sub, "NV2080_CTRL_CMD_GPU_GET_GID_INFO", label="host:uuid",
+                         flags=abi.const("NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY"))
+        raw = gid["data"][: gid["length"]] if isinstance(gid["data"], bytes) else bytes(gid["data"][: gid["length"]])
+        card.uuid = "GPU-" + "-".join([raw[0:4].hex(), raw[4:6].hex(), raw[6:8].hex(), raw[8:10].hex(), raw[10:16].hex()]) if len(raw) >= 16 else raw.hex()
+        card.fb_bytes = self._fb_total(sub)
+        card.vbios = self._vbios(sub)
+        classes = rm.control(dev, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2", label="host:classes")
+        card.classes = sorted(classes["classList"][: classes["numClasses"]])
+        self._ce(card, sub)
+
+    def _info_list(self, sub, control, list_field, size_field, elem_struct, indexes, label):
+        """A {index, data} list control (FB_GET_INFO_V2, BIOS_GET_INFO_V2): index -> data."""
+        abi = self.rm.abi
+        elem = abi.struct(elem_struct)
+        _, pst = abi.control(control)
+        buf = pst.pack(**{size_field: len(indexes)})
+        base = pst.field(list_field).offset
+        for i, idx in enumerate(indexes):
+            at = base + i * elem.size + elem.field("index").offset
+            buf[at:at + 4] = idx.to_bytes(4, "little")
+        reply = self.rm.control(sub, control, label=label, check=False, payload=bytes(buf))
+        if reply["_record"].status:
+            return {}
+        raw = reply["_raw"]
+        return {idx: int.from_bytes(raw[base + i * elem.size + elem.field("data").offset:][:4], "little")
+                for i, idx in enumerate(indexes)}
+
+    def _fb_total(self, sub) -> int:
+        idx = self.rm.abi.const("NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE")
+        got = self._info_list(sub, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList", "fbInfoListSize",
+                              "NV2080_CTRL_FB_INFO", [idx], "host:fb-size")
+        return got.get(idx, 0) * 1024  # RM reports KiB
+
+    def heap_free(self, index: int) -> int:
+        """Free video memory of a card, in bytes (FB_GET_INFO_V2 HEAP_FREE)."""
+        idx = self.rm.abi.const("NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE")
+        got = self._info_list(PROBE_SUBDEVICE_BASE + index, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList",
+                              "fbInfoListSize", "NV2080_CTRL_FB_INFO", [idx], f"host:heap-free:card{index}")
+        return got.get(idx, 0) * 1024
+
+    def _vbios(self, sub) -> str:
+        idx = self.rm.abi.const("NV2080_CTRL_BIOS_INFO_INDEX_REVISION")
+        oem = self.rm.abi.const("NV2080_CTRL_BIOS_INFO_INDEX_OEM_REVISION")
+        got = self._info_list(sub, "NV2080_CTRL_CMD_BIOS_GET_INFO_V2", "biosInfoList", "biosInfoListSize",
+                              "NV2080_CTRL_BIOS_INFO", [idx, oem], "host:vbios")
+        if idx not in got:
+            return ""
+        r = got[idx]
+        return f"{r >> 24 & 0xff:02x}.{r >> 16 & 0xff:02x}.{r >> 8 & 0xff:02x}.{r & 0xff:02x}.{got.get(oem, 0) & 0xff:02x}"
+
+    def _ce(self, card: Card, sub: int) -> None:
+        abi = self.rm.abi
+        caps = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", label="host:ce-caps")
+        width = abi.const("NV2080_CTRL_CE_CAPS_TBL_SIZE")
+        table = bytes(caps["capsTbl"]) if not isinstance(caps["capsTbl"], bytes) else caps["capsTbl"]
+        copy0 = abi.const("NV2080_ENGINE_TYPE_COPY0")
+        for lce in range(abi.const("NV2080_CTRL_MAX_CES")):
+            if not caps["present"] >> lce & 1:
+                continue
+            card.ce_caps[lce] = _cap_names(abi, "NV2080_CTRL_CE_CAPS_", table[lce * width:(lce + 1) * width])
+            pce = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK", label="host:ce-pces",
+                                  check=False, ceEngineType=copy0 + lce)
+            card.ce_pces[lce] = pce["pceMask"] if not pce["_record"].status else 0
+
+    def _p2p(self) -> None:
+        abi = self.rm.abi
+        n = len(self.cards)
+        status_names = {v: k[len("NV0000_P2P_CAPS_STATUS_"):] for k, v in abi.constants.items()
+                        if k.startswith("NV0000_P2P_CAPS_STATUS_") and isinstance(v, int)}
+        index_names = {v: k[len("NV0000_CTRL_P2P_CAPS_INDEX_"):] for k, v in abi.constants.items()
+                       if k.startswith("NV0000_CTRL_P2P_CAPS_INDEX_") and isinstance(v, int)
+                       and not k.endswith("TABLE_SIZE")}
+        for a in range(n):
+            for b in range(n):
+                ids = [self.cards[a].gpu_id] if a == b else [self.cards[a].gpu_id, self.cards[b].gpu_id]
+                r = self.rm.control(self.rm.handle, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2", check=False,
+                                    label=f"host:p2p-caps:{a}->{b}", gpuIds=ids, gpuCount=len(ids))
+                if r["_record"].errno or r["_record"].status:
+                    self.facts.p2p[(a, b)] = {"caps_word": 0, "caps": [], "error": r["_record"].status_name}
+                    continue
+                statuses = r["p2pCapsStatus"] if isinstance(r["p2pCapsStatus"], list) else list(r["p2pCapsStatus"])
+                self.facts.p2p[(a, b)] = {
+                    "caps_word": r["p2pCaps"], "caps": _p2p_cap_names(abi, r["p2pCaps"]),
+                    "status": {index_names.get(i, str(i)): status_names.get(s, s) for i, s in enumerate(statuses)
+                               if i in index_names},
+                    "read_ces": r["p2pOptimalReadCEs"], "write_ces": r["p2pOptimalWriteCEs"]}
+
+    def probe_handles(self, index: int) -> tuple[int, int]:
+        return PROBE_DEVICE_BASE + index, PROBE_SUBDEVICE_BASE + index
+
+    def close(self) -> None:
+        for index, fd in list(self.card_fds.items()):
+            self.rm.shim.close(fd, label=f"close:card{index}")
+        self.card_fds.clear()

@@ -1,0 +1,1 @@
+"""The shim: open, ioctl, mmap through cffi, every call recorded (live) or served (replay)."""

@@ -1,0 +1,219 @@
+"""The live shim: real open/ioctl/mmap on /dev/nvidia*, each call recorded.
+
+It moves bytes and records them; it never decides what a result means.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..abi import status as status_of
+from .libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
+from .records import CallRecord, Payload, sampled_digest
+
+
+class HostBuffer:
+    """Host memory handed to the kernel: a struct or the params block it points at."""
+
+    def __init__(self, data):
+        size = data if isinstance(data, int) else len(data)
+        self._c = ffi.new("unsigned char[]", max(size, 1))
+        self.size = size
+        if not isinstance(data, int):
+            ffi.memmove(self._c, bytes(data), size)
+
+    @property
+    def address(self) -> int:
+        return address(self._c)
+
+    def read(self) -> bytes:
+        return bytes(ffi.buffer(self._c, self.size))
+
+    def write(self, data) -> None:
+        ffi.memmove(self._c, bytes(data), len(data))
+
+
+class Mismatch:
+    """Where a compared range first differs, with the bytes actually found there."""
+
+    def __init__(self, offset: int, actual: bytes, differing: int):
+        self.offset, self.actual, self.differing = offset, actual, differing
+
+    def as_dict(self) -> dict:
+        return {"offset": self.offset, "actual": self.actual.hex(), "differing": self.differing}
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(d["offset"], bytes.fromhex(d["actual"]), d["differing"])
+
+
+class Recorder:
+    """Numbers records and streams them to a transcript, if one is open."""
+
+    def __init__(self, transcript=None):
+        self.transcript, self.seq, self.last = transcript, 0, None
+
+    @property
+    def recording(self) -> bool:
+        return self.transcript is not None
+
+    def add(self, record: CallRecord) -> CallRecord:
+        self.seq += 1
+        record.seq = self.seq
+        self.last = record
+        if self.transcript:
+            self.transcript.write(record)
+        return record
+
+    def note(self, kind: str, **data) -> None:
+        if self.transcript:
+            self.transcript.note(kind, **data)
+
+
+class LiveMapping:
+    """A CPU mapping of GPU-visible memory (BAR1 vidmem, or system memory)."""
+
+    def __init__(self, shim: "LiveShim", fd: int, base: int, length: int, label: str):
+        self.shim, self.fd, self.base, self.length, self.label = shim, fd, base, length, label
+        self._ptr = ffi.cast("unsigned char *", base)
+
+    def _check(self, offset, n):
+        if offset < 0 or offset + n > self.length:
+            raise IndexError(f"{self.label}: {offset:#x}+{n:#x} outside a {self.length:#x}-byte mapping")
+
+    def _rec(self, op, offset, **fields):
+        return self.shim.rec.add(CallRecord(0, op, label=self.label, fd=self.fd,
+                                            extra={"offset": offset, **fields.pop("extra", {})}, **fields))
+
+    def write(self, offset: int, data: bytes) -> None:
+        self._check(offset, len(data))
+        ffi.memmove(self._ptr + offset, data, len(data))
+        self._rec("mem.write", offset, request=bytes(data).hex())
+
+    def read(self, offset: int, n: int) -> bytes:
+        self._check(offset, n)
+        data = bytes(ffi.buffer(self._ptr + offset, n))
+        self._rec("mem.read", offset, reply=data.hex(), extra={"length": n})
+        return data
+
+    def write32(self, offset: int, value: int) -> None:
+        self.write(offset, value.to_bytes(4, "little"))
+
+    def read32(self, offset: int) -> int:
+        return int.from_bytes(self.read(offset, 4), "little")
+
+    def wait32(self, offset: int, value: int, timeout_s: float) -> tuple[bool, int, int]:
+        """Poll a word until it equals `value`: (arrived, last value seen, ns waited)."""
+        self._check(offset, 4)
+        word = ffi.cast("volatile uint32_t *", self._ptr + offset)
+        start = time.perf_counter_ns()
+        deadline = start + int(timeout_s * 1e9)
+        seen = word[0]
+        while seen != value:
+            if time.perf_counter_ns() > deadline:
+                break
+            seen = word[0]
+        waited = time.perf_counter_ns() - start
+        self._rec("mem.wait", offset, result=int(seen == value), duration_ns=waited,
+                  extra={"want": value, "seen": seen})
+        return seen == value, seen, waited
+
+    def fill(self, offset: int, data) -> None:
+        """Write a large block (a pattern); the transcript keeps a digest, not the bytes."""
+        view = memoryview(data).cast("B")
+        self._check(offset, len(view))
+        ffi.memmove(self._ptr + offset, ffi.from_buffer(view), len(view))
+        digest = sampled_digest(view) if self.shim.rec.recording else ""
+        self._rec("mem.fill", offset, extra={"length": len(view), "digest": digest})
+
+    def compare(self, offset: int, expected) -> Mismatch | None:
+        """Compare a large block with what the host expects; record the verdict and digest."""
+        import numpy as np
+
+        want = np.frombuffer(memoryview(expected).cast("B"), dtype=np.uint8)
+        self._check(offset, want.size)
+        mismatch = None
+        if libc().memcmp(self._ptr + offset, ffi.from_buffer(want), want.size):
+            have = np.frombuffer(ffi.buffer(self._ptr + offset, want.size), dtype=np.uint8)
+            diff = np.flatnonzero(have != want)
+            first = int(diff[0]) & ~7
+            mismatch = Mismatch(first, bytes(have[first:first + 64]), int(diff.size))
+        digest = sampled_digest(want) if self.shim.rec.recording else ""
+        self._rec("mem.compare", offset, extra={"length": int(want.size), "digest": digest,
+                                                "mismatch": mismatch.as_dict() if mismatch else None})
+        return mismatch
+
+
+class LiveShim:
+    mode = "live"
+
+    def __init__(self, transcript=None):
+        self.rec = Recorder(transcript)
+        self.header = {}
+
+    def segment(self, key: str, state=None):
+        """Marks where a named stretch of calls begins (a replay can start there); the
+        state given is what a replay needs to resume there. Live, nothing comes back."""
+        self.rec.note("segment", key=key, state=state)
+        return None
+
+    def finish(self) -> None:
+        if self.rec.transcript:
+            self.rec.transcript.close()
+
+    def buffer(self, data) -> HostBuffer:
+        return HostBuffer(data)
+
+    def note(self, kind: str, **data) -> None:
+        self.rec.note(kind, **data)
+
+    def open(self, path: str, *, label: str = "open") -> int:
+        start = time.perf_counter_ns()
+        fd = libc().open(path.encode(), O_RDWR_CLOEXEC)
+        err = ffi.errno if fd < 0 else 0
+        self.rec.add(CallRecord(0, "open", label=label, path=path, result=fd, errno=err,
+                                duration_ns=time.perf_counter_ns() - start))
+        if fd < 0:
+            raise OSError(err, os.strerror(err), path)
+        return fd
+
+    def close(self, fd: int, *, label: str = "close") -> None:
+        rc = libc().close(fd)
+        self.rec.add(CallRecord(0, "close", label=label, fd=fd, result=rc,
+                                errno=ffi.errno if rc < 0 else 0))
+
+    def ioctl(self, fd: int, request: int, top: HostBuffer, *, label: str, escape: int,
+              struct, payload: HostBuffer | None = None, payload_struct=None,
+              status_field: str | None = "status") -> CallRecord:
+        before = top.read()
+        payload_before = payload.read() if payload is not None else None
+        start = time.perf_counter_ns()
+        rc = libc().ioctl(fd, ffi.cast("unsigned long", request), ffi.cast("void *", top.address))
+        took = time.perf_counter_ns() - start
+        err = ffi.errno if rc < 0 else 0
+        after = top.read()
+        record = CallRecord(0, "ioctl", label=label, fd=fd, escape=escape, request_code=request,
+                            struct=struct.name, request=before.hex(), reply=after.hex(),
+                            result=rc, errno=err, duration_ns=took)
+        if payload is not None:
+            record.payload = Payload(payload_struct.name, payload_before.hex(), payload.read().hex())
+        if status_field and struct.has(status_field) and rc == 0:
+            st = status_of(struct.get(after, status_field))
+            record.status, record.status_name, record.status_text = st.code, st.name, st.text
+        return self.rec.add(record)
+
+    def mmap(self, fd: int, length: int, *, label: str) -> LiveMapping:
+        start = time.perf_counter_ns()
+        ptr = libc().mmap(ffi.NULL, length, PROT_RW, MAP_SHARED, fd, 0)
+        base = address(ptr)
+        err = ffi.errno if base == MAP_FAILED else 0
+        self.rec.add(CallRecord(0, "mmap", label=label, fd=fd, result=base, errno=err,
+                                duration_ns=time.perf_counter_ns() - start, extra={"length": length}))
+        if base == MAP_FAILED:
+            raise OSError(err, os.strerror(err), f"mmap {label}")
+        return LiveMapping(self, fd, base, length, label)
+
+    def munmap(self, mapping: LiveMapping) -> None:
+        rc = libc().munmap(ffi.cast("void *", mapping.base), mapping.length)
+        self.rec.add(CallRecord(0, "munmap", label=mapping.label, fd=mapping.fd, result=rc))

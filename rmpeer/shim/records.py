@@ -1,0 +1,139 @@
+"""What the shim records of every call, and transcripts: JSON lines of those records.
+
+A transcript starts with one header line (tool, version, host, driver, run
+seed); every later line is one record. Bytes are hex; big buffers are never
+stored, only a sampled digest of them (fixtures/transcripts/README.md).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import platform
+import socket
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import __version__
+
+FORMAT = "rmpeer-transcript/1"
+
+
+@dataclass
+class Payload:
+    """A block a struct points at (alloc or control params), before and after the call."""
+
+    struct: str
+    request: str
+    reply: str
+
+
+@dataclass
+class CallRecord:
+    seq: int
+    op: str                          # ioctl, open, close, mmap, munmap, mem.*
+    label: str = ""                  # the step, e.g. alloc:p2p, dma-map-peer
+    fd: int | None = None
+    path: str | None = None
+    escape: int | None = None
+    request_code: int | None = None  # the full ioctl request number
+    struct: str | None = None
+    request: str = ""                # hex
+    reply: str = ""                  # hex
+    payload: Payload | None = None
+    result: int = 0                  # return value, fd, or address
+    errno: int = 0
+    status: int | None = None
+    status_name: str | None = None
+    status_text: str | None = None
+    duration_ns: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        d = {k: v for k, v in asdict(self).items() if v not in (None, "", {}, 0) or k in ("seq", "op")}
+        return json.dumps(d, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CallRecord":
+        d = dict(d)
+        if d.get("payload"):
+            d["payload"] = Payload(**d["payload"])
+        return cls(**d)
+
+
+def sampled_digest(data) -> str:
+    """crc32 over the length and 64 evenly spaced 4 KiB samples: cheap on 64 MiB, and
+    every sample covers words whose values encode their own offset and owner."""
+    view = memoryview(data).cast("B")
+    n, chunk = len(view), 4096
+    crc = zlib.crc32(n.to_bytes(8, "little"))
+    if n <= 64 * chunk:
+        return f"crc32s:{zlib.crc32(view, crc):08x}"
+    step = (n - chunk) // 63
+    for i in range(64):
+        at = i * step
+        crc = zlib.crc32(view[at:at + chunk], crc)
+    return f"crc32s:{crc:08x}"
+
+
+def read_proc_version_text(path: str = "/proc/driver/nvidia/version") -> str:
+    try:
+        return open(path).read().strip()
+    except OSError:
+        return ""
+
+
+def host_header(**extra) -> dict:
+    return {"format": FORMAT, "tool": "rmpeer", "version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "hostname": socket.gethostname(), "kernel": platform.release(),
+            "machine": platform.machine(), "python": platform.python_version(), **extra}
+
+
+class TranscriptWriter:
+    """Streams records to a JSON-lines file as they happen (a crash keeps what came before)."""
+
+    def __init__(self, path: Path, header: dict):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = (gzip.open(self.path, "wt", compresslevel=6) if self.path.suffix == ".gz"
+                      else self.path.open("w"))
+        self._file.write(json.dumps({"header": header}) + "\n")
+
+    def note(self, kind: str, **data) -> None:
+        """A line that is not a call: host facts, a segment boundary, a test's verdict."""
+        self._file.write(json.dumps({"note": kind, **data}) + "\n")
+        self._file.flush()
+
+    def write(self, record: CallRecord) -> None:
+        self._file.write(record.to_json() + "\n")
+        if record.op != "mem.write":
+            self._file.flush()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def read_transcript(path: Path) -> tuple[dict, list]:
+    """(header, lines): each later line a CallRecord or a note dict."""
+    header, lines = None, []
+    path = Path(path)
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            d = json.loads(line)
+            if n == 1:
+                if "header" not in d or d["header"].get("format") != FORMAT:
+                    raise ValueError(f"{path}: not an {FORMAT} transcript")
+                header = d["header"]
+            elif "note" in d:
+                lines.append(d)
+            else:
+                lines.append(CallRecord.from_dict(d))
+    if header is None:
+        raise ValueError(f"{path}: empty transcript")
+    return header, lines

@@ -1,0 +1,206 @@
+"""The replay shim: serves, call by call, what RM answered on a real host, and stops at the
+first request whose bytes differ from the recording, naming the field and both values.
+
+Handles and addresses RM chose in the recording come back from it; big buffers are
+compared by their recorded digests (records.sampled_digest), never stored.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from functools import lru_cache
+
+from ..errors import ReplayMismatch
+from .live import Mismatch
+from .records import CallRecord, read_transcript, sampled_digest
+
+
+@lru_cache(maxsize=16)
+def _load(path: str):
+    return read_transcript(path)
+
+
+def transcript_summary(path) -> dict:
+    """The header's facts the suites need at collection time."""
+    header, _ = _load(str(path))
+    return {"label": header.get("label", os.path.basename(str(path))), "cards": header.get("cards", 0),
+            "run": header.get("run", {}), "header": header}
+
+
+class ReplayBuffer:
+    _next_address = 0x7E5700000000   # a stand-in: pointers are never compared
+
+    def __init__(self, data):
+        self.size = data if isinstance(data, int) else len(data)
+        self.data = bytearray(self.size) if isinstance(data, int) else bytearray(data)
+        ReplayBuffer._next_address += 0x1000
+        self.address = ReplayBuffer._next_address
+
+    def read(self) -> bytes:
+        return bytes(self.data)
+
+    def write(self, data) -> None:
+        self.data[: len(data)] = data
+
+
+class ReplayShim:
+    mode = "replay"
+
+    def __init__(self, path, abi_structs=None):
+        self.path = str(path)
+        self.header, self.lines = _load(self.path)
+        self.pos = 0
+        self.current_segment = "(start)"
+        self.structs = abi_structs   # filled by the first ioctl's struct objects
+        self.rec = self
+
+    # -- bookkeeping -----------------------------------------------------------------
+    @property
+    def recording(self) -> bool:
+        return False
+
+    def note(self, kind: str, **data) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+    def segment(self, key: str, state=None):
+        """Jump to where the recording's segment `key` begins; its recorded state comes back."""
+        for start in (self.pos, 0):
+            for i in range(start, len(self.lines)):
+                line = self.lines[i]
+                if isinstance(line, dict) and line.get("note") == "segment" and line.get("key") == key:
+                    self.pos, self.current_segment = i + 1, key
+                    return line.get("state")
+        raise ReplayMismatch(f"replay of {self.path}: the run reached {key!r}, which the recording never "
+                             f"did (it was recorded with other tests, layouts or options)")
+
+    def _next(self, op: str, label: str) -> CallRecord:
+        while self.pos < len(self.lines):
+            line = self.lines[self.pos]
+            if isinstance(line, dict):
+                if line.get("note") == "segment":
+                    break
+                self.pos += 1
+                continue
+            self.pos += 1
+            if line.op != op:
+                raise self._diverged(label, f"a {op} call", line)
+            return copy.copy(line)
+        raise ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r} the run made a {op} call "
+                             f"({label}) after everything the recording has there")
+
+    def _diverged(self, label, what, rec) -> ReplayMismatch:
+        return ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r}, call {rec.seq}: the run made "
+                              f"{what} ({label}) where the recording has {rec.op} {rec.label!r}")
+
+    def _field_check(self, rec, struct, sent: bytes, recorded_hex: str, what: str) -> None:
+        recorded = bytes.fromhex(recorded_hex)
+        if len(sent) != len(recorded):
+            raise ReplayMismatch(
+                f"replay of {self.path}: call {rec.seq} ({rec.label}): {what} {struct.name} is {len(sent)} bytes, "
+                f"the recording sent {len(recorded)}: the struct's size differs from the recorded driver's "
+                f"(matrices/drivers.yaml)")
+        fields = struct.differing_fields(sent, recorded)
+        if fields:
+            f = fields[0]
+            raise ReplayMismatch(
+                f"replay of {self.path}: call {rec.seq} ({rec.label}): {what} {struct.name} field {f.name} "
+                f"(offset {f.offset}): the run sent {f.render(sent)}, the recording has {f.render(recorded)}\n"
+                + struct.render(sent, indent="    ", compare=recorded))
+
+    # -- the shim's calls ----------------------------------------------------------------
+    def buffer(self, data) -> ReplayBuffer:
+        return ReplayBuffer(data)
+
+    def open(self, path: str, *, label: str = "open") -> int:
+        rec = self._next("open", label)
+        if rec.path != path:
+            raise self._diverged(label, f"open({path})", rec)
+        if rec.errno:
+            raise OSError(rec.errno, os.strerror(rec.errno), path)
+        return rec.result
+
+    def close(self, fd: int, *, label: str = "close") -> None:
+        self._next("close", label)
+
+    def ioctl(self, fd, request, top, *, label, escape, struct, payload=None, payload_struct=None,
+              status_field="status") -> CallRecord:
+        rec = self._next("ioctl", label)
+        if rec.escape != escape or rec.struct != struct.name:
+            raise self._diverged(label, f"ioctl {escape:#x} with {struct.name}", rec)
+        if rec.request_code != request:
+            raise ReplayMismatch(f"replay of {self.path}: call {rec.seq} ({label}): ioctl request {request:#x}, "
+                                 f"recorded {rec.request_code:#x} (the size or escape differs)")
+        self._field_check(rec, struct, top.read(), rec.request, "request")
+        if payload is not None:
+            if rec.payload is None or rec.payload.struct != payload_struct.name:
+                raise self._diverged(label, f"params {payload_struct.name}", rec)
+            self._field_check(rec, payload_struct, payload.read(), rec.payload.request, "params")
+            payload.write(bytes.fromhex(rec.payload.reply))
+        top.write(bytes.fromhex(rec.reply))
+        rec.label = label
+        return rec
+
+    def mmap(self, fd: int, length: int, *, label: str):
+        rec = self._next("mmap", label)
+        if rec.extra.get("length") != length:
+            raise self._diverged(label, f"mmap of {length:#x} bytes", rec)
+        if rec.errno:
+            raise OSError(rec.errno, os.strerror(rec.errno), f"mmap {label}")
+        return ReplayMapping(self, fd, rec.result, length, label)
+
+    def munmap(self, mapping) -> None:
+        self._next("munmap", mapping.label)
+
+
+class ReplayMapping:
+    def __init__(self, shim: ReplayShim, fd, base, length, label):
+        self.shim, self.fd, self.base, self.length, self.label = shim, fd, base, length, label
+
+    def _rec(self, op, offset, what):
+        rec = self.shim._next(op, self.label)
+        if rec.extra.get("offset") != offset:
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): {what} at offset "
+                                 f"{offset:#x}, the recording at {rec.extra.get('offset', 0):#x}")
+        return rec
+
+    def write(self, offset: int, data: bytes) -> None:
+        rec = self._rec("mem.write", offset, "a write")
+        if rec.request != bytes(data).hex():
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): wrote "
+                                 f"{bytes(data).hex()} at {offset:#x}, the recording wrote {rec.request}")
+
+    def read(self, offset: int, n: int) -> bytes:
+        return bytes.fromhex(self._rec("mem.read", offset, "a read").reply)
+
+    def write32(self, offset: int, value: int) -> None:
+        self.write(offset, value.to_bytes(4, "little"))
+
+    def read32(self, offset: int) -> int:
+        return int.from_bytes(self.read(offset, 4), "little")
+
+    def wait32(self, offset: int, value: int, timeout_s: float):
+        rec = self._rec("mem.wait", offset, "a wait")
+        if rec.extra.get("want") != value:
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): waited for "
+                                 f"{value:#x}, the recording for {rec.extra.get('want', 0):#x}")
+        return bool(rec.result), rec.extra.get("seen", 0), rec.duration_ns
+
+    def _digest_check(self, rec, data, what):
+        digest = sampled_digest(data)
+        if rec.extra.get("digest") != digest or rec.extra.get("length") != len(memoryview(data).cast("B")):
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): {what} of "
+                                 f"{len(memoryview(data).cast('B')):#x} bytes with digest {digest}, the recording "
+                                 f"{rec.extra.get('length', 0):#x} bytes with {rec.extra.get('digest')}")
+
+    def fill(self, offset: int, data) -> None:
+        self._digest_check(self._rec("mem.fill", offset, "a fill"), data, "filled")
+
+    def compare(self, offset: int, expected):
+        rec = self._rec("mem.compare", offset, "a comparison")
+        self._digest_check(rec, expected, "compared")
+        found = rec.extra.get("mismatch")
+        return Mismatch.from_dict(found) if found else None

@@ -1,0 +1,144 @@
+"""The seed's peer plan, as a pure function: order, handles, ranges, flags and refusals,
+for every layout of the matrix on 1, 2 and 8 cards and for generated layouts."""
+
+import itertools
+import random
+
+import pytest
+
+from rmpeer.errors import PlanError
+from rmpeer.layouts import LayoutMatrix
+from rmpeer.plan import MAX_SESSIONS, linear_windows, pair_handle, plan_peers, window_handle
+
+pytestmark = pytest.mark.offline
+MATRIX = LayoutMatrix()
+PAGE = MATRIX.va.page_size
+EXTENT = 4 * PAGE
+
+
+def matrix_layouts():
+    for cards in (1, 2, 4, 8):
+        for layout in MATRIX.fitting(cards):
+            yield pytest.param(layout.cards, id=f"{cards}cards/{layout.name}")
+
+
+def generated_layouts():
+    rng = random.Random(20261129)
+    for n in (1, 2, 3, 5, 9, 16):
+        for _ in range(3):
+            yield pytest.param(tuple(rng.randrange(4) for _ in range(n)), id=f"random{n}-{_}")
+
+
+ALL = list(matrix_layouts()) + list(generated_layouts())
+
+
+def plan_for(cards, extent=EXTENT):
+    return plan_peers(cards, extent, MATRIX.va.window_fn(extent), page_size=PAGE)
+
+
+@pytest.mark.parametrize("cards", ALL)
+def test_pairs_join_every_cross_card_couple_once_in_seed_order(cards):
+    plan = plan_for(cards)
+    n = len(cards)
+    expected = [(a, b) for b in range(n) for a in range(b - 1, -1, -1) if cards[a] != cards[b]]
+    assert [(p.a, p.b) for p in plan.pairs] == expected
+    assert all(p.handle == 0xB2000000 + p.a * 16 + p.b for p in plan.pairs)
+    assert len({p.handle for p in plan.pairs}) == len(plan.pairs)
+    assert all(p.label == "alloc:p2p" for p in plan.pairs)
+
+
+@pytest.mark.parametrize("cards", ALL)
+def test_windows_cover_every_ordered_pair_k_descending(cards):
+    plan = plan_for(cards)
+    n = len(cards)
+    assert [(w.s, w.t) for w in plan.maps] == [divmod(k, n) for k in range(n * n - 1, -1, -1)]
+    assert plan.ops == plan.pairs + plan.maps, "all pairs come before any window"
+
+
+@pytest.mark.parametrize("cards", ALL)
+def test_window_ranges_handles_and_flags(cards):
+    plan = plan_for(cards)
+    for w in plan.maps:
+        assert w.offset == plan.window(w.t)
+        assert w.limit == plan.window(w.t) + EXTENT - 1
+        assert w.handle == window_handle(w.s, w.t)
+        flags = dict(w.flags)
+        assert flags["DMA_OFFSET_FIXED"] == "TRUE" and flags["PAGE_SIZE"] == "HUGE"
+        assert ("P2P_ENABLE" in flags) == (cards[w.s] != cards[w.t]), "the P2P flag exactly across cards"
+        assert flags.get("P2P_ENABLE", "NOSLI") == "NOSLI"
+        assert w.map_label == ("dma-map-window" if w.same_card else "dma-map-peer")
+        assert w.reserve_label == "alloc:window"
+    handles = [w.handle for w in plan.maps] + [p.handle for p in plan.pairs]
+    handles += [h for s in plan.sessions for h in (s.device, s.subdevice, s.vaspace, s.buffer)]
+    assert len(handles) == len(set(handles)), "every handle of the plan is unique"
+
+
+@pytest.mark.parametrize("cards", ALL)
+def test_the_same_window_address_in_every_session(cards):
+    plan = plan_for(cards)
+    by_peer = {}
+    for w in plan.maps:
+        by_peer.setdefault(w.t, set()).add(w.offset)
+    assert all(len(v) == 1 for v in by_peer.values())
+    spans = sorted((plan.window(t), plan.window(t) + EXTENT) for t in range(len(cards)))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_pair_handles_stop_being_unique_past_sixteen_sessions():
+    """Why the plan refuses a 17th session: a*16+b encodes (a, b) only while b < 16; from
+    b = 16 on it aliases other pairs' codes, and from 18 sessions real pairs collide."""
+    assert pair_handle(0, 16) == pair_handle(1, 0)
+    codes = {}
+    first = None
+    for b in range(32):
+        for a in range(b):
+            other = codes.setdefault(pair_handle(a, b), (a, b))
+            if other != (a, b) and first is None:
+                first = (other, (a, b))
+    assert first == ((1, 2), (0, 18))
+    plan_for(tuple(i % 2 for i in range(MAX_SESSIONS)))
+    with pytest.raises(PlanError, match="beyond 16 sessions"):
+        plan_for(tuple(i % 2 for i in range(MAX_SESSIONS + 1)))
+
+
+@pytest.mark.parametrize("extent", [0, PAGE - 1, PAGE + 4096, -PAGE])
+def test_refuses_an_extent_that_is_not_whole_pages(extent):
+    with pytest.raises(PlanError, match="page size"):
+        plan_peers((0, 1), extent, linear_windows(0x4000000000, 2 * PAGE), page_size=PAGE)
+
+
+def test_refuses_overlapping_windows():
+    with pytest.raises(PlanError, match="overlap"):
+        plan_peers((0, 1, 0), 2 * PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE)
+
+
+def test_refuses_a_misaligned_window():
+    with pytest.raises(PlanError, match="window\\(0\\)"):
+        plan_peers((0,), PAGE, lambda t: 0x4000001000, page_size=PAGE)
+
+
+def test_refuses_a_card_the_host_lacks():
+    with pytest.raises(PlanError, match="needs card 2, but this host has 2 card"):
+        plan_peers((0, 1, 2), PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE, host_cards=2)
+
+
+def test_refuses_an_empty_layout():
+    with pytest.raises(PlanError):
+        plan_peers((), PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE)
+
+
+@pytest.mark.parametrize("cards", [c for n in (1, 2, 3, 4) for c in itertools.product(range(3), repeat=n)],
+                         ids=lambda c: "".join(map(str, c)))
+def test_exhaustive_small_layouts_have_consistent_counts(cards):
+    plan = plan_for(cards)
+    n = len(cards)
+    cross = sum(1 for a in range(n) for b in range(n) if cards[a] != cards[b])
+    assert len(plan.pairs) == cross // 2
+    assert sum(w.peer for w in plan.maps) == cross
+    assert len(plan.maps) == n * n
+
+
+def test_the_plan_is_pure():
+    a = plan_for((0, 1, 0, 1))
+    b = plan_for((0, 1, 0, 1))
+    assert a == b
