@@ -65,11 +65,12 @@ def test_map(peers, topology, s, t):
 
 def test_setup_order(peers):
     """All pairs before any window; pairs b ascending and a descending; windows k descending."""
-    labels = [(r.label, r.s, r.t) for r in peers.report.pairs]
-    assert labels == [(op.label, op.a, op.b) for op in peers.plan.pairs]
-    seqs = [r.record.seq for r in peers.report.steps]
-    pair_seqs = [r.record.seq for r in peers.report.pairs]
-    window_seqs = [r.record.seq for r in peers.report.reserves]
-    assert not pair_seqs or not window_seqs or max(pair_seqs) < min(window_seqs)
-    assert [(r.s, r.t) for r in peers.report.reserves] == [(op.s, op.t) for op in peers.plan.maps]
-    assert seqs == sorted(seqs)
+    report = peers.report
+    assert [(r.label, r.s, r.t) for r in report.pairs] == [(op.label, op.a, op.b) for op in peers.plan.pairs]
+    assert [(r.s, r.t) for r in report.reserves] == [(op.s, op.t) for op in peers.plan.maps]
+    # the order RM saw them in: every pair, then reserve and map of each window in turn
+    seen = sorted(report.steps, key=lambda r: r.record.seq)
+    expected = [("alloc:p2p", op.a, op.b) for op in peers.plan.pairs]
+    for op in peers.plan.maps:
+        expected += [("alloc:window", op.s, op.t), (op.map_label, op.s, op.t)]
+    assert [(r.label, r.s, r.t) for r in seen] == expected
