@@ -15,6 +15,12 @@ from .matrix import MATRICES, load_yaml, parse_bits, require
 from .structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
+# Flag words shown by name wherever a struct is rendered: (struct, field) -> bit-field group.
+FLAG_FIELDS = {("NVOS46_PARAMETERS", "flags"): "NVOS46_FLAGS", ("NVOS46_PARAMETERS", "flags2"): "NVOS46_FLAGS2",
+               ("NVOS33_PARAMETERS", "flags"): "NVOS33_FLAGS",
+               ("nv_ioctl_nvos33_parameters_with_fd", "params.flags"): "NVOS33_FLAGS",
+               ("NV_MEMORY_ALLOCATION_PARAMS", "attr"): "NVOS32_ATTR",
+               ("NV_MEMORY_ALLOCATION_PARAMS", "attr2"): "NVOS32_ATTR2"}
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -190,9 +196,6 @@ def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool) -> A
             merged[section].update(entry.get(section) or {})
         if entry["version"] == release:
             break
-    structs = {name: Struct(name, spec["size"], {
-        fname: Field(fname, *f) for fname, f in spec["fields"].items()})
-        for name, spec in merged["structs"].items()}
     groups = {}
     for gname, fields in merged["bitfields"].items():
         bits = {}
@@ -200,6 +203,9 @@ def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool) -> A
             hi, lo = parse_bits(matrix.path, f"{gname}.{fname}", spec["bits"])
             bits[fname] = BitField(fname, hi, lo, dict(spec.get("values") or {}))
         groups[gname] = BitFieldGroup(gname, bits)
+    structs = {name: Struct(name, spec["size"], {fname: Field(fname, *f) for fname, f in spec["fields"].items()},
+                            {field: groups[g] for (st, field), g in FLAG_FIELDS.items() if st == name and g in groups})
+               for name, spec in merged["structs"].items()}
     for name, spec in merged["controls"].items():
         if spec["params"] not in structs:
             raise MatrixError(matrix.path, f"release {release}: control {name}",

@@ -75,9 +75,10 @@ class Field:
 class Struct:
     """One C struct of one driver release."""
 
-    def __init__(self, name: str, size: int, fields: dict[str, Field]):
+    def __init__(self, name: str, size: int, fields: dict[str, Field], flag_groups: dict | None = None):
         self.name, self.size = name, size
         self.fields = dict(sorted(fields.items(), key=lambda kv: kv[1].offset))
+        self.flag_groups = flag_groups or {}   # field -> BitFieldGroup, to show flags by name
 
     def field(self, name: str) -> Field:
         try:
@@ -111,7 +112,9 @@ class Struct:
             mark = ""
             if compare is not None and bytes(compare[f.offset:f.end]) != bytes(buf[f.offset:f.end]):
                 mark = f"   <-- recorded {f.render(compare)}"
-            lines.append(f"{indent}+{f.offset:<4} {name:<28} {f.type}{'' if f.count == 1 else f'[{f.count}]':<6} = {f.render(buf)}{mark}")
+            named = f" ({self.flag_groups[name].describe(f.read(buf))})" if name in self.flag_groups else ""
+            lines.append(f"{indent}+{f.offset:<4} {name:<28} {f.type}{'' if f.count == 1 else f'[{f.count}]':<6} "
+                         f"= {f.render(buf)}{named}{mark}")
         return "\n".join(lines)
 
     def differing_fields(self, buf, other, *, skip_pointers: bool = True) -> list[Field]:

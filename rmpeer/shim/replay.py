@@ -11,14 +11,17 @@ import copy
 import os
 from functools import lru_cache
 
-from ..errors import ReplayMismatch
+from ..errors import ConfigError, ReplayMismatch
 from .live import Mismatch
 from .records import CallRecord, read_transcript, sampled_digest
 
 
 @lru_cache(maxsize=16)
 def _load(path: str):
-    return read_transcript(path)
+    try:
+        return read_transcript(path)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ConfigError(f"transcript {path} cannot be replayed: {exc}") from None
 
 
 def transcript_summary(path) -> dict:

@@ -1,0 +1,76 @@
+"""`rmpeer` as a user meets it on bad input: a message and a documented exit code, never a
+traceback."""
+
+import errno
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fixtures.targets import REPO
+from rmpeer.errors import AccessError, NoDeviceError
+
+pytestmark = pytest.mark.offline
+
+
+def rmpeer(*args, env=None):
+    done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="this machine has an NVIDIA device")
+def test_certify_without_a_gpu_says_so_and_exits_3():
+    rc, out, err = rmpeer("certify")
+    assert rc == 3
+    assert "no NVIDIA device" in err and "Traceback" not in err + out
+
+
+def test_help_documents_the_exit_codes():
+    rc, out, _ = rmpeer("certify", "--help")
+    assert rc == 0
+    for line in ("0  certified", "1  not certified", "2  usage or configuration error", "3  no access"):
+        assert line in out
+
+
+def test_a_malformed_matrix_exits_2_naming_it(tmp_path):
+    import shutil
+
+    bad = tmp_path / "matrices"
+    shutil.copytree(REPO / "matrices", bad)
+    (bad / "layouts.yaml").write_text("layouts: {one: {per_card: 1, sessions: 2}}\nva: {}\nextent: {}\n")
+    rc, out, err = rmpeer("plan", "0,1", env={"RMPEER_MATRICES": str(bad)})
+    assert rc == 2 and "layouts.yaml" in err and "Traceback" not in err
+
+
+def test_a_plan_it_cannot_express_exits_2():
+    rc, _, err = rmpeer("plan", ",".join(["0", "1"] * 9))
+    assert rc == 2 and "18 sessions" in err and "Traceback" not in err
+
+
+def test_the_plan_command_prints_the_seed_order():
+    rc, out, _ = rmpeer("plan", "0,1", "--extent", "2MiB")
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].startswith("alloc:p2p") and "handle=0xb2000001" in lines[0]
+    assert "P2P_ENABLE=NOSLI" in out
+
+
+def test_a_missing_transcript_exits_2():
+    rc, _, err = rmpeer("certify", "--replay", "/nonexistent/transcript.jsonl.gz")
+    assert rc == 2 and "transcript" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("code,exc", [(errno.EACCES, AccessError), (errno.ENOENT, NoDeviceError)])
+def test_opening_the_device_maps_errors_to_exit_3(code, exc):
+    from rmpeer.rm.client import open_device_node
+
+    class Refusing:
+        mode = "replay"   # skip the existence check: the node "exists" but refuses
+
+        def open(self, path, label):
+            raise OSError(code, os.strerror(code), path)
+
+    with pytest.raises(exc) as err:
+        open_device_node(Refusing(), "/dev/nvidiactl", label="open")
+    assert err.value.exit_code == 3 and "/dev/nvidiactl" in str(err.value)

@@ -1,0 +1,84 @@
+"""What the shim records and how structs, flags, digests and patterns read to a person."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+from rmpeer import patterns
+from rmpeer.abi import DriverMatrix
+from rmpeer.shim.records import CallRecord, Payload, TranscriptWriter, read_transcript, sampled_digest
+
+pytestmark = pytest.mark.offline
+ABI = DriverMatrix().abi_for_driver("580.159.04")
+
+
+def test_a_struct_packs_reads_and_renders_by_its_fields():
+    st = ABI.struct("NVOS46_PARAMETERS")
+    buf = st.pack(hClient=0xC1D00001, dmaOffset=0x4000000000, flags=0x208400, status=0x5E17E1A1)
+    assert len(buf) == 64 and buf[48:56] == (0x4000000000).to_bytes(8, "little")
+    assert st.get(buf, "dmaOffset") == 0x4000000000
+    text = st.render(buf)
+    assert "+48   dmaOffset" in text and "P2P_ENABLE=NOSLI" in text and "PAGE_SIZE=HUGE" in text
+
+
+def test_differing_fields_name_the_field_and_skip_pointers():
+    st = ABI.struct("NVOS54_PARAMETERS")
+    a = st.pack(hClient=1, cmd=0x205, params=0x1000)
+    b = st.pack(hClient=1, cmd=0x206, params=0x2000)
+    assert [f.name for f in st.differing_fields(a, b)] == ["cmd"]
+    assert "<-- recorded 0x206" in st.render(a, compare=b)
+
+
+def test_repeated_structs_index_their_slots():
+    arr = ABI.struct("nv_ioctl_card_info_t").repeated(3)
+    assert arr.size == 3 * 72 and arr.field("2.minor_number").offset == 2 * 72 + arr.field("0.minor_number").offset
+
+
+def test_transcripts_round_trip_gzip(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    w = TranscriptWriter(path, {"format": "rmpeer-transcript/1", "label": "x"})
+    w.note("segment", key="setup:one", state=None)
+    w.write(CallRecord(1, "ioctl", label="alloc:p2p", escape=0x2B, request="00", reply="01",
+                       payload=Payload("NV503B_ALLOC_PARAMETERS", "aa", "bb"), status=0x1F,
+                       status_name="NV_ERR_INVALID_ARGUMENT"))
+    w.close()
+    assert gzip.open(path).read().count(b"\n") == 3
+    header, lines = read_transcript(path)
+    assert header["label"] == "x" and lines[0]["key"] == "setup:one"
+    rec = lines[1]
+    assert rec.payload.struct == "NV503B_ALLOC_PARAMETERS" and rec.status_name == "NV_ERR_INVALID_ARGUMENT"
+
+
+def test_a_transcript_of_another_format_is_refused(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"header": {"format": "other"}}\n')
+    with pytest.raises(ValueError, match="not an rmpeer-transcript"):
+        read_transcript(path)
+
+
+def test_the_sampled_digest_sees_length_first_and_last_words():
+    base = patterns.make(7, patterns.KIND_BUFFER, 1, 1 << 24)
+    d = sampled_digest(base)
+    for at in (0, base.size - 1):
+        changed = base.copy()
+        changed[at] ^= np.uint64(1)
+        assert sampled_digest(changed) != d
+    assert sampled_digest(base[:-1]) != d
+    assert sampled_digest(base.copy()) == d
+
+
+def test_patterns_say_what_a_wrong_word_is():
+    cards = (0, 1)
+    want = patterns.make(0x1234, patterns.KIND_BUFFER, 1, 4096)
+    own = patterns.make(0x1234, patterns.KIND_BUFFER, 0, 4096)
+    stale = patterns.make(0x9999, patterns.KIND_BUFFER, 1, 4096)
+    explain = lambda got, at=0: patterns.explain(got.view("u1")[at:at + 8].tobytes(), at, seed=0x1234,
+                                                  kind=patterns.KIND_BUFFER, owner=1, cards=cards)
+    assert explain(want) == "matches"
+    assert "wrong memory" in explain(own) and "session 0 (card 0)" in explain(own)
+    assert "stale data" in explain(stale)
+    shifted = np.roll(want, 1)
+    assert "shifted: word 1 holds word 0" in explain(shifted, 8)
+    assert "unrecognised" in explain(np.zeros(512, dtype=np.uint64))
+    assert len({int(w) for w in want}) == want.size, "every word is distinct"
