@@ -72,7 +72,7 @@ def run_suites(args, out: Path) -> dict:
     (one RM client; the copy engines of one host are not shared between workers)."""
     allure_dir = out / "allure-results"
     merged = {"tests": [], "targets": {}}
-    for name, marker, parallel in (("offline", "offline", True), ("hardware", "not offline", False)):
+    for name, marker, parallel in (("offline", "offline", True), ("hardware", "hardware", False)):
         results = out / f"results-{name}.json"
         results.unlink(missing_ok=True)
         print(f"\n== {name} suites ==", flush=True)
