@@ -16,7 +16,7 @@ python3 -m rmpeer certify --record /tmp/transcripts --output /tmp/reports "$@" 2
 echo "certify exit ${PIPESTATUS[0]}" >>"$out/certify.log"
 start=$(date +%s%N)
 python3 -m pytest suites/test_cross_card_rw.py -q -p no:cacheprovider -o addopts="" --rm-live-only 2>&1 | tail -3 >"$out/rw-timing.txt"
-echo "read/write suite wall seconds: $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$out/rw-timing.txt"
+echo "read/write suite wall time: $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$out/rw-timing.txt"
 cp /tmp/transcripts/*.jsonl.gz /tmp/reports/certificate.json "$out/" 2>/dev/null
 tar -czf "$out/reports.tgz" -C /tmp reports 2>/dev/null
 dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -50 >"$out/dmesg.txt"
