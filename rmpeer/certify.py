@@ -103,25 +103,26 @@ def pair_table(tests: list) -> dict:
     return table
 
 
+def _cell(c: dict) -> str:
+    parts = []
+    for key, tag in (("setup", "S"), ("read", "R"), ("write", "W")):
+        passed, total = c[key]
+        parts.append(f"{tag}:-" if not total else f"{tag}:ok" if passed == total else f"{tag}:FAIL {total - passed}/{total}")
+    gbps = sorted(c["gbps"])
+    return " ".join(parts) + (f" {gbps[len(gbps) // 2]:.0f} GB/s" if gbps else "")
+
+
 def render_table(table: dict) -> str:
+    """card x card: setup (pairs, reservations, maps), read and write verdicts, median GB/s."""
     if not table:
         return "(no per-pair results)"
     cards = sorted({c for key in table for c in key})
-    def cell(key):
-        if key not in table:
-            return "-"
-        c = table[key]
-        marks = "".join(("S", "R", "W")[i] if c[k][0] == c[k][1] and c[k][1] else ("s", "r", "w")[i].upper() + "!"
-                        if c[k][1] else "."
-                        for i, k in enumerate(("setup", "read", "write")))
-        gbps = sorted(c["gbps"])
-        speed = f" {gbps[len(gbps) // 2]:.0f}GB/s" if gbps else ""
-        return marks + speed
-    width = max(12, *(len(cell((a, b))) for a in cards for b in cards)) + 2
-    lines = ["card s \\ card t".ljust(16) + "".join(f"card {b}".ljust(width) for b in cards)]
-    for a in cards:
-        lines.append(f"card {a}".ljust(16) + "".join(cell((a, b)).ljust(width) for b in cards))
-    lines.append("S R W: every setup / read / write check passed; X!: one failed; median steady GB/s of those copies")
+    cells = {(a, b): _cell(table[(a, b)]) if (a, b) in table else "-" for a in cards for b in cards}
+    width = max(len(v) for v in cells.values()) + 3
+    lines = ["session on \\ window of".ljust(24) + "".join(f"card {b}".ljust(width) for b in cards)]
+    lines += [f"card {a}".ljust(24) + "".join(cells[(a, b)].ljust(width) for b in cards) for a in cards]
+    lines.append("S setup (pair, reservation, map), R read, W write through the windows: ok when every check "
+                 "passed; GB/s: median steady copy rate of that card pair")
     return "\n".join(lines)
 
 

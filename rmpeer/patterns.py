@@ -10,6 +10,7 @@ decoding says what went wrong.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -27,6 +28,14 @@ def make(seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) 
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
     words = np.arange(first_word, first_word + length // 8, dtype=np.uint64)
     words |= np.uint64(tag(seed, kind, owner))
+    return words
+
+
+@lru_cache(maxsize=40)
+def cached(seed: int, kind: int, owner: int, length: int) -> np.ndarray:
+    """make(), kept: every layout of a run uses the same few patterns (read-only)."""
+    words = make(seed, kind, owner, length)
+    words.flags.writeable = False
     return words
 
 

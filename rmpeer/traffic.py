@@ -18,7 +18,7 @@ from .ce.engine import CopyEngine, pick_lce
 from .ce.memory import Memory
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
-BANDWIDTH_REPEATS = 3                 # steady-state copies after the first, per transfer
+BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer
 HUGE_PAGE = 0x200000
 
 
@@ -66,7 +66,6 @@ class PeerTraffic:
         self.extent = setup.plan.extent
         self.cards = setup.plan.cards
         self.sessions: list[SessionTraffic] = []
-        self._expected: dict = {}
         self.seen_pairs: set = set()
 
     def create(self) -> "PeerTraffic":
@@ -83,10 +82,7 @@ class PeerTraffic:
         return self
 
     def expected(self, kind: int, owner: int):
-        key = (kind, owner)
-        if key not in self._expected:
-            self._expected[key] = patterns.make(self.seed, kind, owner, self.extent)
-        return self._expected[key]
+        return patterns.cached(self.seed, kind, owner, self.extent)
 
     def _stage(self, st, words, dst_va, label):
         st.upload.cpu.fill(0, words)

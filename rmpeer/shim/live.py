@@ -7,10 +7,24 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ..abi import status as status_of
 from .libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
 from .records import CallRecord, Payload, sampled_digest
+
+
+# memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
+# one thread compares about 10 GB/s, a 64 MiB window then costs 6 ms on its own.
+COMPARE_SLICE = 8 << 20
+_compare_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rmpeer-memcmp")
+
+
+def _equal(a, b, n: int) -> bool:
+    slices = [(at, min(COMPARE_SLICE, n - at)) for at in range(0, n, COMPARE_SLICE)]
+    if len(slices) == 1:
+        return libc().memcmp(a, b, n) == 0
+    return all(r == 0 for r in _compare_pool.map(lambda s: libc().memcmp(a + s[0], b + s[0], s[1]), slices))
 
 
 class HostBuffer:
@@ -134,7 +148,7 @@ class LiveMapping:
         want = np.frombuffer(memoryview(expected).cast("B"), dtype=np.uint8)
         self._check(offset, want.size)
         mismatch = None
-        if libc().memcmp(self._ptr + offset, ffi.from_buffer(want), want.size):
+        if not _equal(self._ptr + offset, ffi.cast("unsigned char *", ffi.from_buffer(want)), want.size):
             have = np.frombuffer(ffi.buffer(self._ptr + offset, want.size), dtype=np.uint8)
             diff = np.flatnonzero(have != want)
             first = int(diff[0]) & ~7

@@ -104,7 +104,7 @@ class TranscriptWriter:
 
     def note(self, kind: str, **data) -> None:
         """A line that is not a call: host facts, a segment boundary, a test's verdict."""
-        self._file.write(json.dumps({"note": kind, **data}) + "\n")
+        self._file.write(json.dumps({"note": kind, "t_ns": time.monotonic_ns(), **data}) + "\n")
         self._file.flush()
 
     def write(self, record: CallRecord) -> None:
