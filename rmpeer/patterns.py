@@ -26,9 +26,9 @@ def tag(seed: int, kind: int, owner: int) -> int:
 
 def make(seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
-    words = np.arange(first_word, first_word + length // 8, dtype=np.uint64)
-    words |= np.uint64(tag(seed, kind, owner))
-    return words
+    # the tag sits above every index bit, so tag | index == tag + index: one pass
+    start = tag(seed, kind, owner) + first_word
+    return np.arange(start, start + length // 8, dtype=np.uint64)
 
 
 @lru_cache(maxsize=40)

@@ -55,6 +55,10 @@ class ReplayShim:
         self.header, self.lines = _load(self.path)
         self.pos = 0
         self.current_segment = "(start)"
+        self.segments: dict[str, list[int]] = {}   # key -> where each occurrence begins
+        for i, line in enumerate(self.lines):
+            if isinstance(line, dict) and line.get("note") == "segment":
+                self.segments.setdefault(line["key"], []).append(i)
         self.structs = abi_structs   # filled by the first ioctl's struct objects
         self.rec = self
 
@@ -71,12 +75,12 @@ class ReplayShim:
 
     def segment(self, key: str, state=None):
         """Jump to where the recording's segment `key` begins; its recorded state comes back."""
-        for start in (self.pos, 0):
-            for i in range(start, len(self.lines)):
-                line = self.lines[i]
-                if isinstance(line, dict) and line.get("note") == "segment" and line.get("key") == key:
-                    self.pos, self.current_segment = i + 1, key
-                    return line.get("state")
+        starts = self.segments.get(key, [])
+        if starts:
+            # the next occurrence after where the replay stands, else the first one
+            i = next((at for at in starts if at >= self.pos), starts[0])
+            self.pos, self.current_segment = i + 1, key
+            return self.lines[i].get("state")
         raise ReplayMismatch(f"replay of {self.path}: the run reached {key!r}, which the recording never "
                              f"did (it was recorded with other tests, layouts or options)")
 
