@@ -15,11 +15,12 @@ from . import patterns
 from .abi.matrix import MATRICES, load_yaml
 from .ce.classes import pick_generation
 from .ce.engine import CopyEngine, pick_lce
-from .ce.memory import Memory
+from .ce.memory import Memory, alloc_system, map_system_to_cpu
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
 BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer
 HUGE_PAGE = 0x200000
+STAGING_HANDLE_BASE = 0xCA000000      # + card * 16 + k: each card's staging buffers
 
 
 def channel_layout(path=None) -> dict:
@@ -41,17 +42,41 @@ class Check:
     length: int = 0
 
 
+class Staging:
+    """A card's two buffers of cached system memory (upload, read-back), allocated once per
+    run under the card's discovery device and mapped into each session's VA space: pinning
+    64 MiB of host memory costs RM tens of milliseconds, so no layout pays it again."""
+
+    def __init__(self, rm, host, card: int, extent: int):
+        device = host.probe_handles(card)[0]
+        base = STAGING_HANDLE_BASE + card * 16
+        self.extent = extent
+        self.upload, self.readback = (
+            map_system_to_cpu(rm, device, alloc_system(rm, device, base + k, extent, cached=True,
+                                                       label=f"staging:card{card}:{name}"),
+                              label=f"staging:card{card}:{name}:cpu")
+            for k, name in ((1, "upload"), (2, "readback")))
+
+    def close(self, shim) -> None:
+        for mem in (self.upload, self.readback):
+            shim.munmap(mem.cpu)
+            shim.close(mem.fd, label=f"close:{mem.cpu.label}")
+
+
+def create_staging(rm, host, extent: int) -> dict:
+    return {card.index: Staging(rm, host, card.index, extent) for card in host.cards}
+
+
 class SessionTraffic:
-    def __init__(self, engine: CopyEngine, extent: int):
+    def __init__(self, engine: CopyEngine, extent: int, staging: Staging):
         self.engine, self.extent = engine, extent
         mem, s = engine.mem, engine.session.index
         self.scratch = mem.map_gpu(mem.video(3 * extent, label=f"traffic:s{s}:scratch"), sysmem=False,
                                    label=f"traffic:s{s}:scratch")
-        self.upload = mem.map_gpu(mem.map_cpu(mem.system(extent, cached=True, label=f"traffic:s{s}:upload"),
-                                              label=f"traffic:s{s}:upload:cpu"), sysmem=True, label=f"traffic:s{s}:upload")
-        self.readback = mem.map_gpu(mem.map_cpu(mem.system(extent, cached=True, label=f"traffic:s{s}:readback"),
-                                                label=f"traffic:s{s}:readback:cpu"), sysmem=True,
-                                    label=f"traffic:s{s}:readback")
+        self.upload = mem.map_gpu(Memory(staging.upload.handle, extent, cpu=staging.upload.cpu), sysmem=True,
+                                  label=f"traffic:s{s}:upload")
+        self.readback = mem.map_gpu(Memory(staging.readback.handle, extent, cpu=staging.readback.cpu),
+                                    sysmem=True, label=f"traffic:s{s}:readback")
 
     def part(self, which: int) -> int:
         return self.scratch.gpu_va + which * self.extent
@@ -60,8 +85,8 @@ class SessionTraffic:
 class PeerTraffic:
     """Copy engines for every session of a PeerSetup, and the read and write checks."""
 
-    def __init__(self, setup, *, seed: int, layout: dict | None = None):
-        self.setup, self.seed = setup, seed & 0xFFFF
+    def __init__(self, setup, staging: dict, *, seed: int, layout: dict | None = None):
+        self.setup, self.staging, self.seed = setup, staging, seed & 0xFFFF
         self.layout = layout or channel_layout()
         self.extent = setup.plan.extent
         self.cards = setup.plan.cards
@@ -73,7 +98,7 @@ class PeerTraffic:
         for session in self.setup.sessions:
             gen = pick_generation(session.card.classes)
             engine = CopyEngine(rm, session, host, self.setup.va, gen, self.layout, pick_lce(session.card)).create()
-            self.sessions.append(SessionTraffic(engine, self.extent))
+            self.sessions.append(SessionTraffic(engine, self.extent, self.staging[session.card.index]))
         for st in self.sessions:
             s = st.engine.session.index
             self._stage(st, self.expected(patterns.KIND_BUFFER, s), st.part(PRISTINE), f"seed:s{s}:pristine")

@@ -17,6 +17,27 @@ class Memory:
     fd: int | None = None    # the fd the CPU mapping lives on
 
 
+def alloc_system(rm, parent: int, handle: int, size: int, *, cached: bool, notifier: bool = False,
+                 label: str) -> Memory:
+    """System memory the host reads and writes: NV01_MEMORY_SYSTEM, 4 KiB pages."""
+    abi = rm.abi
+    attr = abi.bits("NVOS32_ATTR").compose(
+        LOCATION="PCI", PHYSICALITY="ALLOW_NONCONTIGUOUS", PAGE_SIZE="4KB",
+        COHERENCY="CACHED" if cached else "UNCACHED")
+    attr2 = abi.bits("NVOS32_ATTR2").compose(GPU_CACHEABLE="NO")
+    kind = abi.const("NVOS32_TYPE_NOTIFIER" if notifier else "NVOS32_TYPE_IMAGE")
+    rm.alloc(parent, handle, "NV01_MEMORY_SYSTEM", "NV_MEMORY_ALLOCATION_PARAMS",
+             label=label, owner=rm.handle, type=kind, attr=attr, attr2=attr2, size=size)
+    return Memory(handle, size)
+
+
+def map_system_to_cpu(rm, device: int, mem: Memory, *, label: str) -> Memory:
+    """System memory mapped for the CPU through a fresh nvidiactl fd (one mapping per fd)."""
+    mem.fd = rm.shim.open("/dev/nvidiactl", label=f"{label}:open")
+    mem.cpu = rm.map_to_cpu(device, mem.handle, mem.size, mem.fd, label=label)
+    return mem
+
+
 class SessionMemory:
     """Allocates a session's private memory and maps it; one bump allocator of private VA."""
 
@@ -38,17 +59,8 @@ class SessionMemory:
         return at
 
     def system(self, size: int, *, cached: bool, notifier: bool = False, label: str) -> Memory:
-        """System memory the host reads and writes: NV01_MEMORY_SYSTEM, 4 KiB pages."""
-        abi = self.rm.abi
-        attr = abi.bits("NVOS32_ATTR").compose(
-            LOCATION="PCI", PHYSICALITY="ALLOW_NONCONTIGUOUS", PAGE_SIZE="4KB",
-            COHERENCY="CACHED" if cached else "UNCACHED")
-        attr2 = abi.bits("NVOS32_ATTR2").compose(GPU_CACHEABLE="NO")
-        kind = abi.const("NVOS32_TYPE_NOTIFIER" if notifier else "NVOS32_TYPE_IMAGE")
-        h = self.handle()
-        self.rm.alloc(self.session.plan.device, h, "NV01_MEMORY_SYSTEM", "NV_MEMORY_ALLOCATION_PARAMS",
-                      label=label, owner=self.rm.handle, type=kind, attr=attr, attr2=attr2, size=size)
-        return Memory(h, size)
+        return alloc_system(self.rm, self.session.plan.device, self.handle(), size, cached=cached,
+                            notifier=notifier, label=label)
 
     def video(self, size: int, *, label: str) -> Memory:
         h = self.handle()
@@ -70,14 +82,13 @@ class SessionMemory:
     def map_cpu(self, mem: Memory, *, through_card: bool = False, flags: int = 0, label: str) -> Memory:
         """Map for the CPU on a fresh fd: nvidiactl for system memory, a registered
         /dev/nvidiaN for objects of the card itself (the usermode doorbell)."""
-        shim = self.rm.shim
         if through_card:
-            fd = shim.open(f"/dev/nvidia{self.session.card.minor}", label=f"{label}:open")
-            register_fd(self.rm, fd, label=f"{label}:register-fd")
+            mem.fd = self.rm.shim.open(f"/dev/nvidia{self.session.card.minor}", label=f"{label}:open")
+            register_fd(self.rm, mem.fd, label=f"{label}:register-fd")
+            mem.cpu = self.rm.map_to_cpu(self.session.plan.device, mem.handle, mem.size, mem.fd, label=label,
+                                         flags=flags)
         else:
-            fd = shim.open("/dev/nvidiactl", label=f"{label}:open")
-        mem.fd = fd
-        mem.cpu = self.rm.map_to_cpu(self.session.plan.device, mem.handle, mem.size, fd, label=label, flags=flags)
+            map_system_to_cpu(self.rm, self.session.plan.device, mem, label=label)
         self.cpu_maps.append(mem)
         return mem
 

@@ -1,0 +1,149 @@
+"""`rmpeer report`: the Allure results of a run as ONE self-contained HTML file.
+
+Built with the Allure 3 command line (the npm package `allure`, run by Node.js) and the
+awesome report in single-file mode (allurerc.mjs at the repository root). The page Allure
+writes loads an analytics script from the internet; a certification host may be offline and
+a report must not phone home, so that script is removed and the page is then checked to
+fetch nothing from outside."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+from ..errors import EXIT_OK, ConfigError, RmpeerError
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "allurerc.mjs"
+ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
+ALLURE_PREFIX = REPO / ".allure"      # git-ignored; `npm install --prefix .allure allure@3.18.0`
+INSTALL = f"npm install --prefix {ALLURE_PREFIX} --no-audit --no-fund allure@{ALLURE_VERSION}"
+GET_NODE = ("Node.js is needed to build the HTML report (Allure 3 is an npm package). "
+            f"On Debian: apt-get install nodejs npm; then: {INSTALL}")
+DEFAULT_TITLE = "rmpeer conformance report"
+
+# Strings of absolute URLs that the report's own JavaScript holds but never fetches by itself:
+# XML namespace names, links a person may click ("Powered by", a Playwright trace viewer),
+# and the fallback base URL used to parse relative paths. Any other absolute URL in the page
+# fails the build, so that a new Allure version that starts loading something is noticed.
+NOT_FETCHED = (
+    re.compile(r"https?://www\.w3\.org/"),
+    re.compile(r"https://allurereport\.org/?$"),
+    re.compile(r"https://trace\.playwright\.dev/?$"),
+    re.compile(r"https://localhost/?$"),
+    re.compile(r"https?://\$\{"),    # built from a result's own link at run time, shown as a link
+)
+URL = re.compile(r"""(?:https?:)?//[A-Za-z0-9$][^\s"'`()<>\\,;]*""")
+ABSOLUTE = re.compile(r"""https?://[^\s"'`()<>\\,;]+""")
+DATA_URI = re.compile(r"data:([\w/+.-]+);base64,([A-Za-z0-9+/=]+)")
+EMBEDDED = re.compile(r'd\("([^"]+)","([A-Za-z0-9+/=]*)"\)')   # the single-file report's data
+# Attributes whose URL the browser loads by itself (an <a href> is only followed on a click).
+FETCHING = {("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("iframe", "src"),
+            ("source", "src"), ("video", "src"), ("video", "poster"), ("audio", "src"), ("embed", "src"),
+            ("object", "data"), ("image", "href"), ("use", "href"), ("input", "src")}
+
+
+def allure_command() -> list[str]:
+    """node + the Allure 3 CLI installed under .allure/, or an `allure` 3.x on PATH."""
+    node = shutil.which("node")
+    if not node:
+        raise ConfigError(GET_NODE)
+    local = ALLURE_PREFIX / "node_modules" / "allure" / "cli.js"
+    if local.exists():
+        return [node, str(local)]
+    on_path = shutil.which("allure")
+    if on_path:
+        done = subprocess.run([on_path, "--version"], capture_output=True, text=True, timeout=60)
+        if done.stdout.strip().startswith("3."):
+            return [on_path]
+    raise ConfigError(f"the Allure 3 command line is not installed: {INSTALL} "
+                      "(Allure 2's `allure` cannot write the single-file report)")
+
+
+class _Tags(HTMLParser):
+    """The page's tags that would fetch a URL, and its inline <style>/<script> text."""
+
+    def __init__(self):
+        super().__init__()
+        self.fetched, self.inline, self._in = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if (tag, name) in FETCHING and value and URL.match(value.strip()):
+                self.fetched.append(f"<{tag} {name}={value[:120]!r}>")
+        self._in = tag if tag in ("style", "script") else None
+
+    def handle_data(self, data):
+        if self._in:
+            self.inline.append(data)
+
+
+def external_urls(html: str) -> list[str]:
+    """What in the page a browser would load from outside by itself: tags with a remote
+    src/href, and absolute URLs in its inline and embedded (data:) scripts and styles that are
+    not known to be mere strings. Empty for a report that makes no outside request."""
+    tags = _Tags()
+    tags.feed(DATA_URI.sub("data:", html))     # the base64 bodies are checked decoded, below
+    found = list(tags.fetched)
+    texts = tags.inline + [base64.b64decode(body).decode("utf-8", "replace")
+                           for kind, body in DATA_URI.findall(html) if kind in ("text/javascript", "text/css")]
+    for text in texts:
+        found += [f"@import in a style: {m[:120]}" for m in re.findall(r"@import[^;]*", text)]
+        found += [f"url() in a style: {m}" for m in re.findall(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)", text)]
+        found += [u for u in ABSOLUTE.findall(text) if not any(p.match(u) for p in NOT_FETCHED)]
+    return sorted(set(found))
+
+
+def strip_analytics(html: str) -> str:
+    """Remove the analytics <script> tags Allure writes into every page: the loader of
+    googletagmanager.com and the inline gtag() set-up. (Base64 bodies never hold "gtag(".)"""
+    def keep(m: re.Match) -> str:
+        opening, body = m.group(1), m.group(2)
+        analytics = "googletagmanager" in opening or "google-analytics" in opening or "gtag(" in body
+        return "" if analytics else m.group(0)
+    return re.sub(r"(<script\b[^>]*>)(.*?)</script>\s*", keep, html, flags=re.S)
+
+
+def embedded_files(html: str) -> dict[str, bytes]:
+    """The report's data as the single-file page carries it: path -> bytes (widgets/*.json,
+    data/test-results/<id>.json, data/attachments/...)."""
+    return {name: base64.b64decode(body) for name, body in EMBEDDED.findall(html)}
+
+
+def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Path:
+    """Allure results -> one HTML file a person opens offline; returns its path."""
+    results, output = Path(results_dir), Path(output_html)
+    if not any(results.glob("*-result.json")):
+        raise ConfigError(f"no Allure results in {results}: run the suites with --alluredir {results} "
+                          "(rmpeer certify writes them to <output>/allure-results)")
+    cmd = allure_command()
+    with tempfile.TemporaryDirectory(prefix="rmpeer-allure-") as tmp:
+        # --cwd: Allure must not pick up another allurerc from the caller's directory.
+        done = subprocess.run(cmd + ["generate", "--config", str(CONFIG), "--cwd", tmp, "--output", tmp,
+                                     "--name", title, str(results.resolve())],
+                              capture_output=True, text=True, timeout=600)
+        pages = [p for p in (Path(tmp) / "index.html", Path(tmp) / "awesome" / "index.html") if p.exists()]
+        if done.returncode or not pages:
+            raise RmpeerError(f"allure generate failed (exit {done.returncode}): "
+                              + (done.stderr or done.stdout).strip()[-2000:])
+        html = strip_analytics(pages[0].read_text(encoding="utf-8"))
+    remote = external_urls(html)
+    if remote:
+        raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
+                          "not phone home): " + "; ".join(remote[:10]))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(html, encoding="utf-8")
+    return output
+
+
+def main_report(args) -> int:
+    """`rmpeer report [--results DIR] [--output FILE] [--title TEXT]`."""
+    out = build_report(args.results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
+    print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
+          "open it in a browser, it needs no network)")
+    return EXIT_OK
