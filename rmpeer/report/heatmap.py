@@ -40,7 +40,7 @@ def _svg(width, height, testid, title, body: list[str]) -> str:
         *body, "</svg>", ""])
 
 
-def _grid(cards: list, labels: dict, cell, title: str, testid: str, legend: list[str]) -> str:
+def _grid(cards: list, labels: dict, cell, title: str, testid: str, legend: list[str], corner: str) -> str:
     """The shared frame: column headings (card t), row headings (card s), one cell per pair."""
     n = len(cards)
     # Wide enough for the grid, the title and the legend (about 0.6 em a character).
@@ -48,7 +48,7 @@ def _grid(cards: list, labels: dict, cell, title: str, testid: str, legend: list
                       MARGIN * 2 + 6.8 * max(map(len, legend), default=0)))
     height = TITLE_H + HEAD_H + n * CELL_H + LEGEND_H + MARGIN
     top, left = TITLE_H + HEAD_H, MARGIN + HEAD_W
-    body = [_text(MARGIN + HEAD_W / 2, TITLE_H + 28, "row \u2192 column", size=12, fill="#555")]
+    body = [_text(MARGIN + HEAD_W / 2, TITLE_H + 28, corner, size=12, fill="#555")]
     for i, c in enumerate(cards):
         name, sub = labels[c]
         x = left + i * CELL_W + CELL_W / 2
@@ -66,7 +66,8 @@ def _grid(cards: list, labels: dict, cell, title: str, testid: str, legend: list
 
 
 def _empty(testid: str, title: str, why: str) -> str:
-    return _svg(420, 70, testid, title, [f'<g data-testid="{testid}-empty">'
+    width = round(MARGIN * 2 + max(9.5 * len(title), 7.5 * len(why)))
+    return _svg(width, 70, testid, title, [f'<g data-testid="{testid}-empty">'
                                          + _text(MARGIN, 50, why, size=13, fill="#444", anchor="start") + "</g>"])
 
 
@@ -110,7 +111,7 @@ def p2p_matrix_svg(facts) -> str:
             line2 = {(True, True): "read \u2713  write \u2713", (True, False): "read \u2713  write \u2717",
                      (False, True): "read \u2717  write \u2713", (False, False): "no read, no write"}[read, write]
         fill = LINK_FILL[link] if (read or write) else LINK_FILL["none"]
-        tip = f"card {a} \u2192 card {b}: " + (", ".join(sorted(caps)) or "no caps") + (
+        tip = f"card {a} {ARROW} card {b}: " + (", ".join(sorted(caps)) or "no caps") + (
             f" (caps word {entry['caps_word']:#x})" if entry and isinstance(entry.get("caps_word"), int) else "")
         return (f'<g data-testid="p2p-cell-{a}-{b}" data-link="{link}" data-read="{str(read).lower()}" '
                 f'data-write="{str(write).lower()}"><title>{escape(tip)}</title>'
@@ -122,7 +123,7 @@ def p2p_matrix_svg(facts) -> str:
 
     legend = ["green NVLink, teal C2C, amber PCIe, grey: no P2P path (or neither reads nor writes allowed)",
               "read / write: RM's READS_SUPPORTED / WRITES_SUPPORTED for the pair; hover a cell for every cap"]
-    return _grid([c.index for c in cards], labels, cell, title, "p2p-matrix", legend)
+    return _grid([c.index for c in cards], labels, cell, title, "p2p-matrix", legend, f"card a (row) {ARROW} card b")
 
 
 # -- what the pairs did: median GB/s and pass/fail -----------------------------------------
@@ -185,7 +186,7 @@ def bandwidth_heatmap_svg(pairs: dict) -> str:
         dark = median is not None and (high <= low or (median - low) / (high - low) > 0.45)
         ink = "#ffffff" if dark else "#222"
         stroke = f' stroke="{FAIL_STROKE}" stroke-width="4"' if failed else ""
-        tip = f"card {s} \u2192 card {t}: " + ", ".join(f"{step} {p}/{n} passed" for step, (p, n) in counts.items())
+        tip = f"card {s} {ARROW} card {t}: " + ", ".join(f"{step} {p}/{n} passed" for step, (p, n) in counts.items())
         if median is not None:
             tip += f"; {len(table[(s, t)]['gbps'])} copies, median {median:.1f} GB/s"
         return (f'<g data-testid="bw-cell-{s}-{t}" data-status="{"fail" if failed else "pass"}" '
@@ -200,4 +201,4 @@ def bandwidth_heatmap_svg(pairs: dict) -> str:
     legend = [f"colour: light = slowest pair ({low:.1f} GB/s) \u2192 dark = fastest ({high:.1f} GB/s); "
               "red frame: a check failed",
               "S R W: setup / read / write checks, \u2713 all passed, \u2717 passed/total where one failed"]
-    return _grid(cards, labels, cell, title, "bandwidth-heatmap", legend)
+    return _grid(cards, labels, cell, title, "bandwidth-heatmap", legend, f"card s (row) {ARROW} card t")

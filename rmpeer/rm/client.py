@@ -97,7 +97,10 @@ class RmClient:
         return rec
 
     def free(self, parent: int, handle: int, *, label: str = "free", check: bool = True):
-        self.objects = [o for o in self.objects if o[1] != handle]
+        for i in range(len(self.objects) - 1, -1, -1):   # the newest entry of that handle
+            if self.objects[i][1] == handle:
+                del self.objects[i]
+                break
         return self._call("NV_ESC_RM_FREE", "NVOS00_PARAMETERS",
                           {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
                           label=label, handles={"hClient": self.handle, "hParent": parent,

@@ -52,12 +52,17 @@ class CallRecord:
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
-        d = {k: v for k, v in asdict(self).items() if v not in (None, "", {}, 0) or k in ("seq", "op")}
+        """Empty and default fields are left out to keep transcripts small; an RM status
+        is always kept, 0 included."""
+        d = {k: v for k, v in asdict(self).items()
+             if k in ("seq", "op") or (k == "status" and v is not None) or v not in (None, "", {}, 0)}
         return json.dumps(d, separators=(",", ":"))
 
     @classmethod
     def from_dict(cls, d: dict) -> "CallRecord":
         d = dict(d)
+        if d.get("status_name") is not None and "status" not in d:
+            d["status"] = 0   # the first recordings left a zero status out
         if d.get("payload"):
             d["payload"] = Payload(**d["payload"])
         return cls(**d)
