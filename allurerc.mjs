@@ -15,7 +15,7 @@ export default {
     awesome: {
       options: {
         singleFile: true,
-        reportName: "rmpeer conformance report",
+        // The title comes from `allure generate --name` (rmpeer report --title).
         // The tree a person reads: area (epic) > step (feature) > layout (story).
         groupBy: ["epic", "feature", "story"],
         theme: "light",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -71,6 +72,7 @@ def run_suites(args, out: Path) -> dict:
     """Offline suites in parallel (-n: they share nothing), hardware suites in one process
     (one RM client; the copy engines of one host are not shared between workers)."""
     allure_dir = out / "allure-results"
+    shutil.rmtree(allure_dir, ignore_errors=True)   # an earlier run's results would read as retries
     merged = {"tests": [], "targets": {}}
     for name, marker, parallel in (("offline", "offline", True), ("hardware", "hardware", False)):
         results = out / f"results-{name}.json"

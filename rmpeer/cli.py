@@ -28,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--record", help="also record a transcript of every RM call into this folder")
     c.add_argument("--replay", help="certify a recording (a transcript) instead of this host")
     c.add_argument("--output", default="reports", help="where the certificate and results go (default: reports)")
+    r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
+    r.add_argument("--results", default="reports/allure-results",
+                   help="the Allure results of a run (default: reports/allure-results, where certify writes them)")
+    r.add_argument("--output", default="reports/report.html", help="the HTML file to write (default: reports/report.html)")
+    r.add_argument("--title", default="rmpeer conformance report", help="the report's title")
     h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
     h.add_argument("--rm-abi")
     pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
@@ -45,6 +50,9 @@ def main(argv=None) -> int:
         if args.command == "certify":
             from .certify import certify
             return certify(args)
+        if args.command == "report":
+            from .report.allure_html import main_report
+            return main_report(args)
         if args.command == "host":
             from .commands import host
             return host(args)

@@ -1,0 +1,412 @@
+"""The report a person reads: the card x card pictures, and the single-file Allure 3 HTML
+report of a real (replayed) run, opened in headless Chromium and read as a person reads it.
+
+The picture tests need nothing. The HTML tests need Node.js with the Allure 3 CLI
+(.allure/, see rmpeer/report/allure_html.py) and Chromium, and skip saying so without them.
+They take about 15 s: two replayed pytest runs, `allure generate`, and a browser.
+RMPEER_UPDATE_DOCS=1 also writes the README's screenshots to docs/."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fixtures.targets import REPO, committed_transcripts
+from rmpeer.certify import pair_table
+from rmpeer.errors import ConfigError
+from rmpeer.report import allure_html
+from rmpeer.report.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
+from rmpeer.rm.host import Card, HostFacts
+
+pytestmark = pytest.mark.report
+SVG = "{http://www.w3.org/2000/svg}"
+DOCS = REPO / "docs"
+
+
+# -- the pictures ------------------------------------------------------------------------
+
+def cells(svg: str, prefix: str) -> dict[str, ET.Element]:
+    """data-testid -> element, for the cells of a picture (parsing also proves it is valid XML)."""
+    root = ET.fromstring(svg)
+    return {e.get("data-testid"): e for e in root.iter() if (e.get("data-testid") or "").startswith(prefix)}
+
+
+def shown(element: ET.Element) -> str:
+    return " ".join(t.text or "" for t in element.iter(f"{SVG}text"))
+
+
+def facts(p2p: dict, n: int = 3) -> HostFacts:
+    cards = [Card(index=i, minor=i, gpu_id=10 + i, pci=f"0000:0{i}:00.0", pci_device_id=0x2335, name="NVIDIA H200")
+             for i in range(n)]
+    return HostFacts("580.65.06", "open", "rm-api-query", "580.65.06", cards=cards, p2p=p2p)
+
+
+def test_p2p_matrix_names_the_link_and_read_write_of_each_pair():
+    nvlink = {"caps": ["NVLINK_SUPPORTED", "READS_SUPPORTED", "WRITES_SUPPORTED"], "caps_word": 0xB}
+    pcie_write_only = {"caps": ["PCI_SUPPORTED", "WRITES_SUPPORTED"], "caps_word": 0x41}
+    p2p = {(a, b): nvlink for a in range(2) for b in range(2)}
+    p2p |= {(0, 2): pcie_write_only, (2, 0): {"caps": [], "caps_word": 0},
+            (1, 2): {"caps": [], "caps_word": 0, "error": "NV_ERR_NOT_SUPPORTED"}}   # (2, 1), (2, 2) not queried
+    svg = p2p_matrix_svg(facts(p2p))
+    grid = cells(svg, "p2p-cell-")
+    assert len(grid) == 9
+    assert grid["p2p-cell-0-1"].get("data-link") == "NVLink" and "read \u2713  write \u2713" in shown(grid["p2p-cell-0-1"])
+    assert "same card" in shown(grid["p2p-cell-1-1"])
+    assert grid["p2p-cell-0-2"].get("data-link") == "PCIe"
+    assert (grid["p2p-cell-0-2"].get("data-read"), grid["p2p-cell-0-2"].get("data-write")) == ("false", "true")
+    assert "read \u2717  write \u2713" in shown(grid["p2p-cell-0-2"])
+    assert grid["p2p-cell-2-0"].get("data-link") == "none" and "no read, no write" in shown(grid["p2p-cell-2-0"])
+    assert "NV_ERR_NOT_SUPPORTED" in shown(grid["p2p-cell-1-2"])
+    assert "not queried" in shown(grid["p2p-cell-2-1"])
+    fills = {k: e.find(f"{SVG}rect").get("fill") for k, e in grid.items()}
+    assert fills["p2p-cell-0-1"] != fills["p2p-cell-0-2"] != fills["p2p-cell-2-0"]   # a colour per link
+    assert "H200 0000:02:00.0" in shown(cells(svg, "p2p-matrix-row-2")["p2p-matrix-row-2"])
+    assert "caps word 0x41" in svg   # every cap, on hover
+
+
+def test_p2p_matrix_of_no_card_and_of_malformed_caps():
+    empty = p2p_matrix_svg(facts({}, n=0))
+    assert "RM lists no card" in shown(cells(empty, "p2p-matrix-empty")["p2p-matrix-empty"])
+    with pytest.raises(ValueError, match=r"p2p\[\(0, 1\)\]\['caps'\] must be a list"):
+        p2p_matrix_svg(facts({(0, 1): {"caps": "NVLINK_SUPPORTED"}}, n=2))
+
+
+def test_bandwidth_heatmap_shows_the_median_and_orders_colours_by_it():
+    ok = {"setup": [2, 2], "read": [1, 1], "write": [1, 1]}
+    pairs = {(0, 0): {**ok, "gbps": [240.0, 250.0, 260.0]}, (0, 1): {**ok, "gbps": [150.0, 149.0, 151.0]},
+             (1, 0): {**ok, "gbps": [100.0]}, (1, 1): {**ok, "read": [0, 1], "gbps": [199.5, 200.5]}}
+    grid = cells(bandwidth_heatmap_svg(pairs), "bw-cell-")
+    assert "150.0 GB/s" in shown(grid["bw-cell-0-1"]) and grid["bw-cell-0-1"].get("data-gbps") == "150.0"
+    assert "250.0 GB/s" in shown(grid["bw-cell-0-0"])                          # the median, not the mean
+    assert "R\u2717 0/1" in shown(grid["bw-cell-1-1"]) and grid["bw-cell-1-1"].get("data-status") == "fail"
+    assert grid["bw-cell-1-1"].find(f"{SVG}rect").get("stroke")             # a failed check is framed
+    assert grid["bw-cell-0-1"].get("data-status") == "pass" and "S\u2713 R\u2713 W\u2713" in shown(
+        grid["bw-cell-0-1"]).replace("  ", " ")
+
+    def luminance(cell):
+        r, g, b = (int(cell.get("data-fill")[i:i + 2], 16) for i in (1, 3, 5))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    by_speed = sorted(grid.values(), key=lambda c: float(c.get("data-gbps")))
+    assert [luminance(c) for c in by_speed] == sorted((luminance(c) for c in by_speed), reverse=True)
+
+
+def test_bandwidth_heatmap_of_pair_table_output_and_certificate_keys():
+    def test(name, s, t, outcome="passed", gbps=None):
+        return {"nodeid": f"suites/test_cross_card_rw.py::{name}[x]", "outcome": outcome,
+                "params": {"cards": [0, 1], "s": s, "t": t},
+                "properties": {"bandwidth": {"steady_gbps": gbps}} if gbps else {}}
+    table = pair_table([test("test_read", 0, 1, gbps=233.0), test("test_write", 0, 1, "failed", 231.0),
+                        test("test_map", 1, 0)])
+    grid = cells(bandwidth_heatmap_svg(table), "bw-cell-")
+    assert "232.0 GB/s" in shown(grid["bw-cell-0-1"]) and "W\u2717 0/1" in shown(grid["bw-cell-0-1"])
+    assert "no copies" in shown(grid["bw-cell-1-0"]) and grid["bw-cell-1-0"].get("data-status") == "pass"
+    assert "not tested" in shown(grid["bw-cell-0-0"])
+    as_certificate = {f"{a}->{b}": v for (a, b), v in table.items()}      # certificate.json's "pairs"
+    assert bandwidth_heatmap_svg(as_certificate) == bandwidth_heatmap_svg(table)
+
+
+@pytest.mark.parametrize("pairs, problem", [
+    ({(0, 1): {"gbps": [float("nan")]}}, "gbps must be finite"),
+    ({(0, 1): {"gbps": ["fast"]}}, "gbps must be finite"),
+    ({(0, 1): {"read": [3, 2]}}, r"read must be \[passed, total\]"),
+    ({"card0": {"gbps": [1.0]}}, "is not \\(card s, card t\\)"),
+])
+def test_bandwidth_heatmap_rejects_invalid_input(pairs, problem):
+    with pytest.raises(ValueError, match=problem):
+        bandwidth_heatmap_svg(pairs)
+
+
+def test_bandwidth_heatmap_of_no_pairs():
+    svg = bandwidth_heatmap_svg({})
+    assert "no per-pair results" in shown(cells(svg, "bandwidth-heatmap-empty")["bandwidth-heatmap-empty"])
+
+
+# -- the page Allure writes: analytics out, nothing fetched from outside --------------------
+
+ALLURE_LIKE = """<html><head><link rel="icon" href="data:image/svg+xml,x"></head><body>
+<script src="data:text/javascript;base64,{js}"></script>
+<script async src="https://www.googletagmanager.com/gtag/js?id=G-X"></script>
+<script>window.dataLayer = window.dataLayer || []; function gtag(){{dataLayer.push(arguments);}} gtag('js', new Date());</script>
+<a href="https://allurereport.org">Powered by</a>
+<script async>window.allureReportData = {{}};</script></body></html>"""
+
+
+def page(js: str) -> str:
+    import base64
+
+    return ALLURE_LIKE.format(js=base64.b64encode(js.encode()).decode())
+
+
+def test_analytics_are_removed_and_nothing_else_is_fetched():
+    raw = page('const ns = "http://www.w3.org/2000/svg"; link("https://allurereport.org");')
+    assert any("googletagmanager" in u for u in allure_html.external_urls(raw))
+    clean = allure_html.strip_analytics(raw)
+    assert "googletagmanager" not in clean and "gtag(" not in clean
+    assert "window.allureReportData" in clean and "data:text/javascript" in clean   # the report itself stays
+    assert allure_html.external_urls(clean) == []       # a link a person may click is not a fetch
+
+
+@pytest.mark.parametrize("js, found", [
+    ('fetch("https://telemetry.example.com/v1")', "https://telemetry.example.com/v1"),
+    ('s.textContent = "@import url(//fonts.example.com/a.css);"', "@import"),
+])
+def test_a_remote_load_in_the_embedded_script_is_caught(js, found):
+    urls = allure_html.external_urls(allure_html.strip_analytics(page(js)))
+    assert any(found in u for u in urls), urls
+
+
+def test_a_remote_tag_is_caught():
+    html = '<html><body><img src="https://example.com/logo.png"><a href="https://example.com">x</a></body></html>'
+    assert allure_html.external_urls(html) == ["<img src='https://example.com/logo.png'>"]
+
+
+def test_without_node_the_error_says_how_to_get_it(monkeypatch, tmp_path):
+    (tmp_path / "x-result.json").write_text("{}")
+    monkeypatch.setattr(allure_html.shutil, "which", lambda name: None)
+    with pytest.raises(ConfigError) as err:
+        allure_html.build_report(tmp_path, tmp_path / "r.html")
+    assert "apt-get install nodejs npm" in str(err.value) and "npm install --prefix" in str(err.value)
+
+
+def test_without_results_the_error_says_where_they_come_from(tmp_path):
+    with pytest.raises(ConfigError, match="no Allure results in .*--alluredir"):
+        allure_html.build_report(tmp_path, tmp_path / "r.html")
+
+
+# -- the categories in allurerc.mjs, matched by Allure's own code ----------------------------
+
+def allure_or_skip() -> list[str]:
+    try:
+        return allure_html.allure_command()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+CATEGORY_CASES = {
+    "rmpeer.errors.ReplayMismatch: replay of t.jsonl.gz: call 51 (alloc:p2p): request NVOS64_PARAMETERS field "
+    "paramsSize (offset 32): the run sent 0x50, the recording has 0x48": "ABI mismatch",
+    "rmpeer.errors.ReplayMismatch: replay of t.jsonl.gz: call 9 (alloc:p2p): request NV503B_ALLOC_PARAMETERS is 80 "
+    "bytes, the recording sent 72: the struct's size differs": "ABI mismatch",
+    "rmpeer.rm.errors.RmError: alloc:p2p: NV_ERR_NOT_SUPPORTED (0x56: not supported)\n  handles: hClient=0x1":
+        "P2P refused",
+    "rmpeer.rm.errors.RmError: dma-map-peer: NV_ERR_INVALID_ARGUMENT (0x1f: invalid argument)": "Map refused",
+    "AssertionError: read s0->t1: 4096 bytes differ, first at 0x0": "Data mismatch",
+    "rmpeer.ce.engine.EngineFault: read: session 0's copy engine (LCE 4) did not finish within 1.000 s: "
+    "semaphore 0x3": "Engine fault or timeout",
+    "AssertionError: host is not h200x8: 2 cards, expected 8": "Host does not match topology",
+    "host does not match the expected topology: 2 cards": "Host does not match topology",
+    # not one of ours: Allure's own default sorts it
+    "rmpeer.errors.ReplayMismatch: replay of t: the run reached 'test:x', which the recording never did": "Test errors",
+}
+
+
+def test_categories_sort_our_failure_messages():
+    """allurerc.mjs's rules, loaded and matched by the installed Allure's core-api."""
+    cmd = allure_or_skip()
+    core = Path(cmd[-1]).parent.parent / "@allurereport" / "core-api" / "dist" / "index.js"
+    if not core.exists():
+        pytest.skip(f"Allure's core-api is not beside {cmd[-1]}")
+    script = f"""
+        const {{ normalizeCategoriesConfig, matchCategory }} = await import({json.dumps(core.as_uri())});
+        const config = (await import({json.dumps(allure_html.CONFIG.as_uri())})).default;
+        const rules = normalizeCategoriesConfig(config.categories);
+        const cases = JSON.parse(process.argv[1]);
+        console.log(JSON.stringify(cases.map(message =>
+            matchCategory(rules, {{ status: "broken", labels: [], message, flaky: false }})?.name ?? null)));
+    """
+    done = subprocess.run([shutil.which("node"), "--input-type=module", "-e", script, json.dumps(list(CATEGORY_CASES))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert dict(zip(CATEGORY_CASES, json.loads(done.stdout))) == CATEGORY_CASES
+
+
+# -- the report of a real run, as a person sees it --------------------------------------------
+
+def grown_struct_matrices(tmp: Path) -> Path:
+    """A copy of matrices/ in which NV503B_ALLOC_PARAMETERS is 8 bytes larger in every release
+    that states it: the replay must then fail at the alloc:p2p request, field by field."""
+    out = tmp / "matrices"
+    shutil.copytree(REPO / "matrices", out)
+    data = yaml.safe_load((out / "drivers.yaml").read_text())
+    grown = 0
+    for release in data["releases"]:
+        struct = (release.get("structs") or {}).get("NV503B_ALLOC_PARAMETERS")
+        if struct:
+            struct["size"] += 8
+            grown += 1
+    assert grown, "matrices/drivers.yaml states no NV503B_ALLOC_PARAMETERS"
+    (out / "drivers.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return out
+
+
+def replay_run(transcript: str, results: Path, suites: list[str], matrices: Path) -> str:
+    cmd = [sys.executable, "-m", "pytest", *(str(REPO / "suites" / s) for s in suites), "-q", "-p", "no:cacheprovider",
+           "-o", "addopts=", "--rootdir", str(REPO), "--rm-replay", transcript, "--rm-layout", "one-per-card",
+           "--alluredir", str(results)]
+    done = subprocess.run(cmd, cwd=REPO, env=dict(os.environ, RMPEER_MATRICES=str(matrices)),
+                          capture_output=True, text=True, timeout=600)
+    out = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode in (0, 1), out          # 1: some tests failed, as the grown struct means them to
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """SLOW (~10 s): the setup and host suites replayed as recorded (passing), the read/write
+    suite replayed with a grown struct (failing), and the single-file report of both, built by
+    `rmpeer report`'s code."""
+    allure_or_skip()
+    from rmpeer.report.browser import chromium_path
+
+    if not chromium_path():
+        pytest.skip("no Chromium to open the report: apt-get install chromium")
+    # RMPEER_REPORT_TRANSCRIPT: another recording to build the report from (e.g. a fresh one).
+    transcripts = ([os.environ["RMPEER_REPORT_TRANSCRIPT"]] if os.environ.get("RMPEER_REPORT_TRANSCRIPT") else
+                   [p for p in committed_transcripts() if "x2" in Path(p).name] or committed_transcripts())
+    if not transcripts:
+        pytest.skip("no transcript committed in fixtures/transcripts/ (or named by RMPEER_REPORT_TRANSCRIPT)")
+    tmp = tmp_path_factory.mktemp("report")
+    results = tmp / "allure-results"
+    out = replay_run(transcripts[0], results, ["test_peer_setup.py", "test_host.py"], REPO / "matrices")
+    if not any(json.loads(p.read_text())["status"] == "passed" for p in results.glob("*-result.json")):
+        pytest.fail(f"the unchanged replay of {transcripts[0]} passed no test (is the transcript older than "
+                    f"the code?), so there is nothing to report as passing:\n{out}")
+    replay_run(transcripts[0], results, ["test_cross_card_rw.py"], grown_struct_matrices(tmp))
+    html = tmp / "report.html"
+    args = argparse.Namespace(results=str(results), output=str(html), title="rmpeer report test")
+    assert allure_html.main_report(args) == 0
+    # What the report must show, from the results pytest wrote (not from the report itself).
+    written = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    counts = {}
+    for r in written:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    # The report's own ids of the results, from the data the page carries.
+    shown = [json.loads(v) for k, v in allure_html.embedded_files(html.read_text()).items()
+             if k.startswith("data/test-results/")]
+    return {"html": html, "counts": counts, "results": written, "results_dir": results,
+            "shown": {r["name"]: r for r in shown}, "tmp": tmp}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from rmpeer.report.browser import Browser
+
+    with Browser(width=1440, height=900) as b:
+        yield b
+
+
+def open_page(browser, report, route: str = "") -> None:
+    browser.open("about:blank")       # a fresh load each time, not a same-document hash change
+    browser.open(report["html"].as_uri() + (f"#{route}" if route else ""))
+
+
+def save_for_docs(browser, report, name: str) -> None:
+    shot = browser.screenshot(report["tmp"] / name)
+    assert shot.stat().st_size < 300_000, f"{name} is {shot.stat().st_size} bytes"
+    if os.environ.get("RMPEER_UPDATE_DOCS"):
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / name)
+
+
+def field_failure(report) -> dict:
+    """The result the grown struct broke: a field-level replay mismatch."""
+    for r in sorted(report["results"], key=lambda r: r["name"]):
+        message = r.get("statusDetails", {}).get("message", "")
+        if r["status"] in ("failed", "broken") and "replay of" in message and " field " in message:
+            return r
+    pytest.fail("the replay with a grown NV503B_ALLOC_PARAMETERS failed nowhere with a field-level mismatch")
+
+
+def test_the_report_is_one_offline_file(report):
+    html = report["html"].read_text()
+    assert "googletagmanager" not in html and "gtag(" not in html
+    assert allure_html.external_urls(html) == []
+    assert not [p for p in report["html"].parent.iterdir() if p.suffix in (".js", ".css")]   # nothing beside it
+
+
+def test_the_overview_shows_the_totals_and_our_tree(report, browser):
+    open_page(browser, report)
+    browser.wait_for("document.querySelector('[data-testid=metadata-item-total]')")
+    assert browser.text("[data-testid=report-title]") == "rmpeer report test"
+    counts = report["counts"]
+    assert counts.get("passed") and (counts.get("failed", 0) + counts.get("broken", 0))
+    assert browser.text("[data-testid=metadata-item-total] [data-testid=metadata-value]") == str(sum(counts.values()))
+    for status, n in counts.items():
+        assert browser.text(f"[data-testid=metadata-item-{status}] [data-testid=metadata-value]") == str(n), status
+    sections = browser.eval("[...document.querySelectorAll('[data-testid=tree-section-title]')].map(e => e.innerText)")
+    epics = {l["value"] for r in report["results"] for l in r["labels"] if l["name"] == "epic"}
+    assert epics and epics <= set(sections), (epics, sections)          # grouped by our labels: epic first
+    failure = field_failure(report)
+    assert failure["name"] in browser.text("[data-testid=tree-content]")  # failures are listed, unfolded
+    assert browser.outside_requests() == []
+    save_for_docs(browser, report, "report-overview.png")
+
+
+def test_the_failed_test_page_shows_the_field_that_differs(report, browser):
+    failure = field_failure(report)
+    shown = report["shown"][failure["name"]]
+    open_page(browser, report, shown["id"])
+    browser.wait_for("document.querySelector('[data-testid=test-result-error-message]')")
+    assert browser.text("[data-testid=test-result-info-title]") == failure["name"]
+    status = failure["status"]
+    assert browser.text(f"[data-testid=test-result-status-{status}]").lower() == status
+    assert "Category: ABI mismatch" in browser.text()
+    error = browser.text("[data-testid=test-result-error-message]")
+    first = failure["statusDetails"]["message"].splitlines()
+    assert first[0] in error and "field paramsSize" in error
+    assert all(line.strip() in error for line in first[1:])   # the request decoded, field by field
+    # Each attachment (the RM call decoded, when the failure attaches it) opens and reads.
+    names = [a["name"] for a in failure.get("attachments", [])]
+    for i, name in enumerate(names):
+        browser.eval(f"document.querySelectorAll('[data-testid=test-result-attachment-header]')[{i}]"
+                     ".querySelector('button').click()")
+        browser.wait_for("document.querySelectorAll('[data-testid=code-attachment-content]').length > " + str(i))
+        body = (report["results_dir"] / failure["attachments"][i]["source"]).read_text()
+        assert body.splitlines()[0] in browser.text(), name
+    browser.eval("window.scrollTo(0, 0)")
+    save_for_docs(browser, report, "report-failure.png")
+
+
+def test_the_categories_tab_counts_the_abi_mismatches(report, browser):
+    mismatches = [r for r in report["results"] if r["status"] in ("failed", "broken")
+                  and re.search(r"replay of [\s\S]* field ", r.get("statusDetails", {}).get("message", ""))]
+    open_page(browser, report, "categories")
+    browser.wait_for("document.querySelector('[data-testid=tree-section-title]')")
+    sections = browser.eval("[...document.querySelectorAll('[data-testid=tree-section]')].map(e => e.innerText)")
+    assert f"ABI mismatch\n{len(mismatches)}" in sections, sections
+
+
+def test_a_test_page_shows_labels_parameters_and_attachments(report, browser):
+    """test_host_facts attaches the host facts (JSON) and the P2P matrix (SVG)."""
+    host = next((r for r in report["results"] if r["name"].startswith("test_host_facts") and r.get("attachments")
+                 and r["status"] == "passed"), None)
+    if host is None:
+        pytest.skip("the host suite did not pass in this replay (recorded without it?)")
+    open_page(browser, report, report["shown"][host["name"]]["id"])
+    browser.wait_for("document.querySelector('[data-testid=test-result-info-title]')")
+    text = browser.text()
+    for label in host["labels"]:
+        if label["name"] in ("epic", "feature", "story"):
+            assert label["value"] in text, label                    # breadcrumbs and the labels list
+    for p in host.get("parameters", []):
+        assert p["name"] in text and p["value"].strip("'")[:40] in text, p
+    headers = browser.eval("[...document.querySelectorAll('[data-testid=test-result-attachment-header]')]"
+                           ".map(e => e.innerText)")
+    assert [a["name"] for a in host["attachments"]] == [h.split("\n")[1] for h in headers]
+    browser.eval("document.querySelectorAll('[data-testid=test-result-attachment-header]')"
+                 ".forEach(e => e.querySelector('button').click())")
+    browser.wait_for("document.querySelector('[data-testid=code-attachment-content]') && "
+                     "document.querySelector('[data-testid=image-attachment-content] img')?.complete")
+    assert '"driver_version"' in browser.text("[data-testid=code-attachment-content]")
+    assert browser.eval("document.querySelector('[data-testid=image-attachment-content] img').naturalWidth") > 100
+    assert browser.outside_requests() == []
