@@ -32,19 +32,15 @@ def preflight(args):
     the user's to fix (exit 2 or 3), before any test runs."""
     from .runtime import Runtime
     from .shim.live import LiveShim
-    from .shim.replay import ReplayShim
+    from .shim.replay import recorded_facts
 
     if args.replay:
-        shim = ReplayShim(args.replay)
-        shim.segment("runtime:open")
-        forced = shim.header.get("run", {}).get("forced_abi")
-    else:
-        if not os.path.exists("/dev/nvidiactl"):
-            raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine "
-                                "(no GPU, or the nvidia kernel module is not loaded). "
-                                "To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
-        shim, forced = LiveShim(), args.rm_abi
-    runtime = Runtime(shim, forced_abi=forced).open()
+        return recorded_facts(args.replay)
+    if not os.path.exists("/dev/nvidiactl"):
+        raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine "
+                            "(no GPU, or the nvidia kernel module is not loaded). "
+                            "To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
+    runtime = Runtime(LiveShim(), forced_abi=args.rm_abi).open()
     runtime.close()
     return runtime.facts
 
@@ -150,7 +146,14 @@ def certify(args) -> int:
         from .topology import TopologyMatrix
 
         topology_problems = TopologyMatrix().get(args.expect_topology).mismatches(facts)
-    label = f"replay of {args.replay}" if args.replay else "this host"
+    recorded = {}
+    if args.replay:
+        from .shim.replay import transcript_summary
+
+        recorded = transcript_summary(args.replay)["header"]
+    replay_of = (f"REPLAY of {recorded.get('label')} recorded on {recorded.get('hostname')} at "
+                 f"{recorded.get('created')} ({args.replay})") if args.replay else ""
+    label = replay_of or "this host"
     print(f"rmpeer {__version__}: certifying {label}: driver {facts.driver_version} ({facts.flavour}), "
           f"ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
           f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}", flush=True)
@@ -163,7 +166,8 @@ def certify(args) -> int:
         counts[t["outcome"]] += 1
     cert = {
         "tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "subject": ({"kind": "replay", "transcript": str(args.replay),
+        "subject": ({"kind": "replay", "transcript": str(args.replay), "recorded_host": recorded.get("hostname"),
+                     "recorded_at": recorded.get("created"), "recorded_label": recorded.get("label"),
                      "note": "a replay of a recording: this is NOT a certificate of the machine it ran on"}
                     if args.replay else {"kind": "live"}),
         "host": facts.as_dict(), "matrices": matrices_digest(), "expect_topology": args.expect_topology,
@@ -174,7 +178,7 @@ def certify(args) -> int:
     name = "replay-certificate.json" if args.replay else "certificate.json"
     (out / name).write_text(json.dumps(cert, indent=1, default=str))
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    print(f"\n{'REPLAY: ' if args.replay else ''}{cert['verdict']} ({summary}); written to {out / name}")
+    print(f"\n{replay_of + ': ' if args.replay else ''}{cert['verdict']} ({summary}); written to {out / name}")
     for r in reasons[:10]:
         print(f"  - {r}")
     return EXIT_OK if ok else EXIT_NOT_CERTIFIED

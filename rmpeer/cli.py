@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import EXIT_CONFIG, RmpeerError
+from .errors import EXIT_CONFIG, EXIT_OK, RmpeerError
 
 EXIT_CODES = """exit codes:
   0  certified (or the command succeeded)
@@ -68,6 +68,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("rmpeer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
+        sys.stderr.close()
+        return EXIT_OK
     return EXIT_CONFIG
 
 

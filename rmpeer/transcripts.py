@@ -55,8 +55,11 @@ def show_transcript(path, *, calls: bool = False, out=print) -> None:
         if isinstance(line, dict):
             if line.get("note") == "host":
                 for card in line["facts"]["cards"]:
+                    lces = ", ".join(f"LCE {lce}: {bin(card['ce_pces'].get(lce, 0)).count('1')} PCEs"
+                                     + (" NVLink P2P" if "CE_NVLINK_P2P" in caps else "")
+                                     for lce, caps in card["ce_caps"].items())
                     out(f"  card {card['index']}: {card['name']} {card['pci']} {card['uuid']} "
-                        f"{card['fb_bytes'] >> 30} GiB, LCEs {card['ce_caps']}")
+                        f"{card['fb_bytes'] >> 30} GiB; {lces}")
             elif line.get("note") == "segment" and calls:
                 out(f"-- {line['key']}")
         elif calls or (line.op == "ioctl" and (line.errno or line.status)):

@@ -74,3 +74,16 @@ def test_opening_the_device_maps_errors_to_exit_3(code, exc):
     with pytest.raises(exc) as err:
         open_device_node(Refusing(), "/dev/nvidiactl", label="open")
     assert err.value.exit_code == 3 and "/dev/nvidiactl" in str(err.value)
+
+
+def test_show_prints_a_transcript_readably():
+    from fixtures.targets import committed_transcripts
+
+    one_gpu = [p for p in committed_transcripts() if "x1" in p]
+    if not one_gpu:
+        pytest.skip("no one-GPU transcript committed")
+    rc, out, err = rmpeer("show", one_gpu[0])
+    assert rc == 0, err
+    assert "label: h200x1" in out and "card 0: NVIDIA H200" in out and "calls:" in out
+    rc, out, _ = rmpeer("show", one_gpu[0], "--calls")
+    assert "NVOS46_PARAMETERS" in out and "dmaOffset" in out and "DMA_OFFSET_FIXED=TRUE | PAGE_SIZE=HUGE" in out

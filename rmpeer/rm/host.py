@@ -43,6 +43,16 @@ class HostFacts:
         d["p2p"] = {f"{a}->{b}": v for (a, b), v in self.p2p.items()}
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "HostFacts":
+        """The inverse of as_dict (a transcript's host note, a certificate's host)."""
+        d = dict(d)
+        d["cards"] = [Card(**{**c, "ce_caps": {int(k): v for k, v in c.get("ce_caps", {}).items()},
+                              "ce_pces": {int(k): v for k, v in c.get("ce_pces", {}).items()}})
+                      for c in d.get("cards", [])]
+        d["p2p"] = {tuple(int(x) for x in k.split("->")): v for k, v in d.get("p2p", {}).items()}
+        return cls(**d)
+
 
 def read_proc_version(path: str = PROC_VERSION, text: str | None = None) -> tuple[str | None, str]:
     """(version, flavour) from the kernel module's own line, when it is there."""

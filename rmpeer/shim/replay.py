@@ -31,6 +31,17 @@ def transcript_summary(path) -> dict:
             "run": header.get("run", {}), "header": header}
 
 
+def recorded_facts(path):
+    """The host facts the recording noted when it opened the host (a HostFacts)."""
+    from ..rm.host import HostFacts
+
+    _, lines = _load(str(path))
+    note = next((line for line in lines if isinstance(line, dict) and line.get("note") == "host"), None)
+    if note is None:
+        raise ConfigError(f"transcript {path} holds no host facts (was it cut short?)")
+    return HostFacts.from_dict(note["facts"])
+
+
 class ReplayBuffer:
     _next_address = 0x7E5700000000   # a stand-in: pointers are never compared
 
