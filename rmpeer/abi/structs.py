@@ -110,7 +110,8 @@ class Struct:
         lines = []
         for name, f in self.fields.items():
             mark = ""
-            if compare is not None and bytes(compare[f.offset:f.end]) != bytes(buf[f.offset:f.end]):
+            if (compare is not None and not f.is_pointer   # pointers differ run to run by nature
+                    and bytes(compare[f.offset:f.end]) != bytes(buf[f.offset:f.end])):
                 mark = f"   <-- recorded {f.render(compare)}"
             named = f" ({self.flag_groups[name].describe(f.read(buf))})" if name in self.flag_groups else ""
             lines.append(f"{indent}+{f.offset:<4} {name:<28} {f.type}{'' if f.count == 1 else f'[{f.count}]':<6} "
