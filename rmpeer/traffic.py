@@ -19,7 +19,6 @@ from .ce.memory import Memory, alloc_system, map_system_to_cpu
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
 BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer
-HUGE_PAGE = 0x200000
 STAGING_HANDLE_BASE = 0xCA000000      # + card * 16 + k: each card's staging buffers
 
 
@@ -137,10 +136,11 @@ class PeerTraffic:
         return check
 
     def spots(self) -> dict:
-        """The window's first and last bytes and a span across the first 2 MiB boundary."""
+        """The window's first and last bytes and a span across the first huge-page (2 MiB) boundary."""
+        page = self.setup.va.page_size
         spots = {"first-bytes": 0, "last-bytes": self.extent - 16}
-        if self.extent > HUGE_PAGE:
-            spots["across-2MiB-boundary"] = HUGE_PAGE - 8
+        if self.extent > page:
+            spots["across-2MiB-boundary"] = page - 8
         return spots
 
     def read(self, s: int, t: int, *, via: int | None = None) -> Check:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..errors import RmpeerError
 from .classes import Generation
-from .memory import SessionMemory
+from .memory import Memory, SessionMemory
 
 # Handles of a session's copy-engine objects: CE_HANDLE_BASE + session * CE_HANDLE_STRIDE + n.
 CE_HANDLE_BASE, CE_HANDLE_STRIDE = 0xCE000000, 0x10000
@@ -86,7 +86,6 @@ class CopyEngine:
         um = mem.handle()
         self.rm.alloc(self.session.plan.subdevice, um, usermode.name, "NV_HOPPER_USERMODE_A_PARAMS",
                       label=f"ce:s{s}:usermode", bBar1Mapping=0, bPriv=0)
-        from .memory import Memory
         access = self.rm.abi.bits("NVOS33_FLAGS").compose(ACCESS="WRITE_ONLY")
         self.doorbell = mem.map_cpu(Memory(um, lay["usermode_map_size"]), through_card=True, flags=access,
                                     label=f"ce:s{s}:doorbell")
