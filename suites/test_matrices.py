@@ -95,3 +95,22 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
     assert [parse_size(x) for x in ("64MiB", "2M", "0x4000000", "4096")] == [1 << 26, 1 << 21, 1 << 26, 4096]
     with pytest.raises(ConfigError):
         parse_size("lots")
+
+
+def test_the_recorded_hosts_match_their_topology_entries():
+    """The topology entries, checked against what RM reported on real hosts."""
+    from fixtures.targets import committed_transcripts
+    from rmpeer.shim.replay import recorded_facts, transcript_summary
+
+    matrix = TopologyMatrix()
+    expected = {"h200x1": "h200x1", "h200x2": "h200x2-nv18"}
+    seen = 0
+    for path in committed_transcripts():
+        label = transcript_summary(path)["label"]
+        if label in expected:
+            facts = recorded_facts(path)
+            assert matrix.match(facts).name == expected[label]
+            assert matrix.get("hgx-h200x8-nvswitch").mismatches(facts)[0].endswith("expected 8")
+            seen += 1
+    if not seen:
+        pytest.skip("no recording of a known host is committed")
