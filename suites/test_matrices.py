@@ -1,8 +1,6 @@
 """The matrices are schema-checked at load: a malformed file is refused with its name, the
 entry and what is wrong; the layouts resolve against any card count."""
 
-import shutil
-from pathlib import Path
 
 import pytest
 import yaml

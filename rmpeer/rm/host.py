@@ -139,7 +139,7 @@ class Host:
         return self.facts.cards
 
     def discover(self) -> "Host":
-        rm, abi = self.rm, self.rm.abi
+        rm = self.rm
         infos = card_infos(rm)
         for index, info in enumerate(infos):
             pci = (f"{info['pci_info.domain']:04x}:{info['pci_info.bus']:02x}:"
