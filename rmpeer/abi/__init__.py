@@ -3,8 +3,8 @@
 from .bitfields import BitField, BitFieldGroup
 from .drivers import Abi, DriverMatrix, parse_version
 from .matrix import MATRICES, load_yaml
-from .nvstatus import Status, code_of, names as status_names, status
+from .nvstatus import Status, names as status_names, status
 from .structs import Field, Struct
 
 __all__ = ["Abi", "BitField", "BitFieldGroup", "DriverMatrix", "Field", "MATRICES",
-           "Status", "Struct", "code_of", "load_yaml", "parse_version", "status", "status_names"]
+           "Status", "Struct", "load_yaml", "parse_version", "status", "status_names"]

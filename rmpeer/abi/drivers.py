@@ -60,9 +60,6 @@ class Abi:
     def cls(self, name: str) -> int:
         return self._lookup(self.classes, "class", name)
 
-    def class_name(self, number: int) -> str:
-        return next((n for n, v in self.classes.items() if v == number), hex(number))
-
     def const(self, name: str):
         return self._lookup(self.constants, "constant", name)
 
@@ -72,9 +69,6 @@ class Abi:
     def control(self, name: str) -> tuple[int, Struct]:
         entry = self._lookup(self.controls, "control", name)
         return entry["cmd"], self.struct(entry["params"])
-
-    def control_name(self, cmd: int) -> str:
-        return next((n for n, c in self.controls.items() if c["cmd"] == cmd), hex(cmd))
 
     def ioctl_request(self, escape: int, size: int) -> int:
         """_IOWR(magic, escape, size) as the Linux encoding in the matrix spells it."""

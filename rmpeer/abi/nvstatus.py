@@ -39,13 +39,5 @@ def status(code: int, path: Path | None = None) -> Status:
     return table.get(code) or Status(code, f"NV_STATUS_{code:#x}", "not in matrices/nvstatus.yaml")
 
 
-def code_of(name: str, path: Path | None = None) -> int:
-    """The code of a status named in a matrix (e.g. a topology's expected error)."""
-    for st in _table(str(path or MATRICES / "nvstatus.yaml")).values():
-        if st.name == name:
-            return st.code
-    raise KeyError(f"{name} is not in matrices/nvstatus.yaml")
-
-
 def names(path: Path | None = None) -> set[str]:
     return {st.name for st in _table(str(path or MATRICES / "nvstatus.yaml")).values()}

@@ -144,12 +144,6 @@ class RmClient:
             raise RmError(label, handles, rec, struct=st)
         return rec, reply
 
-    def unmap_dma(self, device: int, dma: int, memory: int, dma_offset: int, *, label: str):
-        return self._call("NV_ESC_RM_UNMAP_MEMORY_DMA", "NVOS47_PARAMETERS",
-                          {"hClient": self.handle, "hDevice": device, "hDma": dma,
-                           "hMemory": memory, "dmaOffset": dma_offset},
-                          label=label, handles={"hDevice": device, "hDma": dma, "hMemory": memory})
-
     def map_to_cpu(self, device: int, memory: int, length: int, map_fd: int, *, label: str,
                    flags: int = 0):
         """NV_ESC_RM_MAP_MEMORY with the fd to map through, then mmap that fd."""

@@ -114,8 +114,6 @@ class LiveMapping:
     def write32(self, offset: int, value: int) -> None:
         self.write(offset, value.to_bytes(4, "little"))
 
-    def read32(self, offset: int) -> int:
-        return int.from_bytes(self.read(offset, 4), "little")
 
     def wait32(self, offset: int, value: int, timeout_s: float) -> tuple[bool, int, int]:
         """Poll a word until it equals `value`: (arrived, last value seen, ns waited)."""

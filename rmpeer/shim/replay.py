@@ -197,8 +197,6 @@ class ReplayMapping:
     def write32(self, offset: int, value: int) -> None:
         self.write(offset, value.to_bytes(4, "little"))
 
-    def read32(self, offset: int) -> int:
-        return int.from_bytes(self.read(offset, 4), "little")
 
     def wait32(self, offset: int, value: int, timeout_s: float):
         rec = self._rec("mem.wait", offset, "a wait")
