@@ -1,184 +1,221 @@
-"""`rmpeer certify`: the suites against this host (or a recording), a verdict, a card x card
-table, and reports/certificate.json."""
+"""`rmpeer certify`: the hardware checks against this host (or a recording), a verdict, a
+card x card table, and a certificate.
+
+Everything the user gave is checked before anything is written or opened on a GPU (exit 2
+or 3); then the suites run in this process, one line of progress per layout and step."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 
 from . import __version__
-from .abi.matrix import MATRICES
-from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, NoDeviceError
+from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, NoDeviceError
+from .hostrun import RunOptions
+from .verdict import CERTIFIED, compact_tests, pair_table, render_table, short, verdict
 
-REPO = Path(__file__).resolve().parents[1]
+QUICK_LAYOUTS = ("one-per-card", "interleaved")
 
 
 def matrices_digest() -> str:
+    from .resources import matrices_dir
+
     h = hashlib.sha256()
-    for path in sorted(MATRICES.glob("*.yaml")):
+    for path in sorted(matrices_dir().glob("*.yaml")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return "sha256:" + h.hexdigest()
 
 
-def preflight(args):
-    """Open the host once: driver, ABI, cards, P2P caps (or the recording's). Errors here are
-    the user's to fix (exit 2 or 3), before any test runs."""
-    from .runtime import Runtime
-    from .shim.live import LiveShim
-    from .shim.replay import recorded_facts
+class Plan:
+    """What certify will do, resolved and checked before anything is written."""
 
-    if args.replay:
-        return recorded_facts(args.replay)
-    if not os.path.exists("/dev/nvidiactl"):
-        raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine "
-                            "(no GPU, or the nvidia kernel module is not loaded). "
-                            "To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
-    runtime = Runtime(LiveShim(), forced_abi=args.rm_abi).open()
-    runtime.close()
-    return runtime.facts
+    def __init__(self, args):
+        from .layouts import LayoutMatrix, parse_size
+        from .targets import cases_for, live_target, replay_target
+        from .topology import TopologyMatrix
 
+        self.out = Path(args.output).resolve()
+        self.replay = str(Path(args.replay).resolve()) if args.replay else None
+        if self.replay:
+            refused = [flag for flag, given in (("--rm-abi", args.rm_abi), ("--extent", args.extent),
+                                                ("--record", args.record), ("--no-boost", args.no_boost))
+                       if given not in (None, False)]
+            if refused:
+                raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "
+                                  f"(its ABI, extent, boost and calls); these options cannot apply to it")
+        if args.expect_topology is not None and not args.expect_topology.strip():
+            raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
+        self.layouts = LayoutMatrix()
+        self.topologies = TopologyMatrix()
+        self.topology = self.topologies.get(args.expect_topology) if args.expect_topology else None
+        extent = parse_size(args.extent) if args.extent else None
+        if extent is not None:
+            self.layouts.check_extent(extent)
+        if self.replay:
+            self.target = replay_target(self.replay)
+        else:
+            self.target = live_target()
+            if self.target is None:
+                raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, "
+                                    "or the nvidia kernel module is not loaded). To see a certification of a "
+                                    "recorded host: rmpeer certify --replay TRANSCRIPT")
+        wanted = list(args.layout or [])
+        if args.quick and not wanted:
+            wanted = [name for name in QUICK_LAYOUTS if self.layouts.resolve(name, self.target.cards)]
+        self.cases, self.left_out = cases_for(self.target, wanted, extent, self.layouts)
+        if not self.cases:
+            raise ConfigError("no layout to check: " + ("; ".join(self.left_out) or "none selected"))
+        self.options = RunOptions(layouts=wanted, topology=args.expect_topology, abi=args.rm_abi, extent=extent,
+                                  record=str(Path(args.record).resolve()) if args.record else None,
+                                  pattern_seed=int.from_bytes(os.urandom(2), "little"), boost=not args.no_boost)
+        self.facts = self._host_facts()
 
-def pytest_command(args, results: Path, allure_dir: Path, marker: str, parallel: bool) -> list:
-    cmd = [sys.executable, "-m", "pytest", str(REPO / "suites"), "-m", marker, "-q", "--color=yes",
-           "--rm-results", str(results), "--alluredir", str(allure_dir), "-p", "no:cacheprovider",
-           "--rootdir", str(REPO)]
-    if parallel:
-        cmd += ["-n", "auto"]
-    for layout in args.layout or []:
-        cmd += ["--rm-layout", layout]
-    if args.replay:
-        cmd += ["--rm-replay", str(args.replay)]
-    else:
-        cmd += ["--rm-live-only"]
-    for opt, value in (("--rm-abi", args.rm_abi), ("--rm-extent", args.extent), ("--rm-record", args.record),
-                       ("--rm-topology", args.expect_topology)):
-        if value:
-            cmd += [opt, str(value)]
-    return cmd
+    def _host_facts(self):
+        """The host opened once, briefly: driver, ABI, cards (errors here are the user's to fix)."""
+        if self.replay:
+            from .rm.host import HostFacts
+            from .shim.replay import recorded_note
 
+            return HostFacts.from_dict(recorded_note(self.replay, "host")["facts"])
+        from .runtime import Runtime
+        from .shim.live import LiveShim
 
-def run_suites(args, out: Path) -> dict:
-    """Offline suites in parallel (-n: they share nothing), hardware suites in one process
-    (one RM client; the copy engines of one host are not shared between workers)."""
-    allure_dir = out / "allure-results"
-    shutil.rmtree(allure_dir, ignore_errors=True)   # an earlier run's results would read as retries
-    merged = {"tests": [], "targets": {}}
-    for name, marker, parallel in (("offline", "offline", True), ("hardware", "hardware", False)):
-        results = out / f"results-{name}.json"
-        results.unlink(missing_ok=True)
-        print(f"\n== {name} suites ==", flush=True)
-        subprocess.run(pytest_command(args, results, allure_dir, marker, parallel), cwd=REPO)
-        if results.exists():
-            data = json.loads(results.read_text())
-            merged["tests"] += data["tests"]
-            merged["targets"].update(data["targets"])
-    return merged
-
-
-def pair_table(tests: list) -> dict:
-    """(card s, card t) -> counts of setup/read/write outcomes and the steady GB/s seen."""
-    table = defaultdict(lambda: {"setup": [0, 0], "read": [0, 0], "write": [0, 0], "gbps": []})
-    kinds = {"test_map": "setup", "test_reservation": "setup", "test_read": "read", "test_write": "write"}
-    for test in tests:
-        p = test["params"]
-        name = test["nodeid"].split("::")[-1].split("[")[0]
-        if name not in kinds or "s" not in p or test["outcome"] == "skipped":
-            continue
-        cell = table[(p["cards"][p["s"]], p["cards"][p["t"]])]
-        counts = cell[kinds[name]]
-        counts[1] += 1
-        counts[0] += test["outcome"] == "passed"
-        bw = test.get("properties", {}).get("bandwidth")
-        if bw and bw.get("steady_gbps"):
-            cell["gbps"].append(bw["steady_gbps"])
-    return table
+        with Runtime(LiveShim(), forced_abi=self.options.abi) as runtime:
+            return runtime.facts
 
 
-def _cell(c: dict) -> str:
-    parts = []
-    for key, tag in (("setup", "S"), ("read", "R"), ("write", "W")):
-        passed, total = c[key]
-        parts.append(f"{tag}:-" if not total else f"{tag}:ok" if passed == total else f"{tag}:FAIL {total - passed}/{total}")
-    gbps = sorted(c["gbps"])
-    return " ".join(parts) + (f" {gbps[len(gbps) // 2]:.0f} GB/s" if gbps else "")
+class Progress:
+    """One line per layout and step: counts and elapsed time; colour only on a terminal."""
+
+    def __init__(self, stream):
+        self.stream, self.start, self.group, self.counts = stream, time.monotonic(), None, Counter()
+        self.colour = stream.isatty()
+
+    def pytest_runtest_logreport(self, report):
+        if report.when != "call" and not (report.failed or report.skipped):
+            return
+        from .verdict import test_name
+
+        params = dict(report.user_properties).get("rmpeer_params", {})
+        group = (params.get("layout", "host"), test_name(report.nodeid).removeprefix("test_"))
+        if group != self.group:
+            self.flush()
+            self.group = group
+        self.counts["failed" if report.failed else report.outcome] += 1
+
+    def flush(self):
+        if self.group is None:
+            return
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
+        bad = self.counts["failed"] and self.colour
+        line = f"  {time.monotonic() - self.start:6.1f}s  {self.group[0]:<16} {self.group[1]:<36} {counts}"
+        print(f"\033[31m{line}\033[0m" if bad else line, file=self.stream, flush=True)
+        self.group, self.counts = None, Counter()
+
+    def pytest_sessionfinish(self):
+        self.flush()
 
 
-def render_table(table: dict) -> str:
-    """card x card: setup (pairs, reservations, maps), read and write verdicts, median GB/s."""
-    if not table:
-        return "(no per-pair results)"
-    cards = sorted({c for key in table for c in key})
-    cells = {(a, b): _cell(table[(a, b)]) if (a, b) in table else "-" for a in cards for b in cards}
-    width = max(len(v) for v in cells.values()) + 3
-    lines = ["session on \\ window of".ljust(24) + "".join(f"card {b}".ljust(width) for b in cards)]
-    lines += [f"card {a}".ljust(24) + "".join(cells[(a, b)].ljust(width) for b in cards) for a in cards]
-    lines.append("S setup (pair, reservation, map), R read, W write through the windows: ok when every check "
-                 "passed; GB/s: median steady copy rate of that card pair")
-    return "\n".join(lines)
+class _GivenOptions:
+    """The run's options, for the plugin to find by name (pluggy registers an object under
+    its __name__)."""
+
+    def __init__(self, name, options):
+        self.__name__, self.options = name, options
 
 
-def verdict(results: dict, topology_problems: list) -> tuple[bool, list]:
-    hardware = [t for t in results["tests"] if "target" in t["params"]]
-    ran = [t for t in hardware if t["outcome"] != "skipped"]
-    failed = [t for t in results["tests"] if t["outcome"] in ("failed", "error")]
-    reasons = [f"{t['nodeid']}: {t.get('message', '').splitlines()[0] if t.get('message') else t['outcome']}"
-               for t in failed]
-    if not ran:
-        reasons.append("no hardware test ran")
-    reasons += [f"host does not match the expected topology: {p}" for p in topology_problems]
-    return not reasons, reasons
+def _run_pytest(plan: Plan, stream):
+    import pytest
+
+    from importlib import import_module
+
+    from .resources import import_root, plugin_package, suites_dir
+
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # the user's other plugins stay out
+    if str(import_root()) not in sys.path:
+        sys.path.insert(0, str(import_root()))
+    pkg = plugin_package()
+    options_plugin = import_module(f"{pkg}.options")
+    results = import_module(f"{pkg}.results")
+    collector = results.Collector()
+    collector.__name__ = results.COLLECTOR
+    progress = Progress(stream)
+    allure_dir = plan.out / "allure-results"
+    args = [str(suites_dir()), "-m", "hardware", "-c", os.devnull, "--rootdir", str(suites_dir().parent),
+            "--noconftest", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+            "-p", f"{pkg}.plugin", "-p", f"{pkg}.results", "-p", f"{pkg}.reporting", "-p", "allure_pytest.plugin",
+            "--alluredir", str(allure_dir), "--clean-alluredir"]
+    args += ["--rm-replay", plan.replay] if plan.replay else ["--rm-live-only"]
+    given = _GivenOptions(options_plugin.RUN_OPTIONS_PLUGIN, plan.options)
+    code = pytest.main(args, plugins=[given, collector, progress])
+    return collector, int(code)
 
 
 def certify(args) -> int:
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    facts = preflight(args)
-    topology_problems = []
-    if args.expect_topology:
-        from .topology import TopologyMatrix
-
-        topology_problems = TopologyMatrix().get(args.expect_topology).mismatches(facts)
+    plan = Plan(args)
+    out_stream = sys.stderr if args.json else sys.stdout
+    say = lambda text="": print(text, file=out_stream, flush=True)
     recorded = {}
-    if args.replay:
+    if plan.replay:
         from .shim.replay import transcript_summary
 
-        recorded = transcript_summary(args.replay)["header"]
+        recorded = transcript_summary(plan.replay)["header"]
     replay_of = (f"REPLAY of {recorded.get('label')} recorded on {recorded.get('hostname')} at "
-                 f"{recorded.get('created')} ({args.replay})") if args.replay else ""
-    label = replay_of or "this host"
-    print(f"rmpeer {__version__}: certifying {label}: driver {facts.driver_version} ({facts.flavour}), "
-          f"ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
-          f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}", flush=True)
-    results = run_suites(args, out)
-    ok, reasons = verdict(results, topology_problems)
-    table = pair_table(results["tests"])
-    print("\n" + render_table(table))
-    counts = defaultdict(int)
-    for t in results["tests"]:
-        counts[t["outcome"]] += 1
+                 f"{recorded.get('created')} ({plan.replay})") if plan.replay else ""
+    facts = plan.facts
+    topology_problems = plan.topology.mismatches(facts) if plan.topology else []
+    try:
+        plan.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--output {plan.out}: cannot write there ({exc.strerror})") from None
+    say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
+        f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
+        f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
+    say(f"layouts: {', '.join(f'{c.layout.name} {list(c.layout.cards)}' for c in plan.cases)}; "
+        f"extent {plan.cases[0].extent >> 20} MiB")
+    for line in plan.left_out:
+        say(f"  {line}")
+    collector, _ = _run_pytest(plan, out_stream)
+    tests = list(collector.tests.values())
+    fitness = [short(t.get("message", "")) for t in tests
+               if t["params"].get("fitness") and t["outcome"] in ("failed", "error")]
+    tests_conf = [t for t in tests if not t["params"].get("fitness")]
+    outcome, reasons = verdict(tests_conf, topology_problems, fitness)
+    table = pair_table(tests)
+    say("\n" + render_table(table))
+    counts = Counter(t["outcome"] for t in tests)
     cert = {
         "tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "subject": ({"kind": "replay", "transcript": str(args.replay), "recorded_host": recorded.get("hostname"),
+        "subject": ({"kind": "replay", "transcript": plan.replay, "recorded_host": recorded.get("hostname"),
                      "recorded_at": recorded.get("created"), "recorded_label": recorded.get("label"),
                      "note": "a replay of a recording: this is NOT a certificate of the machine it ran on"}
-                    if args.replay else {"kind": "live"}),
+                    if plan.replay else {"kind": "live"}),
         "host": facts.as_dict(), "matrices": matrices_digest(), "expect_topology": args.expect_topology,
-        "topology_problems": topology_problems, "counts": dict(counts), "duration_s": round(time.time() - started, 1),
+        "topology_problems": topology_problems, "left_out": plan.left_out, "counts": dict(counts),
+        "duration_s": round(time.time() - started, 1),
         "pairs": {f"{a}->{b}": v for (a, b), v in table.items()},
-        "tests": results["tests"], "verdict": "CERTIFIED" if ok else "NOT CERTIFIED", "reasons": reasons,
+        "tests": compact_tests(tests), "verdict": outcome, "reasons": reasons,
     }
-    name = "replay-certificate.json" if args.replay else "certificate.json"
-    (out / name).write_text(json.dumps(cert, indent=1, default=str))
+    name = "replay-certificate.json" if plan.replay else "certificate.json"
+    path = plan.out / name
+    try:
+        path.write_text(json.dumps(cert, indent=1, default=str))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the certificate ({exc.strerror})") from None
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    print(f"\n{replay_of + ': ' if args.replay else ''}{cert['verdict']} ({summary}); written to {out / name}")
-    for r in reasons[:10]:
-        print(f"  - {r}")
-    return EXIT_OK if ok else EXIT_NOT_CERTIFIED
+    say(f"\n{replay_of + ': ' if plan.replay else ''}{outcome} ({summary}) in {time.time() - started:.1f} s; "
+        f"written to {path}")
+    for r in reasons[:20]:
+        say(f"  - {r}")
+    if len(reasons) > 20:
+        say(f"  ... and {len(reasons) - 20} more reasons in the certificate")
+    if args.json:
+        print(json.dumps({"verdict": outcome, "counts": dict(counts), "reasons": reasons,
+                          "certificate": str(path), "subject": cert["subject"]["kind"]}, indent=1))
+    return EXIT_OK if outcome == CERTIFIED else EXIT_NOT_CERTIFIED

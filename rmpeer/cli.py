@@ -28,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--record", help="also record a transcript of every RM call into this folder")
     c.add_argument("--replay", help="certify a recording (a transcript) instead of this host")
     c.add_argument("--output", default="reports", help="where the certificate and results go (default: reports)")
+    c.add_argument("--quick", action="store_true",
+                   help="only the one-per-card and interleaved layouts (with the detection and fitness checks)")
+    c.add_argument("--no-boost", action="store_true",
+                   help="measure the host at the clocks it has (default: RM's boost to maximum clocks)")
+    c.add_argument("--json", action="store_true", help="print the certificate's summary as JSON on stdout")
     r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
     r.add_argument("--results", default="reports/allure-results",
                    help="the Allure results of a run (default: reports/allure-results, where certify writes them)")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .abi.matrix import MATRICES, load_yaml, require
 from .errors import ConfigError, MatrixError
-from .plan import MAX_SESSIONS, linear_windows
+from .plan import MAX_SESSIONS, linear_windows, plan_peers
 
 FORMS = ("per_card", "sessions", "cards")
 KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description"}
@@ -23,10 +23,6 @@ class Layout:
     @property
     def sessions(self) -> int:
         return len(self.cards)
-
-    @property
-    def cards_used(self) -> int:
-        return len(set(self.cards))
 
 
 @dataclass(frozen=True)
@@ -84,6 +80,14 @@ class LayoutMatrix:
             if key in spec:
                 require(self.path, where, spec, key, int)
 
+    def check_extent(self, extent: int) -> int:
+        """A buffer size the matrix allows: a page multiple, at least extent.minimum."""
+        page = self.va.page_size
+        if extent < self.minimum_extent or extent % page:
+            raise ConfigError(f"extent {extent:#x}: must be a multiple of {page >> 20} MiB pages and at least "
+                              f"{self.minimum_extent:#x} ({self.path.name} extent.minimum)")
+        return extent
+
     @property
     def names(self) -> list[str]:
         return list(self.entries)
@@ -114,13 +118,32 @@ class LayoutMatrix:
 
     def fitting(self, host_cards: int) -> list[Layout]:
         """Every layout that fits the host, duplicates (same cards) kept once."""
-        seen, out = set(), []
+        return self.fitting_with_reasons(host_cards)[0]
+
+    def fitting_with_reasons(self, host_cards: int) -> tuple[list[Layout], list[str]]:
+        """(layouts that fit, 'name: left out: why' for the others)."""
+        seen, out, left_out = {}, [], []
         for name in self.names:
             layout = self.resolve(name, host_cards)
-            if layout and layout.cards not in seen:
-                seen.add(layout.cards)
+            if layout is None:
+                left_out.append(f"{name}: left out: {self._why_not(name, host_cards)}")
+            elif layout.cards in seen:
+                left_out.append(f"{name}: left out: the same sessions as {seen[layout.cards]}")
+            else:
+                seen[layout.cards] = name
                 out.append(layout)
-        return out
+        return out, left_out
+
+    def _why_not(self, name: str, host_cards: int) -> str:
+        spec = self.entries[name]
+        if host_cards < spec.get("min_cards", 1):
+            return f"needs {spec['min_cards']} cards, this host has {host_cards}"
+        return f"needs more cards than {host_cards} or more than {MAX_SESSIONS} sessions"
+
+    def plan(self, cards, extent: int, *, host_cards: int | None = None):
+        """The seed's peer plan of these sessions with this matrix's address-space choices."""
+        return plan_peers(cards, extent, self.va.window_fn(extent), page_size=self.va.page_size,
+                          host_cards=host_cards)
 
 
 def parse_layout_option(text: str, matrix: LayoutMatrix, host_cards: int) -> Layout:

@@ -1,6 +1,6 @@
 """Data patterns whose every 64-bit word says whose it is and where it belongs.
 
-word = seed (16 bits) | kind (4) | owner session (4) | spare (4) | word index (36)
+word = pattern seed (16 bits) | kind (4) | owner session (4) | spare (4) | word index (36)
 
 So a read that lands on the wrong card, a stale page from an earlier run, or a
 shifted offset each yields words that decode to something else, and the
@@ -20,28 +20,28 @@ KIND_NAMES = {KIND_BUFFER: "buffer", KIND_WRITE: "write"}
 _INDEX_BITS = 36
 
 
-def tag(seed: int, kind: int, owner: int) -> int:
-    return (seed & 0xFFFF) << 48 | (kind & 0xF) << 44 | (owner & 0xF) << 40
+def tag(pattern_seed: int, kind: int, owner: int) -> int:
+    return (pattern_seed & 0xFFFF) << 48 | (kind & 0xF) << 44 | (owner & 0xF) << 40
 
 
-def make(seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
+def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
-    start = tag(seed, kind, owner) + first_word
+    start = tag(pattern_seed, kind, owner) + first_word
     return np.arange(start, start + length // 8, dtype=np.uint64)
 
 
 @lru_cache(maxsize=40)
-def cached(seed: int, kind: int, owner: int, length: int) -> np.ndarray:
+def cached(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
     """make(), kept: every layout of a run uses the same few patterns (read-only)."""
-    words = make(seed, kind, owner, length)
+    words = make(pattern_seed, kind, owner, length)
     words.flags.writeable = False
     return words
 
 
 @dataclass(frozen=True)
 class Word:
-    seed: int
+    pattern_seed: int
     kind: int
     owner: int
     index: int
@@ -53,18 +53,18 @@ class Word:
     def describe(self, cards=None) -> str:
         kind = KIND_NAMES.get(self.kind, f"kind {self.kind}")
         where = f" (card {cards[self.owner]})" if cards is not None and self.owner < len(cards) else ""
-        return f"{kind} pattern of session {self.owner}{where}, seed {self.seed:#06x}, word {self.index}"
+        return f"{kind} pattern of session {self.owner}{where}, pattern seed {self.pattern_seed:#06x}, word {self.index}"
 
 
-def explain(actual: bytes, offset: int, *, seed: int, kind: int, owner: int, cards) -> str:
+def explain(actual: bytes, offset: int, *, pattern_seed: int, kind: int, owner: int, cards) -> str:
     """What a mismatching word at byte `offset` actually is, in words a person can act on."""
     if len(actual) < 8:
         return "no data"
     got = Word.decode(int.from_bytes(actual[:8], "little"))
-    want = Word(seed & 0xFFFF, kind, owner, offset // 8)
+    want = Word(pattern_seed & 0xFFFF, kind, owner, offset // 8)
     if got == want:
         return "matches"
-    if got.seed != want.seed and got.kind in KIND_NAMES:
+    if got.pattern_seed != want.pattern_seed and got.kind in KIND_NAMES:
         return f"stale data from another run: found the {got.describe(cards)}"
     if got.kind not in KIND_NAMES:
         return f"unrecognised data {int.from_bytes(actual[:8], 'little'):#018x} (never written by this suite)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import patterns
+from . import bytecheck, patterns
 from .abi.matrix import MATRICES, load_yaml
 from .ce.classes import pick_generation
 from .ce.engine import CopyEngine, pick_lce
@@ -84,36 +84,35 @@ class SessionTraffic:
 class PeerTraffic:
     """Copy engines for every session of a PeerSetup, and the read and write checks."""
 
-    def __init__(self, setup, staging: dict, *, seed: int, layout: dict | None = None):
-        self.setup, self.staging, self.seed = setup, staging, seed & 0xFFFF
-        self.layout = layout or channel_layout()
+    def __init__(self, setup, staging: dict, *, pattern_seed: int, channel: dict | None = None):
+        self.setup, self.staging, self.pattern_seed = setup, staging, pattern_seed
+        self.channel = channel or channel_layout()
         self.extent = setup.plan.extent
         self.cards = setup.plan.cards
         self.sessions: list[SessionTraffic] = []
-        self.seen_pairs: set = set()
 
     def create(self) -> "PeerTraffic":
         rm, host = self.setup.rm, self.setup.host
         for session in self.setup.sessions:
             gen = pick_generation(session.card.classes)
-            engine = CopyEngine(rm, session, host, self.setup.va, gen, self.layout, pick_lce(session.card)).create()
+            engine = CopyEngine(rm, session, host, self.setup.va, gen, self.channel, pick_lce(session.card)).create()
             self.sessions.append(SessionTraffic(engine, self.extent, self.staging[session.card.index]))
         for st in self.sessions:
             s = st.engine.session.index
-            self._stage(st, self.expected(patterns.KIND_BUFFER, s), st.part(PRISTINE), f"seed:s{s}:pristine")
-            self._copy(st, st.part(PRISTINE), self.setup.plan.window(s), f"seed:s{s}:buffer")
-            self._stage(st, self.expected(patterns.KIND_WRITE, s), st.part(SOURCE), f"seed:s{s}:source")
+            self._stage(st, self.expected(patterns.KIND_BUFFER, s), st.part(PRISTINE), f"fill:s{s}:pristine")
+            self._copy(st, st.part(PRISTINE), self.setup.plan.window(s), f"fill:s{s}:buffer")
+            self._stage(st, self.expected(patterns.KIND_WRITE, s), st.part(SOURCE), f"fill:s{s}:source")
         return self
 
     def expected(self, kind: int, owner: int):
-        return patterns.cached(self.seed, kind, owner, self.extent)
+        return patterns.cached(self.pattern_seed, kind, owner, self.extent)
 
     def _stage(self, st, words, dst_va, label):
         st.upload.cpu.fill(0, words)
         self._copy(st, st.upload.gpu_va, dst_va, label)
 
     def _copy(self, st, src, dst, label):
-        return st.engine.copy(src, dst, self.extent, label=label, timeout_s=self.layout["timeout_s"])
+        return st.engine.copy(src, dst, self.extent, label=label, timeout_s=self.channel["timeout_s"])
 
     def _timed(self, st, src, dst, label):
         """The first copy, then BANDWIDTH_REPEATS more: (first GB/s, median steady GB/s)."""
@@ -122,17 +121,21 @@ class PeerTraffic:
         return first, steady[len(steady) // 2]
 
     def _verify(self, st, kind, owner, op, s, t, first, steady) -> Check:
+        """Every byte of the read-back against the pattern it must hold; the explicit spots
+        read from the same bytes."""
         want = self.expected(kind, owner)
-        mismatch = st.readback.cpu.compare(0, want)
+        have = st.readback.cpu.view(0, self.extent)
+        mismatch = bytecheck.compare(have, want)
         check = Check(op, s, t, mismatch is None, first_gbps=first, steady_gbps=steady, length=self.extent)
         if mismatch is not None:
             check.mismatch = {"offset": mismatch.offset, "differing_bytes": mismatch.differing,
                               "found": mismatch.actual[:8].hex(),
-                              "explanation": patterns.explain(mismatch.actual, mismatch.offset, seed=self.seed,
-                                                              kind=kind, owner=owner, cards=self.cards)}
+                              "explanation": patterns.explain(mismatch.actual, mismatch.offset,
+                                                              pattern_seed=self.pattern_seed, kind=kind,
+                                                              owner=owner, cards=self.cards)}
         raw = want.view("u1")
         for name, at in self.spots().items():
-            check.spots[name] = st.readback.cpu.read(at, 16) == bytes(raw[at:at + 16])
+            check.spots[name] = bytes(have[at:at + 16]) == bytes(raw[at:at + 16])
         return check
 
     def spots(self) -> dict:

@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
-from fixtures.targets import REPO, committed_transcripts
+from rmpeer.resources import suites_dir
+from rmpeer.targets import committed_transcripts
+
+REPO = suites_dir().parent   # the checkout, or the installed package's copy
 
 pytestmark = pytest.mark.e2e
 TWO_GPU = [p for p in committed_transcripts() if "x2" in p]

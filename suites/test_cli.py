@@ -8,8 +8,10 @@ import sys
 
 import pytest
 
-from fixtures.targets import REPO
+from rmpeer.resources import suites_dir
 from rmpeer.errors import AccessError, NoDeviceError
+
+REPO = suites_dir().parent   # the checkout, or the installed package's copy
 
 pytestmark = pytest.mark.offline
 
@@ -77,7 +79,7 @@ def test_opening_the_device_maps_errors_to_exit_3(code, exc):
 
 
 def test_show_prints_a_transcript_readably():
-    from fixtures.targets import committed_transcripts
+    from rmpeer.targets import committed_transcripts
 
     one_gpu = [p for p in committed_transcripts() if "x1" in p]
     if not one_gpu:

@@ -1,5 +1,6 @@
 """What RM says about the host: driver, cards and the P2P capability matrix; attached to
-the report, and checked against the topology the host matches or must match."""
+the report, checked against the kernel module's own account of the cards, and against the
+topology the host must match."""
 
 import json
 
@@ -10,21 +11,36 @@ pytestmark = pytest.mark.hardware
 
 
 @pytest.mark.rm_layouts("one-per-card")
-def test_host_facts(runtime, topology, request):
-    facts = runtime.facts
+def test_host_facts(host_run):
+    facts = host_run.facts
     allure.attach(json.dumps(facts.as_dict(), indent=1, default=str), name="host facts",
                   attachment_type=allure.attachment_type.JSON)
     from rmpeer.report.heatmap import p2p_matrix_svg
 
     allure.attach(p2p_matrix_svg(facts), name="P2P capability matrix", attachment_type=allure.attachment_type.SVG)
     assert facts.cards, "RM lists no card"
-    assert all(c.name and c.uuid.startswith("GPU-") for c in facts.cards)
-    assert len({c.uuid for c in facts.cards}) == len(facts.cards)
     n = len(facts.cards)
     assert set(facts.p2p) == {(a, b) for a in range(n) for b in range(n)}
-    forced = request.config.getoption("--rm-topology")
-    if forced:
-        from rmpeer.topology import TopologyMatrix
+    assert len({c.uuid for c in facts.cards}) == n
 
-        problems = TopologyMatrix().get(forced).mismatches(facts)
-        assert not problems, f"host is not {forced}: " + "; ".join(problems)
+
+@pytest.mark.rm_layouts("one-per-card")
+def test_cards_agree_with_the_kernel_module(host_run):
+    """RM's names, UUIDs and PCI addresses are the ones /proc/driver/nvidia/gpus lists."""
+    proc = host_run.proc_gpus
+    assert proc, "the kernel module lists no GPU in /proc/driver/nvidia/gpus"
+    by_bus = {p["bus"].lower(): p for p in proc}
+    assert len(by_bus) == len(host_run.facts.cards)
+    for card in host_run.facts.cards:
+        p = by_bus.get(card.pci.lower())
+        assert p is not None, f"card {card.index} at {card.pci}: not in /proc ({sorted(by_bus)})"
+        assert (card.name, card.uuid) == (p["model"], p["uuid"]), f"card {card.index}"
+
+
+@pytest.mark.rm_layouts("one-per-card")
+def test_host_is_the_topology_asked_for(host_run, topology):
+    """With --rm-topology / --expect-topology NAME: the host is that entry."""
+    if not host_run.options.topology:
+        pytest.skip("no topology asked for (--expect-topology NAME)")
+    problems = topology.mismatches(host_run.facts)
+    assert not problems, f"host is not {topology.name}: " + "; ".join(problems)

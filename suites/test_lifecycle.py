@@ -1,29 +1,32 @@
-"""Teardown returns every object and every byte of video memory (PEER-SETUP.md)."""
+"""Teardown returns every object and every byte of video memory (docs/peer-setup.md)."""
 
 import pytest
 
-pytestmark = pytest.mark.hardware
+pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh]
 
 
-def test_teardown_frees_everything(runtime, peer_case, request):
-    """A whole setup of the layout, torn down: every free is accepted, and the cards'
-    free video memory returns to what it was."""
-    from rmpeer.plan import plan_peers
-    from rmpeer.rm.peers import PeerSetup
-
-    from fixtures.plugin import LAYOUTS
-
-    va = request.config.stash[LAYOUTS].va
-    plan = plan_peers(peer_case.layout.cards, peer_case.extent, va.window_fn(peer_case.extent),
-                      page_size=va.page_size)
-    cards = sorted(set(plan.cards))
-    before = {c: runtime.host.heap_free(c) for c in cards}
-    setup = PeerSetup(runtime.rm, runtime.host, plan, va)
+def test_teardown_frees_everything(fresh_setup, host_run):
+    """A whole setup of the layout, torn down: every free is accepted, and the cards' free
+    video memory returns to what it was."""
+    setup = fresh_setup
+    cards = sorted(set(setup.plan.cards))
+    heap_free = host_run.runtime.host.heap_free
+    before = {c: heap_free(c) for c in cards}
     setup.create_sessions()
     setup.run()
-    during = {c: runtime.host.heap_free(c) for c in cards}
+    during = {c: heap_free(c) for c in cards}
     refused = setup.teardown()
-    after = {c: runtime.host.heap_free(c) for c in cards}
+    after = {c: heap_free(c) for c in cards}
     assert refused == [], [f"{r.label}: {r.status_name}" for r in refused]
     assert all(during[c] < before[c] for c in cards), "the buffers took no video memory"
     assert after == before
+
+
+def test_shared_setup_was_torn_down_cleanly(host_run, peer_case):
+    """The setup every other check of this layout shared was freed without a refusal (it is
+    torn down before any check that builds its own)."""
+    if peer_case.layout.name not in host_run.closed_layouts:
+        host_run.layout(peer_case)   # no other check of this layout ran: build it here
+    host_run.release_layout()
+    refused = host_run.closed_layouts[peer_case.layout.name]
+    assert refused == [], [f"{r.label}: {r.status_name}" for r in refused]

@@ -97,8 +97,9 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
 
 def test_the_recorded_hosts_match_their_topology_entries():
     """The topology entries, checked against what RM reported on real hosts."""
-    from fixtures.targets import committed_transcripts
-    from rmpeer.shim.replay import recorded_facts, transcript_summary
+    from rmpeer.targets import committed_transcripts
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.shim.replay import recorded_note, transcript_summary
 
     matrix = TopologyMatrix()
     expected = {"h200x1": "h200x1", "h200x2": "h200x2-nv18"}
@@ -106,7 +107,7 @@ def test_the_recorded_hosts_match_their_topology_entries():
     for path in committed_transcripts():
         label = transcript_summary(path)["label"]
         if label in expected:
-            facts = recorded_facts(path)
+            facts = HostFacts.from_dict(recorded_note(path, "host")["facts"])
             assert matrix.match(facts).name == expected[label]
             assert matrix.get("hgx-h200x8-nvswitch").mismatches(facts)[0].endswith("expected 8")
             seen += 1

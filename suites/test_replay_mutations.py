@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fixtures.targets import REPO, committed_transcripts
+from rmpeer.resources import suites_dir
+from rmpeer.targets import committed_transcripts
+
+REPO = suites_dir().parent   # the checkout, or the installed package's copy
 
 pytestmark = pytest.mark.offline
 TRANSCRIPTS = [p for p in committed_transcripts() if "x2" in Path(p).name] or committed_transcripts()

@@ -21,12 +21,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fixtures.targets import REPO, committed_transcripts
-from rmpeer.certify import pair_table
+from rmpeer.resources import suites_dir
+from rmpeer.targets import committed_transcripts
+from rmpeer.verdict import pair_table
 from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
 from rmpeer.report.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
 from rmpeer.rm.host import Card, HostFacts
+
+REPO = suites_dir().parent   # the checkout, or the installed package's copy
 
 pytestmark = pytest.mark.report
 SVG = "{http://www.w3.org/2000/svg}"

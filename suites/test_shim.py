@@ -7,7 +7,8 @@ import pytest
 
 from rmpeer import patterns
 from rmpeer.abi import DriverMatrix
-from rmpeer.shim.records import CallRecord, Payload, TranscriptWriter, read_transcript, sampled_digest
+from rmpeer.shim.records import (FORMAT, CallRecord, Payload, TranscriptWriter, read_transcript, sampled_digest,
+                                 word_runs, words_from_runs)
 
 pytestmark = pytest.mark.offline
 ABI = DriverMatrix().abi_for_driver("580.159.04")
@@ -37,15 +38,16 @@ def test_repeated_structs_index_their_slots():
 
 def test_transcripts_round_trip_gzip(tmp_path):
     path = tmp_path / "t.jsonl.gz"
-    w = TranscriptWriter(path, {"format": "rmpeer-transcript/1", "label": "x"})
+    w = TranscriptWriter(path, {"format": FORMAT, "label": "x"})
     w.note("segment", key="setup:one", state=None)
     w.write(CallRecord(1, "ioctl", label="alloc:p2p", escape=0x2B, request="00", reply="01",
                        payload=Payload("NV503B_ALLOC_PARAMETERS", "aa", "bb"), status=0x1F,
                        status_name="NV_ERR_INVALID_ARGUMENT"))
     w.close()
-    assert gzip.open(path).read().count(b"\n") == 3
+    assert gzip.open(path).read().count(b"\n") == 4, "header, note, record, end line"
     header, lines = read_transcript(path)
     assert header["label"] == "x" and lines[0]["key"] == "setup:one"
+    assert lines[-1]["note"] == "end"
     rec = lines[1]
     assert rec.payload.struct == "NV503B_ALLOC_PARAMETERS" and rec.status_name == "NV_ERR_INVALID_ARGUMENT"
 
@@ -73,7 +75,7 @@ def test_patterns_say_what_a_wrong_word_is():
     want = patterns.make(0x1234, patterns.KIND_BUFFER, 1, 4096)
     own = patterns.make(0x1234, patterns.KIND_BUFFER, 0, 4096)
     stale = patterns.make(0x9999, patterns.KIND_BUFFER, 1, 4096)
-    explain = lambda got, at=0: patterns.explain(got.view("u1")[at:at + 8].tobytes(), at, seed=0x1234,
+    explain = lambda got, at=0: patterns.explain(got.view("u1")[at:at + 8].tobytes(), at, pattern_seed=0x1234,
                                                   kind=patterns.KIND_BUFFER, owner=1, cards=cards)
     assert explain(want) == "matches"
     assert "wrong memory" in explain(own) and "session 0 (card 0)" in explain(own)
@@ -82,3 +84,25 @@ def test_patterns_say_what_a_wrong_word_is():
     assert "shifted: word 1 holds word 0" in explain(shifted, 8)
     assert "unrecognised" in explain(np.zeros(512, dtype=np.uint64))
     assert len({int(w) for w in want}) == want.size, "every word is distinct"
+
+
+@pytest.mark.parametrize("blocks", [
+    [(0x1234_1000_0000_0000, 1 << 17)],                                # one pattern: one run
+    [(0x1234_1000_0000_0000, 1000), (0x1234_1100_0000_0000, 7), (0x1234_1000_0000_03EF, 1 << 16)],
+    [(5, 1), (5, 1), (9, 3)],                                         # repeated and short runs
+])
+def test_word_runs_rebuild_every_byte(blocks):
+    """A read-back kept as word runs rebuilds exactly, so a replay compares the same bytes."""
+    words = np.concatenate([np.arange(v, v + n, dtype=np.uint64) for v, n in blocks])
+    kept = word_runs(words)
+    assert kept["complete"] and len(kept["runs"]) == len(blocks)
+    assert np.array_equal(words_from_runs(kept["runs"], words.nbytes), words)
+
+
+def test_word_runs_of_data_the_suite_never_wrote_keep_only_a_bounded_prefix():
+    noise = np.random.default_rng(1).integers(0, 2**63, 4096, dtype=np.uint64)
+    kept = word_runs(noise)
+    assert not kept["complete"] and len(kept["runs"]) <= 64
+    rebuilt = words_from_runs(kept["runs"], noise.nbytes)
+    assert np.array_equal(rebuilt[:len(kept["runs"])], noise[:len(kept["runs"])])
+    assert not np.array_equal(rebuilt, noise), "what was not kept cannot match by accident"

@@ -35,6 +35,7 @@ class Generation:
     gpfifo: EngineClass
     copy: EngineClass
     usermode: EngineClass
+    usermode_params: str | None = None   # the usermode class's alloc params struct (drivers.yaml)
 
 
 def _groups(path, where, spec) -> dict:
@@ -69,7 +70,7 @@ def load_engines(path: str | None = None) -> dict:
             if cname not in classes:
                 raise ConfigError(f"{path}: generation {gname}: {role} class {cname} is not described")
             parts[role] = classes[cname]
-        gens[gname] = Generation(gname, **parts)
+        gens[gname] = Generation(gname, **parts, usermode_params=spec.get("usermode_params"))
     return gens
 
 

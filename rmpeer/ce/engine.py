@@ -2,8 +2,9 @@
 the LCE the card names for P2P, fed from a pushbuffer in cached system memory, completion
 by a semaphore released into uncached system memory and polled with a timeout.
 
-The sequence and its pitfalls are ../shared/spec/COPY-ENGINE.md; every class number,
-method offset and bit field comes from matrices/engines.yaml and drivers.yaml.
+The sequence and its pitfalls are docs/copy-engine.md; every class number, method offset
+and bit field comes from matrices/engines.yaml and drivers.yaml, and the channel's own
+geometry (sizes, offsets, subchannel, chunking) from matrices/channel.yaml.
 """
 
 from __future__ import annotations
@@ -16,18 +17,24 @@ from .memory import Memory, SessionMemory
 
 # Handles of a session's copy-engine objects: CE_HANDLE_BASE + session * CE_HANDLE_STRIDE + n.
 CE_HANDLE_BASE, CE_HANDLE_STRIDE = 0xCE000000, 0x10000
-SUBCHANNEL_COPY = 4          # the subchannel the copy object is bound to
-CHUNK_MAX = 1 << 31          # LINE_LENGTH_IN is 32 bits; copies split into <= 2 GiB chunks
+
+
+def engine_type(abi, lce: int) -> int:
+    """NV2080_ENGINE_TYPE_COPY<lce>, by name: the numbers are not contiguous (COPY10 = 0x34)."""
+    return abi.const(f"NV2080_ENGINE_TYPE_COPY{lce}")
 
 
 class EngineFault(RmpeerError):
     """A copy that never completed: the timeout fired; what the error notifier says."""
 
-    def __init__(self, session: int, lce: int, label: str, waited_ns: int, notifier: dict, seen: int, want: int):
+    def __init__(self, session: int, lce: int, label: str, waited_ns: int, notifier: dict, seen: int, want: int,
+                 mmu_fault_code: int):
         self.session, self.lce, self.notifier = session, lce, notifier
         self.info32 = notifier.get("info32", 0)
         self.info16 = notifier.get("info16", 0)
-        reason = {31: "MMU fault (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)"}.get(self.info32, f"error {self.info32}")
+        self.mmu_fault = self.info32 == mmu_fault_code
+        reason = ("MMU fault (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)" if self.mmu_fault
+                  else f"error {self.info32}")
         super().__init__(
             f"{label}: session {session}'s copy engine (LCE {lce}) did not finish within "
             f"{waited_ns / 1e9:.3f} s: semaphore {seen:#x}, wanted {want:#x}; error notifier: "
@@ -84,7 +91,7 @@ class CopyEngine:
                                                label=f"ce:s{s}:error-notifier"), label=f"ce:s{s}:error-notifier:cpu")
         usermode = self.gen.usermode
         um = mem.handle()
-        self.rm.alloc(self.session.plan.subdevice, um, usermode.name, "NV_HOPPER_USERMODE_A_PARAMS",
+        self.rm.alloc(self.session.plan.subdevice, um, usermode.name, self.gen.usermode_params,
                       label=f"ce:s{s}:usermode", bBar1Mapping=0, bPriv=0)
         access = self.rm.abi.bits("NVOS33_FLAGS").compose(ACCESS="WRITE_ONLY")
         self.doorbell = mem.map_cpu(Memory(um, lay["usermode_map_size"]), through_card=True, flags=access,
@@ -96,12 +103,12 @@ class CopyEngine:
         """Channel group, SYNC context share, GPFIFO channel, copy object, token, schedule."""
         rm, lay, s, abi = self.rm, self.layout, self.session.index, self.rm.abi
         dev, vas = self.session.plan.device, self.session.plan.vaspace
-        engine_type = abi.const("NV2080_ENGINE_TYPE_COPY0") + self.lce
+        engine = engine_type(abi, self.lce)
         tag = f"ce:s{s}:g{self.generation}"
         group, share, chan, copy = (self.mem.handle() for _ in range(4))
         self.channel_handles = [group, share, chan, copy]
         rm.alloc(dev, group, "KEPLER_CHANNEL_GROUP_A", "NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS",
-                 label=f"{tag}:channel-group", hVASpace=vas, engineType=engine_type)
+                 label=f"{tag}:channel-group", hVASpace=vas, engineType=engine)
         rm.alloc(group, share, "FERMI_CONTEXT_SHARE_A", "NV_CTXSHARE_ALLOCATION_PARAMETERS",
                  label=f"{tag}:context-share", hVASpace=vas,
                  flags=abi.bits("NV_CTXSHARE_ALLOCATION_FLAGS").compose(SUBCONTEXT="SYNC"))
@@ -109,9 +116,9 @@ class CopyEngine:
         rm.alloc(group, chan, self.gen.gpfifo.name, "NV_CHANNEL_ALLOC_PARAMS", label=f"{tag}:gpfifo",
                  hObjectError=self.notifier.handle, gpFifoOffset=self.ctrl.gpu_va + lay["ring_offset"],
                  gpFifoEntries=lay["ring_entries"], hContextShare=share,
-                 hUserdMemory=[self.ctrl.handle], userdOffset=[lay["userd_offset"]], engineType=engine_type)
+                 hUserdMemory=[self.ctrl.handle], userdOffset=[lay["userd_offset"]], engineType=engine)
         rm.alloc(chan, copy, self.gen.copy.name, "NVB0B5_ALLOCATION_PARAMETERS", label=f"{tag}:copy",
-                 version=abi.const("NVB0B5_ALLOCATION_PARAMETERS_VERSION_1"), engineType=engine_type)
+                 version=abi.const("NVB0B5_ALLOCATION_PARAMETERS_VERSION_1"), engineType=engine)
         self.token = rm.control(chan, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
                                 label=f"{tag}:work-token")["workSubmitToken"]
         rm.control(group, "NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", label=f"{tag}:schedule", bEnable=1)
@@ -138,9 +145,9 @@ class CopyEngine:
         self.mem.next_handle, self.channel_handles = state["next_handle"], list(state["channel_handles"])
 
     # -- pushing work --------------------------------------------------------------------
-    def _method(self, address: int, *values: int, subchannel: int = SUBCHANNEL_COPY) -> list[int]:
+    def _method(self, address: int, *values: int) -> list[int]:
         header = self.gen.gpfifo.bits("DMA").compose(
-            SEC_OP="INC_METHOD", METHOD_COUNT=len(values), METHOD_SUBCHANNEL=subchannel,
+            SEC_OP="INC_METHOD", METHOD_COUNT=len(values), METHOD_SUBCHANNEL=self.layout["copy_subchannel"],
             METHOD_ADDRESS=address >> 2)
         return [header, *values]
 
@@ -151,21 +158,24 @@ class CopyEngine:
         """A four-word semaphore release (payload, 0, 64-bit GPU timestamp) after a flush."""
         va = self.sem.gpu_va + slot * self.layout["semaphore_slot_size"]
         launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_release"])
-        return (self._copy_method("SET_SEMAPHORE_A", va >> 32, va & 0xFFFFFFFF, payload)
+        return (self._copy_method("SET_SEMAPHORE_A", *_split(va), payload)
                 + self._copy_method("LAUNCH_DMA", launch))
 
     def submit(self, words: list[int]) -> None:
         lay, gp = self.layout, self.gen.gpfifo
-        data = b"".join((w & 0xFFFFFFFF).to_bytes(4, "little") for w in words)
+        data = b"".join(w.to_bytes(4, "little") for w in words)
         pb_start, pb_end = lay["pushbuffer_offset"], lay["control_block_size"]
         if pb_start + self.pb_cursor + len(data) > pb_end:
             self.pb_cursor = 0   # every earlier submit has completed: copies are synchronous
         at = pb_start + self.pb_cursor
-        self.pb_cursor += -(-len(data) // 64) * 64
+        align = lay["pushbuffer_align"]
+        self.pb_cursor += -(-len(data) // align) * align
         self.ctrl.cpu.write(at, data)
         va = self.ctrl.gpu_va + at
-        entry0 = gp.bits("GP_ENTRY0").compose(GET=(va & 0xFFFFFFFF) >> 2)
-        entry1 = gp.bits("GP_ENTRY1").compose(GET_HI=(va >> 32) & 0xFF, LENGTH=len(words))
+        # GET holds address bits 31:2, GET_HI the bits above 32 (compose refuses what does not fit)
+        high, low = _split(va)
+        entry0 = gp.bits("GP_ENTRY0").compose(GET=low >> 2)
+        entry1 = gp.bits("GP_ENTRY1").compose(GET_HI=high, LENGTH=len(words))
         self.ctrl.cpu.write(lay["ring_offset"] + self.put * gp.constants["GP_ENTRY__SIZE"],
                             (entry0 | entry1 << 32).to_bytes(8, "little"))
         self.put = (self.put + 1) % lay["ring_entries"]
@@ -174,31 +184,46 @@ class CopyEngine:
         self.ctrl.cpu.write32(lay["userd_offset"] + gp.userd["GPPut"], self.put)
         self.doorbell.cpu.write32(self.gen.usermode.registers["NOTIFY_CHANNEL_PENDING"], self.token)
 
-    def copy(self, src: int, dst: int, length: int, *, label: str, timeout_s: float = 5.0) -> CopyResult:
-        """Copy `length` bytes between GPU virtual addresses of this session; wait for it."""
+    def start_copy(self, src: int, dst: int, length: int) -> int:
+        """Submit a copy of `length` bytes between GPU virtual addresses of this session,
+        framed by two timestamped releases; returns the payload that marks its end."""
         words = []
         if not self.object_bound:
             words += self._method(self.gen.gpfifo.methods["SET_OBJECT"], self.gen.copy.number)
             self.object_bound = True
-        self.payload = (self.payload + 1) & 0xFFFFFFFF
+        self.payload = self.payload % 0xFFFFFFFF + 1    # a 32-bit semaphore value, never 0
         words += self._release(0, self.payload)
         launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_copy"])
-        for off in range(0, length, CHUNK_MAX):
-            n = min(CHUNK_MAX, length - off)
-            s, d = src + off, dst + off
-            words += self._copy_method("OFFSET_IN_UPPER", s >> 32, s & 0xFFFFFFFF, d >> 32, d & 0xFFFFFFFF)
+        chunk = self.layout["max_copy_bytes"]
+        for off in range(0, length, chunk):
+            n = min(chunk, length - off)
+            words += self._copy_method("OFFSET_IN_UPPER", *_split(src + off), *_split(dst + off))
             words += self._copy_method("LINE_LENGTH_IN", n)
             words += self._copy_method("LAUNCH_DMA", launch)
         words += self._release(1, self.payload)
         self.submit(words)
-        slot = self.layout["semaphore_slot_size"]
-        done, seen, waited = self.sem.cpu.wait32(slot, self.payload, timeout_s)
+        return self.payload
+
+    def wait_copy(self, payload: int, length: int, *, label: str, timeout_s: float) -> CopyResult:
+        """Wait for the copy that ends with `payload`; its GPU time from the two timestamps."""
+        slot, stamp = self.layout["semaphore_slot_size"], self.layout["semaphore_timestamp_offset"]
+        done, seen, waited = self.sem.cpu.wait32(slot, payload, timeout_s)
         if not done:
-            raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, self.payload)
-        start = int.from_bytes(self.sem.cpu.read(8, 8), "little")
-        end = int.from_bytes(self.sem.cpu.read(slot + 8, 8), "little")
+            raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, payload,
+                              self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"))
+        start = int.from_bytes(self.sem.cpu.read(stamp, 8), "little")
+        end = int.from_bytes(self.sem.cpu.read(slot + stamp, 8), "little")
         return CopyResult(length, end - start, waited)
+
+    def copy(self, src: int, dst: int, length: int, *, label: str, timeout_s: float = 5.0) -> CopyResult:
+        """Copy `length` bytes between GPU virtual addresses of this session; wait for it."""
+        return self.wait_copy(self.start_copy(src, dst, length), length, label=label, timeout_s=timeout_s)
 
     def read_notifier(self) -> dict:
         st = self.rm.abi.struct("NvNotification")
         return st.decode(self.notifier.cpu.read(0, st.size))
+
+
+def _split(value: int) -> tuple[int, int]:
+    """A 64-bit address as the (upper, lower) 32-bit method words."""
+    return value >> 32, value & 0xFFFFFFFF

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from dataclasses import asdict, dataclass, field
 
 PROC_VERSION = "/proc/driver/nvidia/version"
+PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
 PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE = 0xA0000000, 0xA1000000
 
@@ -64,6 +66,21 @@ def read_proc_version(path: str = PROC_VERSION, text: str | None = None) -> tupl
     m = re.search(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)", text)
     flavour = "open" if "Open Kernel Module" in text else "proprietary" if "Kernel Module" in text else "unknown"
     return (m.group(1) if m else None), flavour
+
+
+def read_proc_gpus(root: str = PROC_GPUS) -> list[dict]:
+    """What the kernel module itself says of each GPU (model, UUID, bus): a second account
+    of the cards, independent of RM's controls."""
+    out = []
+    for info in sorted(glob.glob(os.path.join(root, "*", "information"))):
+        try:
+            text = open(info).read()
+        except OSError:
+            continue
+        fields = dict(re.findall(r"^([^:\n]+):\s*(.*?)\s*$", text, re.M))
+        out.append({"model": fields.get("Model", ""), "uuid": fields.get("GPU UUID", ""),
+                    "bus": fields.get("Bus Location", os.path.basename(os.path.dirname(info)))})
+    return out
 
 
 def query_driver_version(shim, bootstrap_abi, ctl_fd) -> str | None:
@@ -192,7 +209,7 @@ class Host:
         if reply["_record"].status:
             return {}
         raw = reply["_raw"]
-        return {idx: int.from_bytes(raw[base + i * elem.size + elem.field("data").offset:][:4], "little")
+        return {idx: elem.get(raw[base + i * elem.size:base + (i + 1) * elem.size], "data")
                 for i, idx in enumerate(indexes)}
 
     def _fb_total(self, sub) -> int:
@@ -223,13 +240,14 @@ class Host:
         caps = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", label="host:ce-caps")
         width = abi.const("NV2080_CTRL_CE_CAPS_TBL_SIZE")
         table = bytes(caps["capsTbl"]) if not isinstance(caps["capsTbl"], bytes) else caps["capsTbl"]
-        copy0 = abi.const("NV2080_ENGINE_TYPE_COPY0")
+        from ..ce.engine import engine_type
+
         for lce in range(abi.const("NV2080_CTRL_MAX_CES")):
             if not caps["present"] >> lce & 1:
                 continue
             card.ce_caps[lce] = _cap_names(abi, "NV2080_CTRL_CE_CAPS_", table[lce * width:(lce + 1) * width])
             pce = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK", label="host:ce-pces",
-                                  check=False, ceEngineType=copy0 + lce)
+                                  check=False, ceEngineType=engine_type(abi, lce))
             card.ce_pces[lce] = pce["pceMask"] if not pce["_record"].status else 0
 
     def _p2p(self) -> None:

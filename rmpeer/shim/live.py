@@ -7,24 +7,10 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ..abi import status as status_of
 from .libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
-from .records import CallRecord, Payload, sampled_digest
-
-
-# memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
-# one thread compares about 10 GB/s, a 64 MiB window then costs 6 ms on its own.
-COMPARE_SLICE = 8 << 20
-_compare_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rmpeer-memcmp")
-
-
-def _equal(a, b, n: int) -> bool:
-    slices = [(at, min(COMPARE_SLICE, n - at)) for at in range(0, n, COMPARE_SLICE)]
-    if len(slices) == 1:
-        return libc().memcmp(a, b, n) == 0
-    return all(r == 0 for r in _compare_pool.map(lambda s: libc().memcmp(a + s[0], b + s[0], s[1]), slices))
+from .records import CallRecord, Payload, sampled_digest, word_runs
 
 
 class HostBuffer:
@@ -48,25 +34,11 @@ class HostBuffer:
         ffi.memmove(self._c, bytes(data), len(data))
 
 
-class Mismatch:
-    """Where a compared range first differs, with the bytes actually found there."""
-
-    def __init__(self, offset: int, actual: bytes, differing: int):
-        self.offset, self.actual, self.differing = offset, actual, differing
-
-    def as_dict(self) -> dict:
-        return {"offset": self.offset, "actual": self.actual.hex(), "differing": self.differing}
-
-    @classmethod
-    def from_dict(cls, d):
-        return cls(d["offset"], bytes.fromhex(d["actual"]), d["differing"])
-
-
 class Recorder:
     """Numbers records and streams them to a transcript, if one is open."""
 
     def __init__(self, transcript=None):
-        self.transcript, self.seq, self.last = transcript, 0, None
+        self.transcript, self.seq = transcript, 0
 
     @property
     def recording(self) -> bool:
@@ -75,7 +47,6 @@ class Recorder:
     def add(self, record: CallRecord) -> CallRecord:
         self.seq += 1
         record.seq = self.seq
-        self.last = record
         if self.transcript:
             self.transcript.write(record)
         return record
@@ -139,22 +110,17 @@ class LiveMapping:
         digest = sampled_digest(view) if self.shim.rec.recording else ""
         self._rec("mem.fill", offset, extra={"length": len(view), "digest": digest})
 
-    def compare(self, offset: int, expected) -> Mismatch | None:
-        """Compare a large block with what the host expects; record the verdict and digest."""
+    def view(self, offset: int, n: int):
+        """A large block (data read back), as bytes the caller compares without copying.
+        The transcript keeps it as word runs (records.word_runs), from which a replay
+        rebuilds the same bytes for the same comparison."""
         import numpy as np
 
-        want = np.frombuffer(memoryview(expected).cast("B"), dtype=np.uint8)
-        self._check(offset, want.size)
-        mismatch = None
-        if not _equal(self._ptr + offset, ffi.cast("unsigned char *", ffi.from_buffer(want)), want.size):
-            have = np.frombuffer(ffi.buffer(self._ptr + offset, want.size), dtype=np.uint8)
-            diff = np.flatnonzero(have != want)
-            first = int(diff[0]) & ~7
-            mismatch = Mismatch(first, bytes(have[first:first + 64]), int(diff.size))
-        digest = sampled_digest(want) if self.shim.rec.recording else ""
-        self._rec("mem.compare", offset, extra={"length": int(want.size), "digest": digest,
-                                                "mismatch": mismatch.as_dict() if mismatch else None})
-        return mismatch
+        self._check(offset, n)
+        block = np.frombuffer(ffi.buffer(self._ptr + offset, n), dtype=np.uint8)
+        extra = {"length": n, **(word_runs(block) if self.shim.rec.recording else {})}
+        self._rec("mem.view", offset, extra=extra)
+        return block
 
 
 class LiveShim:
@@ -166,9 +132,12 @@ class LiveShim:
 
     def segment(self, key: str, state=None):
         """Marks where a named stretch of calls begins (a replay can start there); the
-        state given is what a replay needs to resume there. Live, nothing comes back."""
+        state given is what a replay needs to resume there. Live: (None, True)."""
         self.rec.note("segment", key=key, state=state)
-        return None
+        return None, True
+
+    def end_segment(self, *, abandoned: bool = False) -> None:
+        """Live, a stretch has no end to check."""
 
     def finish(self) -> None:
         if self.rec.transcript:
@@ -179,6 +148,13 @@ class LiveShim:
 
     def note(self, kind: str, **data) -> None:
         self.rec.note(kind, **data)
+
+    def observe(self, label: str, read):
+        """Something read from the host outside RM (kernel log lines): the value `read()`
+        returns, recorded so that a replay serves it."""
+        value = read()
+        self.rec.add(CallRecord(0, "observe", label=label, extra={"value": value}))
+        return value
 
     def open(self, path: str, *, label: str = "open") -> int:
         start = time.perf_counter_ns()

@@ -12,8 +12,7 @@ import os
 from functools import lru_cache
 
 from ..errors import ConfigError, ReplayMismatch
-from .live import Mismatch
-from .records import CallRecord, read_transcript, sampled_digest
+from .records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
 
 
 @lru_cache(maxsize=16)
@@ -31,15 +30,13 @@ def transcript_summary(path) -> dict:
             "run": header.get("run", {}), "header": header}
 
 
-def recorded_facts(path):
-    """The host facts the recording noted when it opened the host (a HostFacts)."""
-    from ..rm.host import HostFacts
-
+def recorded_note(path, kind: str) -> dict:
+    """The first note of `kind` in a recording (e.g. the host facts noted when the host opened)."""
     _, lines = _load(str(path))
-    note = next((line for line in lines if isinstance(line, dict) and line.get("note") == "host"), None)
+    note = next((line for line in lines if isinstance(line, dict) and line.get("note") == kind), None)
     if note is None:
-        raise ConfigError(f"transcript {path} holds no host facts (was it cut short?)")
-    return HostFacts.from_dict(note["facts"])
+        raise ConfigError(f"transcript {path} holds no {kind!r} note (was it cut short?)")
+    return note
 
 
 class ReplayBuffer:
@@ -61,17 +58,18 @@ class ReplayBuffer:
 class ReplayShim:
     mode = "replay"
 
-    def __init__(self, path, abi_structs=None):
+    def __init__(self, path):
         self.path = str(path)
         self.header, self.lines = _load(self.path)
+        self.truncated = not (self.lines and isinstance(self.lines[-1], dict)
+                              and self.lines[-1].get("note") == END_NOTE)
         self.pos = 0
         self.current_segment = "(start)"
+        self.segment_checked = True
         self.segments: dict[str, list[int]] = {}   # key -> where each occurrence begins
         for i, line in enumerate(self.lines):
             if isinstance(line, dict) and line.get("note") == "segment":
                 self.segments.setdefault(line["key"], []).append(i)
-        self.structs = abi_structs   # filled by the first ioctl's struct objects
-        self.rec = self
 
     # -- bookkeeping -----------------------------------------------------------------
     @property
@@ -82,18 +80,49 @@ class ReplayShim:
         pass
 
     def finish(self) -> None:
-        pass
+        """The replay is over: the stretch it stood in must have been served whole."""
+        self.end_segment()
 
     def segment(self, key: str, state=None):
-        """Jump to where the recording's segment `key` begins; its recorded state comes back."""
+        """Jump to where the recording's segment `key` begins: (its recorded state, whether the
+        recording goes straight on there from the stretch just served)."""
+        self.end_segment()
         starts = self.segments.get(key, [])
-        if starts:
-            # the next occurrence after where the replay stands, else the first one
-            i = next((at for at in starts if at >= self.pos), starts[0])
-            self.pos, self.current_segment = i + 1, key
-            return self.lines[i].get("state")
-        raise ReplayMismatch(f"replay of {self.path}: the run reached {key!r}, which the recording never "
-                             f"did (it was recorded with other tests, layouts or options)")
+        if not starts:
+            cut = (f"; the recording is truncated (it ends without its {END_NOTE!r} line), so it may "
+                   f"simply stop before this point") if self.truncated else (
+                   " (it was recorded with other tests, layouts or options)")
+            raise ReplayMismatch(f"replay of {self.path}: the run reached {key!r}, which the recording "
+                                 f"never did{cut}")
+        # the next occurrence after where the replay stands, else the first one
+        i = next((at for at in starts if at >= self.pos), starts[0])
+        contiguous = i == self._next_segment_at(self.pos)
+        self.pos, self.current_segment, self.segment_checked = i + 1, key, False
+        return self.lines[i].get("state"), contiguous
+
+    def _next_segment_at(self, pos: int) -> int | None:
+        for i in range(pos, len(self.lines)):
+            line = self.lines[i]
+            if isinstance(line, dict) and line.get("note") == "segment":
+                return i
+        return None
+
+    def end_segment(self, *, abandoned: bool = False) -> None:
+        """The stretch being served is over: every call recorded in it must have been made,
+        unless it was abandoned (its test failed half way and has said so already)."""
+        if self.segment_checked:
+            return
+        self.segment_checked = True
+        if abandoned:
+            return
+        for line in self.lines[self.pos:]:
+            if isinstance(line, dict):
+                if line.get("note") == "segment":
+                    return
+                continue
+            raise ReplayMismatch(
+                f"replay of {self.path}: in {self.current_segment!r} the recording has calls the run never "
+                f"made; the first is call {line.seq}: {line.op} {line.label!r}")
 
     def _next(self, op: str, label: str) -> CallRecord:
         while self.pos < len(self.lines):
@@ -107,8 +136,10 @@ class ReplayShim:
             if line.op != op:
                 raise self._diverged(label, f"a {op} call", line)
             return copy.copy(line)
+        cut = (" and the recording is truncated there (no end line)"
+               if self.truncated and self.pos >= len(self.lines) else "")
         raise ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r} the run made a {op} call "
-                             f"({label}) after everything the recording has there")
+                             f"({label}) after everything the recording has there{cut}")
 
     def _diverged(self, label, what, rec) -> ReplayMismatch:
         return ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r}, call {rec.seq}: the run made "
@@ -173,6 +204,9 @@ class ReplayShim:
     def munmap(self, mapping) -> None:
         self._next("munmap", mapping.label)
 
+    def observe(self, label: str, read):
+        return self._next("observe", label).extra.get("value")
+
 
 class ReplayMapping:
     def __init__(self, shim: ReplayShim, fd, base, length, label):
@@ -215,8 +249,22 @@ class ReplayMapping:
     def fill(self, offset: int, data) -> None:
         self._digest_check(self._rec("mem.fill", offset, "a fill"), data, "filled")
 
-    def compare(self, offset: int, expected):
-        rec = self._rec("mem.compare", offset, "a comparison")
-        self._digest_check(rec, expected, "compared")
-        found = rec.extra.get("mismatch")
-        return Mismatch.from_dict(found) if found else None
+    def view(self, offset: int, n: int):
+        """The block the live run read back, rebuilt from its recorded word runs: the same
+        comparison then runs on the same bytes."""
+        rec = self._rec("mem.view", offset, "a read-back")
+        if rec.extra.get("length") != n:
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): read back {n:#x} "
+                                 f"bytes, the recording {rec.extra.get('length', 0):#x}")
+        if "runs" not in rec.extra:
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): the recording "
+                                 f"kept no data of this read-back (made without --record?)")
+        return _rebuilt(tuple(map(tuple, rec.extra["runs"])), n)
+
+
+@lru_cache(maxsize=8)
+def _rebuilt(runs: tuple, n: int):
+    """Most read-backs of a run are the same few patterns: rebuild each once (read-only)."""
+    words = words_from_runs(runs, n)
+    words.flags.writeable = False
+    return words.view("u1")

@@ -1,0 +1,143 @@
+"""Copy-engine bandwidth between the cards of a host: every ordered card pair read and
+write, same-card copies, both directions at once and all cards at once.
+
+A rig is a layout of two sessions on every card (blocked: 0,0,1,1,...) at the measured
+size, built through the same peer setup as every check; each session's own engine copies
+between its scratch buffer and the windows. No byte is checked here (the conformance
+checks do that); figures are the median of repeated steady copies, the first kept apart.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+from .layouts import Layout
+from .targets import Case
+
+REPEATS = 5              # steady copies per figure, after one first copy
+MORE_REPEATS = 5         # added once when the spread of the first ones exceeds STABLE_SPREAD
+STABLE_SPREAD = 0.02
+
+
+@dataclass
+class Figure:
+    """One measured figure, in the form of bench.json's results."""
+
+    src_card: int
+    dst_card: int
+    op: str              # read | write | same-card | bidirectional | all
+    bytes: int
+    gbps: float
+    first_gbps: float
+    spread: float        # (max - min) / median of the steady copies
+    cuda_gbps: float | None = None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in d.items() if v is not None}
+
+
+def rig_layout(cards: int) -> Layout:
+    return Layout("bandwidth", tuple(c for c in range(cards) for _ in range(2)),
+                  "two sessions per card, for bandwidth between and within cards")
+
+
+class Rig:
+    """Engines and scratch buffers on a bandwidth layout of a HostRun, at `size` bytes."""
+
+    def __init__(self, host_run, size: int):
+        from .ce.classes import pick_generation
+        from .ce.engine import CopyEngine, pick_lce
+        from .traffic import channel_layout
+
+        self.host, self.size = host_run, size
+        self.layout_run = host_run.layout(Case(host_run.target, rig_layout(host_run.target.cards), size))
+        setup = self.layout_run.setup
+        rm, host = setup.rm, setup.host
+        host_run.shim.segment(f"bandwidth:rig:{size >> 20}MiB")
+        self.channel = channel_layout()
+        self.engines, self.scratch = [], []
+        for session in setup.sessions:
+            engine = CopyEngine(rm, session, host, setup.va, pick_generation(session.card.classes), self.channel,
+                                pick_lce(session.card)).create()
+            mem = engine.mem
+            self.engines.append(engine)
+            self.scratch.append(mem.map_gpu(mem.video(size, label=f"bw:s{session.index}:scratch"), sysmem=False,
+                                            label=f"bw:s{session.index}:scratch").gpu_va)
+        self.cards = setup.plan.cards
+
+    def session_on(self, card: int, k: int = 0) -> int:
+        return [s for s, c in enumerate(self.cards) if c == card][k]
+
+    def window(self, t: int) -> int:
+        return self.layout_run.setup.plan.window(t)
+
+    def _timeout(self, n: int) -> float:
+        return self.channel["timeout_s"] + n / 50e9      # 50 GB/s: far below any healthy engine
+
+    def one(self, s: int, src: int, dst: int, n: int) -> float:
+        """GB/s of one copy by session s's engine, timed by the GPU's own timestamps."""
+        return self.engines[s].copy(src, dst, n, label=f"bw:s{s}", timeout_s=self._timeout(n)).gbps
+
+    def together(self, jobs: list, n: int) -> float:
+        """Total GB/s of copies started together on several engines (host-timed: the cards'
+        clocks are not one clock)."""
+        start = time.perf_counter_ns()
+        payloads = [(s, self.engines[s].start_copy(src, dst, n)) for s, src, dst in jobs]
+        for s, p in payloads:
+            self.engines[s].wait_copy(p, n, label=f"bw:s{s}:together", timeout_s=self._timeout(n * len(jobs)))
+        return n * len(jobs) / (time.perf_counter_ns() - start)
+
+    def close(self) -> None:
+        for engine in self.engines:
+            engine.mem.release_cpu_maps()
+        self.host.release_layout()
+
+
+def steady(measure) -> tuple[float, float, float]:
+    """(first, median of steady repeats, spread): repeats until the median is stable."""
+    first = measure()
+    runs = [measure() for _ in range(REPEATS)]
+    median = statistics.median(runs)
+    if (max(runs) - min(runs)) / median > STABLE_SPREAD:
+        runs += [measure() for _ in range(MORE_REPEATS)]
+        median = statistics.median(runs)
+    return first, median, (max(runs) - min(runs)) / median
+
+
+def measure(rig: Rig, n: int, ops=("read", "write", "same-card", "bidirectional", "all")) -> list[Figure]:
+    """Every figure of `ops` at n bytes (n <= rig.size)."""
+    cards = sorted(set(rig.cards))
+    figures = []
+
+    def add(src, dst, op, fn):
+        first, median, spread = steady(fn)
+        figures.append(Figure(src, dst, op, n, median, first, spread))
+
+    for a in cards:
+        s = rig.session_on(a)
+        for b in cards:
+            t = rig.session_on(b)
+            if a == b:
+                if "same-card" in ops:   # s reads its neighbour's window on the same card
+                    u = rig.session_on(a, 1)
+                    add(a, a, "same-card", lambda: rig.one(s, rig.window(u), rig.scratch[s], n))
+                continue
+            if "read" in ops:            # a's engine reads b's buffer: data flows b -> a
+                add(b, a, "read", lambda: rig.one(s, rig.window(t), rig.scratch[s], n))
+            if "write" in ops:           # a's engine writes into b's buffer: a -> b
+                add(a, b, "write", lambda: rig.one(s, rig.scratch[s], rig.window(t), n))
+    if len(cards) > 1 and "bidirectional" in ops:
+        for a in cards:
+            for b in cards:
+                if a < b:
+                    s, t = rig.session_on(a), rig.session_on(b)
+                    add(a, b, "bidirectional", lambda: rig.together(
+                        [(s, rig.window(t), rig.scratch[s]), (t, rig.window(s), rig.scratch[t])], n))
+    if len(cards) > 2 and "all" in ops:
+        jobs = [(rig.session_on(a), rig.window(rig.session_on(cards[(i + 1) % len(cards)])),
+                 rig.scratch[rig.session_on(a)]) for i, a in enumerate(cards)]
+        add(-1, -1, "all", lambda: rig.together(jobs, n))
+    return figures

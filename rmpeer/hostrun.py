@@ -1,0 +1,184 @@
+"""The spine of every run: a target opened once, each layout's peer setup built once and
+shared by every check of it, traffic through its windows, everything torn down.
+
+The pytest plugin, `rmpeer certify` (through the plugin) and `rmpeer bench` all use these
+two classes; nothing else builds RM objects of a layout.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .layouts import LayoutMatrix
+from .targets import Case, Target
+
+
+@dataclass
+class RunOptions:
+    """What a run was asked for (command-line options of certify, bench or pytest)."""
+
+    layouts: list = field(default_factory=list)
+    topology: str | None = None
+    abi: str | None = None
+    extent: int | None = None
+    record: str | None = None
+    pattern_seed: int = 0
+    boost: bool = True
+
+
+class LayoutRun:
+    """One layout's sessions, pairs and windows on the target (the setup runs at once), and
+    its traffic, created on first use."""
+
+    def __init__(self, host: "HostRun", case: Case):
+        from .rm.peers import PeerSetup
+
+        self.host, self.case = host, case
+        runtime = host.runtime
+        self.plan = host.layouts.plan(case.layout.cards, case.extent, host_cards=len(runtime.host.cards))
+        runtime.shim.segment(f"setup:{case.layout.name}")
+        self.setup = PeerSetup(runtime.rm, runtime.host, self.plan, host.layouts.va)
+        self._traffic = None
+        self.refused_frees: list = []
+        try:
+            self.setup.create_sessions()
+            self.setup.run()
+        except BaseException:
+            self.setup.teardown()   # nothing of a failed setup stays allocated
+            raise
+
+    @property
+    def traffic(self):
+        """Each session's copy engine, its buffer seeded with its own pattern."""
+        if self._traffic is None:
+            from .traffic import PeerTraffic
+
+            self.host.runtime.shim.segment(f"traffic:{self.case.layout.name}")
+            traffic = PeerTraffic(self.setup, self.host.staging, pattern_seed=self.host.pattern_seed)
+            try:
+                traffic.create()
+            except BaseException:
+                traffic.close()   # its RM objects go with the setup's teardown
+                raise
+            self._traffic = traffic
+        return self._traffic
+
+    def close(self) -> list:
+        """Tear the layout down, newest object first; the frees RM refused."""
+        self.host.runtime.shim.segment(f"teardown:{self.case.layout.name}")
+        if self._traffic is not None:
+            self._traffic.close()
+        self.refused_frees = self.setup.teardown()
+        return self.refused_frees
+
+
+class HostRun:
+    """A target opened for a whole run: its RM client and host facts, the cards' staging
+    buffers, and at most one layout built at a time."""
+
+    def __init__(self, target: Target, options: RunOptions, layouts: LayoutMatrix | None = None):
+        self.target, self.options = target, options
+        self.layouts = layouts or LayoutMatrix()
+        self.runtime = None
+        self.staging: dict = {}
+        self.current: LayoutRun | None = None
+        self.closed_layouts: dict = {}    # layout name -> refused frees at its teardown
+        self.proc_gpus: list = []         # the kernel module's own account of the cards
+        self.shim = self._shim()
+
+    @property
+    def pattern_seed(self) -> int:
+        if self.target.is_replay:
+            return self.shim.header["run"]["pattern_seed"]
+        return self.options.pattern_seed
+
+    @property
+    def extent(self) -> int:
+        if self.target.is_replay:
+            return self.shim.header["run"]["extent"]
+        return self.options.extent or self.layouts.default_extent
+
+    def _shim(self):
+        if self.target.is_replay:
+            from .shim.replay import ReplayShim
+
+            return ReplayShim(self.target.path)
+        from .shim.live import LiveShim
+
+        return LiveShim(self._transcript() if self.options.record else None)
+
+    def _transcript(self):
+        from .shim.records import TranscriptWriter, host_header, read_proc_version_text
+        from .targets import cases_for
+
+        cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        o = self.options
+        return TranscriptWriter(Path(o.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
+            label=self.target.label, cards=self.target.cards, driver_text=read_proc_version_text(),
+            run={"pattern_seed": o.pattern_seed, "extent": self.extent, "forced_abi": o.abi, "boost": o.boost,
+                 "layouts": [[c.layout.name, list(c.layout.cards)] for c in cases]}))
+
+    def open(self) -> "HostRun":
+        from .runtime import Runtime
+        from .traffic import create_staging
+
+        shim = self.shim
+        shim.segment("runtime:open")
+        forced = shim.header["run"].get("forced_abi") if self.target.is_replay else self.options.abi
+        self.runtime = Runtime(shim, forced_abi=forced)
+        try:
+            self.runtime.open()
+            from .rm.host import read_proc_gpus
+
+            self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
+            # each card's staging buffers, once for the whole run (see traffic.Staging)
+            self.staging = create_staging(self.runtime.rm, self.runtime.host, self.extent)
+        except BaseException:
+            self.runtime.close()   # nothing stays allocated on the GPU
+            raise
+        return self
+
+    @property
+    def facts(self):
+        return self.runtime.facts
+
+    def layout(self, case: Case) -> LayoutRun:
+        """The case's layout, built once: the layout built before it is torn down first."""
+        if self.current is not None and self.current.case == case:
+            return self.current
+        self.release_layout()
+        self.current = LayoutRun(self, case)
+        return self.current
+
+    def release_layout(self) -> None:
+        if self.current is not None:
+            current, self.current = self.current, None
+            self.closed_layouts[current.case.layout.name] = current.close()
+
+    def fresh_setup(self, case: Case, tag: str):
+        """A PeerSetup of the case's layout that the caller drives step by step, with no
+        other layout alive (a check that needs no pair to exist, or counts memory)."""
+        from .rm.peers import PeerSetup
+
+        self.release_layout()
+        rt = self.runtime
+        plan = self.layouts.plan(case.layout.cards, case.extent, host_cards=len(rt.host.cards))
+        rt.shim.segment(f"fresh:{tag}:{case.layout.name}")
+        return PeerSetup(rt.rm, rt.host, plan, self.layouts.va)
+
+    def close(self) -> None:
+        """Closes everything; the facts stay for the reports."""
+        if self.runtime is None:
+            return
+        try:
+            self.release_layout()
+        finally:
+            self.shim.segment("runtime:close")
+            for staging in self.staging.values():
+                staging.close(self.shim)
+            self.staging = {}
+            self.runtime.close()
+            self.shim.finish()
