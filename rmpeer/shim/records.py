@@ -126,7 +126,10 @@ def words_from_runs(runs: list, nbytes: int):
 
     words = np.zeros(nbytes // 8, dtype=np.uint64)
     for first, count, value in runs:
-        words[first:first + count] = np.arange(value, value + count, dtype=np.uint64)
+        # arange of small numbers plus the start: arange itself is slow past 2**63
+        run = words[first:first + count]
+        run[:] = np.arange(count, dtype=np.uint64)
+        run += np.uint64(value)
     return words
 
 
