@@ -17,7 +17,7 @@ from pathlib import Path
 from . import __version__
 from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, NoDeviceError
 from .hostrun import RunOptions
-from .verdict import CERTIFIED, compact_tests, pair_table, render_table, short, verdict
+from .verdict import CERTIFIED, compact_tests, pair_table, render_fitness, render_table, short, verdict
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 
@@ -183,12 +183,14 @@ def certify(args) -> int:
         say(f"  {line}")
     collector, _ = _run_pytest(plan, out_stream)
     tests = list(collector.tests.values())
-    fitness = [short(t.get("message", "")) for t in tests
-               if t["params"].get("fitness") and t["outcome"] in ("failed", "error")]
-    tests_conf = [t for t in tests if not t["params"].get("fitness")]
-    outcome, reasons = verdict(tests_conf, topology_problems, fitness)
+    unfit = [short(t.get("message", "")) for t in tests
+             if t["params"].get("fitness") and t["outcome"] in ("failed", "error")]
+    outcome, reasons = verdict([t for t in tests if not t["params"].get("fitness")], topology_problems, unfit)
     table = pair_table(tests)
     say("\n" + render_table(table))
+    fitness = next((t.get("fitness") for t in collector.targets.values() if t.get("fitness")), None)
+    if fitness:
+        say("\n" + render_fitness(fitness))
     counts = Counter(t["outcome"] for t in tests)
     cert = {
         "tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -200,12 +202,12 @@ def certify(args) -> int:
         "topology_problems": topology_problems, "left_out": plan.left_out, "counts": dict(counts),
         "duration_s": round(time.time() - started, 1),
         "pairs": {f"{a}->{b}": v for (a, b), v in table.items()},
-        "tests": compact_tests(tests), "verdict": outcome, "reasons": reasons,
+        "fitness": fitness, "tests": compact_tests(tests), "verdict": outcome, "reasons": reasons,
     }
     name = "replay-certificate.json" if plan.replay else "certificate.json"
     path = plan.out / name
     try:
-        path.write_text(json.dumps(cert, indent=1, default=str))
+        path.write_text(json.dumps(cert, separators=(",", ":"), default=str))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the certificate ({exc.strerror})") from None
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))

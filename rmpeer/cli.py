@@ -38,6 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the Allure results of a run (default: reports/allure-results, where certify writes them)")
     r.add_argument("--output", default="reports/report.html", help="the HTML file to write (default: reports/report.html)")
     r.add_argument("--title", default="rmpeer conformance report", help="the report's title")
+    b = sub.add_parser("bench", help="measure copy-engine GB/s between and within the cards, and setup cost",
+                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("--sizes", default="64MiB,256MiB,1GiB", help="copy sizes (default: 64MiB,256MiB,1GiB)")
+    b.add_argument("--no-boost", action="store_true", help="measure at the clocks the host has")
+    b.add_argument("--no-cuda", action="store_true", help="skip CUDA's own peer copy for comparison")
+    b.add_argument("--record", help="also record a transcript of every RM call into this folder")
+    b.add_argument("--output", default="reports", help="where bench.json and bench.svg go (default: reports)")
     h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
     h.add_argument("--rm-abi")
     pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
@@ -55,6 +62,9 @@ def main(argv=None) -> int:
         if args.command == "certify":
             from .certify import certify
             return certify(args)
+        if args.command == "bench":
+            from .bench import bench
+            return bench(args)
         if args.command == "report":
             from .report.allure_html import main_report
             return main_report(args)

@@ -56,7 +56,7 @@ class LayoutRun:
             from .traffic import PeerTraffic
 
             self.host.runtime.shim.segment(f"traffic:{self.case.layout.name}")
-            traffic = PeerTraffic(self.setup, self.host.staging, pattern_seed=self.host.pattern_seed)
+            traffic = PeerTraffic(self.setup, self.host.staging_buffers(), pattern_seed=self.host.pattern_seed)
             try:
                 traffic.create()
             except BaseException:
@@ -78,14 +78,17 @@ class HostRun:
     """A target opened for a whole run: its RM client and host facts, the cards' staging
     buffers, and at most one layout built at a time."""
 
-    def __init__(self, target: Target, options: RunOptions, layouts: LayoutMatrix | None = None):
-        self.target, self.options = target, options
+    def __init__(self, target: Target, options: RunOptions, layouts: LayoutMatrix | None = None, *,
+                 with_staging: bool = True):
+        self.target, self.options, self.with_staging = target, options, with_staging
         self.layouts = layouts or LayoutMatrix()
         self.runtime = None
         self.staging: dict = {}
         self.current: LayoutRun | None = None
         self.closed_layouts: dict = {}    # layout name -> refused frees at its teardown
         self.proc_gpus: list = []         # the kernel module's own account of the cards
+        self.fitness = None
+        self.open_error = None            # why open() failed, for every later test of the target
         self.shim = self._shim()
 
     @property
@@ -93,6 +96,13 @@ class HostRun:
         if self.target.is_replay:
             return self.shim.header["run"]["pattern_seed"]
         return self.options.pattern_seed
+
+    @property
+    def boost(self) -> bool:
+        """Raise the clocks with RM's boost (a replay does what its recording did)."""
+        if self.target.is_replay:
+            return self.shim.header["run"].get("boost", False)
+        return self.options.boost
 
     @property
     def extent(self) -> int:
@@ -123,7 +133,6 @@ class HostRun:
 
     def open(self) -> "HostRun":
         from .runtime import Runtime
-        from .traffic import create_staging
 
         shim = self.shim
         shim.segment("runtime:open")
@@ -134,12 +143,28 @@ class HostRun:
             from .rm.host import read_proc_gpus
 
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
-            # each card's staging buffers, once for the whole run (see traffic.Staging)
-            self.staging = create_staging(self.runtime.rm, self.runtime.host, self.extent)
+            from .fitness import Fitness
+
+            self.fitness = Fitness(self).start()
+            if self.with_staging:
+                # each card's staging buffers, made once for the whole run and before any layout,
+                # so no layout's teardown frees them (see traffic.Staging)
+                from .traffic import create_staging
+
+                self.staging = create_staging(self.runtime.rm, self.runtime.host, self.extent)
         except BaseException:
-            self.runtime.close()   # nothing stays allocated on the GPU
+            try:
+                self.runtime.close()   # nothing stays allocated on the GPU; freeing the client ends a boost
+            except Exception:
+                pass                   # the first failure is the one to report
+            self.runtime = None
             raise
         return self
+
+    def staging_buffers(self) -> dict:
+        if not self.staging:
+            raise RuntimeError("this HostRun was opened without staging buffers (with_staging=False)")
+        return self.staging
 
     @property
     def facts(self):
@@ -170,15 +195,19 @@ class HostRun:
         return PeerSetup(rt.rm, rt.host, plan, self.layouts.va)
 
     def close(self) -> None:
-        """Closes everything; the facts stay for the reports."""
+        """Closes everything, each part even when one before it failed; the facts stay."""
         if self.runtime is None:
             return
         try:
             self.release_layout()
         finally:
             self.shim.segment("runtime:close")
-            for staging in self.staging.values():
-                staging.close(self.shim)
-            self.staging = {}
-            self.runtime.close()
-            self.shim.finish()
+            try:
+                if self.fitness is not None:
+                    self.fitness.close()
+            finally:
+                for staging in self.staging.values():
+                    staging.close(self.shim)
+                self.staging = {}
+                self.runtime.close()   # frees the client: every object left, and any boost
+                self.shim.finish()

@@ -63,6 +63,28 @@ def render_table(table: dict) -> str:
     return "\n".join(lines)
 
 
+def render_fitness(fitness: dict) -> str:
+    """Clocks per card and phase, and the bandwidth figures (GB/s) of the run."""
+    lines = ["clocks (P-state through RM; MHz graphics/memory through NVML):"]
+    for phase, cards in fitness.get("clocks", {}).items():
+        lines.append(f"  {phase:<14}" + "  ".join(
+            f"card {c}: {r.get('graphics_mhz')}/{r.get('memory_mhz')} MHz {r.get('pstate')}" for c, r in cards.items()))
+    boost = fitness.get("boost", {})
+    lines.append(f"  boost: {'asked' if boost.get('asked') else 'not asked (--no-boost)'}")
+    figures = fitness.get("bandwidth") or []
+    if figures:
+        lines.append(f"bandwidth at {figures[0]['bytes'] >> 20} MiB (median steady GB/s; first copy apart):")
+        for f in figures:
+            pair = "all cards" if f["op"] == "all" else f"{f['src_card']}->{f['dst_card']}"
+            lines.append(f"  {f['op']:<14} {pair:<10} {f['gbps']:7.1f}   (first {f['first_gbps']:.1f}, "
+                         f"spread {f['spread']:.1%})")
+    links = fitness.get("links", {})
+    for card, h in links.items():
+        lines.append(f"  card {card}: " + (f"{h.get('active')} active NVLinks" if h.get("supported")
+                                           else f"no NVLink ({h.get('reason')})"))
+    return "\n".join(lines)
+
+
 def grouped_reasons(tests: list) -> list[str]:
     """One reason per distinct failure, naming a few of the tests it took down."""
     groups: dict[str, list] = {}
@@ -101,14 +123,17 @@ def verdict(tests: list, topology_problems: list, fitness_problems: list) -> tup
 
 
 def compact_tests(tests: list) -> list:
-    """The certificate's test list: outcome, parameters, bounded message, measurements."""
+    """The certificate's test list: id, outcome, bounded message, measurements (parameters
+    are in the id; a failed test keeps them whole)."""
     out = []
     for t in tests:
-        entry = {"nodeid": t["nodeid"], "outcome": t["outcome"], "duration": round(t.get("duration", 0.0), 4),
-                 "params": t.get("params", {})}
-        if t.get("message"):
-            entry["message"] = short(t["message"])
-        if t.get("properties"):
-            entry["properties"] = t["properties"]
+        entry = {"nodeid": t["nodeid"], "outcome": t["outcome"]}
+        if t["outcome"] in ("failed", "error"):
+            entry.update(params=t.get("params", {}), message=short(t.get("message", "")))
+        elif t.get("message") and t["outcome"] == "skipped":
+            entry["message"] = short(t["message"], 120)
+        bw = (t.get("properties") or {}).get("bandwidth")
+        if bw:
+            entry["gbps"] = bw.get("steady_gbps")
         out.append(entry)
     return out
