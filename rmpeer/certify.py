@@ -102,7 +102,8 @@ class Progress:
         from .verdict import test_name
 
         params = dict(report.user_properties).get("rmpeer_params", {})
-        group = (params.get("layout", "host"), test_name(report.nodeid).removeprefix("test_"))
+        where = "fitness" if params.get("fitness") else params.get("layout", "host")
+        group = (where, test_name(report.nodeid).removeprefix("test_"))
         if group != self.group:
             self.flush()
             self.group = group

@@ -202,7 +202,7 @@ def test_fewer_active_links_than_the_topology_expects():
     assert check_active(health, 18) == ["card 0: 17 active NVLinks, expected 18"]
     down = link_health(ScriptedRm("580.159.04", _nvlink_answers(a, range(18), state=4)), 7, card=1)
     problems = check_active(down, 18)
-    assert problems[0] == "card 1: 0 active NVLinks, expected 18" and "link 0 is FAULT, not ACTIVE" in problems[1]
+    assert problems[0] == "card 1: 0 active NVLinks, expected 18" and "link 0 is FAULT (up: ACTIVE or SLEEP" in problems[1]
 
 
 def _reading(card, **per_link):
@@ -217,6 +217,25 @@ def test_any_counter_increase_is_a_problem_naming_card_link_counter_and_values()
                                    "counters": {"crc": 5, "replay_tx": 2, "recovery": 1}}]}
     assert compare_counters(before, after) == ["card 1 link 3: crc 0 -> 5", "card 1 link 3: recovery 0 -> 1"]
     assert compare_counters(before, before) == []
+
+
+def test_lane_counts_the_fec_corrected_are_reported_not_judged():
+    """As read on 2 x H200 (580.159.04) over one healthy run: per-lane CRC and ECC counts
+    grew (11 -> 33, 16 -> 48) while nvidia-smi showed 0 CRC, replay and recovery errors."""
+    before = {"card": 0, "links": [{"index": 0, "state": "SLEEP", "active": True,
+                                    "counters": {"crc": 0, "crc_lanes": 11, "ecc_lanes": 16, "replay_rx": 0}}]}
+    after = {"card": 0, "links": [{"index": 0, "state": "SLEEP", "active": True,
+                                   "counters": {"crc": 0, "crc_lanes": 33, "ecc_lanes": 48, "replay_rx": 0}}]}
+    assert compare_counters(before, after) == []
+    after["links"][0]["counters"]["replay_rx"] = 1
+    assert compare_counters(before, after) == ["card 0 link 0: replay_rx 0 -> 1"]
+
+
+def test_a_sleeping_trained_link_is_up():
+    """RM reported SLEEP (5) for all 18 links of a card that had just moved 395 GB/s."""
+    a = abi("580.159.04")
+    health = link_health(ScriptedRm("580.159.04", _nvlink_answers(a, range(18), state=5)), 7, card=0)
+    assert health["active"] == 18 and check_active(health, 18) == []
 
 
 def test_a_link_that_went_down_or_away_is_a_problem():

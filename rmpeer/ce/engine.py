@@ -46,6 +46,8 @@ class CopyResult:
     length: int
     gpu_ns: int          # between the timestamped releases before and after the copy
     host_ns: int         # submit to completion seen by the host
+    gpu_start: int = 0   # the card's own timestamps (ns) of those two releases
+    gpu_end: int = 0
 
     @property
     def gbps(self) -> float:
@@ -213,7 +215,7 @@ class CopyEngine:
                               self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"))
         start = int.from_bytes(self.sem.cpu.read(stamp, 8), "little")
         end = int.from_bytes(self.sem.cpu.read(slot + stamp, 8), "little")
-        return CopyResult(length, end - start, waited)
+        return CopyResult(length, end - start, waited, start, end)
 
     def copy(self, src: int, dst: int, length: int, *, label: str, timeout_s: float = 5.0) -> CopyResult:
         """Copy `length` bytes between GPU virtual addresses of this session; wait for it."""
