@@ -155,7 +155,8 @@ def certify(args) -> int:
                  f"{recorded.get('created')} ({args.replay})") if args.replay else ""
     label = replay_of or "this host"
     print(f"rmpeer {__version__}: certifying {label}: driver {facts.driver_version} ({facts.flavour}), "
-          f"ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
+          f"ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}"
+          f"{f' ({facts.abi_note})' if facts.abi_note else ''}, "
           f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}", flush=True)
     results = run_suites(args, out)
     ok, reasons = verdict(results, topology_problems)
