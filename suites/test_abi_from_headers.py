@@ -127,7 +127,7 @@ def test_a_name_the_tree_lacks_is_left_out_and_reported_gone(tmp_path, matrix):
     header = root / INCLUDE_ROOTS[0] / "demo.h"
     header.write_text(header.read_text().replace("#define DEMO_CLASS 0x503b\n", ""))
     tree = tree_abi(root, matrix)
-    entry, gone = entry_for(matrix, "100.30.01", tree)
+    _, gone = entry_for(matrix, "100.30.01", tree)
     assert "DEMO_CLASS" not in tree["classes"] and gone == ["classes.DEMO_CLASS"]
     assert "classes.DEMO_CLASS: in drivers.yaml (100.10.01), not in the headers" in check(matrix, "100.30.01", tree)
 

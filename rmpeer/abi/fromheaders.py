@@ -79,7 +79,8 @@ def tree_abi(src: Path, matrix: DriverMatrix) -> dict[str, dict]:
                 spec["values"] = vals
             found[fname] = spec
         if found:
-            out["bitfields"][group] = dict(sorted(found.items(), key=lambda kv: parse_bits("", "", kv[1]["bits"])[::-1]))
+            by_bits = sorted(found.items(), key=lambda kv: parse_bits("", "", kv[1]["bits"])[::-1])
+            out["bitfields"][group] = dict(by_bits)   # low bits first, as the headers list them
     for name, measured in got["structs"].items():
         fields = {f: field_spec(*shape["structs"][name][f], *m) for f, m in measured["fields"].items()}
         out["structs"][name] = {"size": measured["size"],
@@ -138,7 +139,7 @@ def _show(section, value) -> str:
     if value is None:
         return "absent"
     if section == "structs":
-        return f"{value['size']} bytes {dict((f, list(s)) for f, s in value['fields'].items())}"
+        return f"{value['size']} bytes {{f: list(s) for f, s in value['fields'].items()}}"
     return str(value)
 
 
@@ -247,8 +248,8 @@ def run(args, out=print) -> int:
         out(f"# {release}: nothing differs from {entry.get('parent')}: no entry needed")
         return EXIT_OK
     exists = release in matrix.by_version
-    notes = [f"{release} ({'an existing entry' if exists else 'not in drivers.yaml yet'}), "
-             f"against its parent {entry.get('parent')}"]
+    notes = [(f"{release} ({'an existing entry' if exists else 'not in drivers.yaml yet'}), "
+              f"against its parent {entry.get('parent')}")]
     out(render_entry(entry, gone=gone, notes=notes, base=base).rstrip("\n"))
     return EXIT_OK
 
