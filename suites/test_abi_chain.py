@@ -56,7 +56,8 @@ def test_a_change_in_a_later_release_of_an_older_branch_does_not_leak(tmp_path):
     assert matrix.abi("535.300.01").struct("NVOS46_PARAMETERS").size == 72
     assert matrix.abi(matrix.select("535.301.02")).struct("NVOS46_PARAMETERS").size == 72
     for release in [v for v in matrix.releases if int(v.split(".")[0]) > 535]:
-        assert matrix.abi(release).struct("NVOS46_PARAMETERS").size == MATRIX.abi(release).struct("NVOS46_PARAMETERS").size
+        real = MATRIX.abi(release).struct("NVOS46_PARAMETERS").size
+        assert matrix.abi(release).struct("NVOS46_PARAMETERS").size == real
     # The rule it replaces, merging every earlier entry in file order, would have leaked it:
     flat = {}
     for entry in matrix.entries[: matrix.releases.index("545.23.06") + 1]:

@@ -122,6 +122,17 @@ def test_a_newer_tree_gives_an_entry_with_only_what_changed(tmp_path):
     assert check(matrix, "100.12.01", tree)   # drivers.yaml resolves 100.12.01 to 100.10.01: it differs
 
 
+def test_a_new_branch_gets_an_entry_even_when_nothing_changed(tmp_path, matrix):
+    src = make_tree(tmp_path / "src", "101.1.1")
+    lines = []
+    assert run(SimpleNamespace(src=str(src), release=None, check=False), out=lines.append, matrix=matrix) == 0
+    entry = yaml.safe_load("releases:\n" + lines[-1])["releases"][0]
+    assert entry == {"version": "101.1.1", "parent": "100.10.01", "source": "open-gpu-kernel-modules tag 101.1.1"}
+    lines = []
+    assert run(SimpleNamespace(src=str(src), release="100.10.07", check=False), out=lines.append, matrix=matrix) == 0
+    assert lines == ["# 100.10.07: nothing differs from 100.10.01: no entry needed"]
+
+
 def test_a_name_the_tree_lacks_is_left_out_and_reported_gone(tmp_path, matrix):
     root = make_tree(tmp_path / "src", "100.30.01")
     header = root / INCLUDE_ROOTS[0] / "demo.h"

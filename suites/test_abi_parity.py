@@ -21,8 +21,9 @@ REGENERATE = "python tools/abi_parity_fixture.py (needs a clone of open-gpu-kern
 
 def test_the_fixture_covers_the_releases_drivers_yaml_claims():
     tags = sorted(TAGS, key=version_key)
-    assert (tags[0], tags[-1], len(tags)) == ("535.43.02", "595.45.04", 144)
-    assert {int(t.split(".")[0]) for t in tags} == {535, 545, 550, 555, 560, 565, 570, 575, 580, 590, 595}
+    assert tags[0] == "535.43.02" and len(tags) >= 144 and "595.45.04" in tags
+    assert {535, 545, 550, 555, 560, 565, 570, 575, 580, 590, 595} <= {version_key(t)[0] for t in tags}
+    assert set(MATRIX.branches()) <= {version_key(t)[0] for t in tags}
     assert set(MATRIX.releases) <= set(tags), "every entry is the first tag that carried its change"
     assert FIXTURE.stat().st_size < 200_000
 

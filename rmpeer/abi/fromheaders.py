@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
 from .drivers import SECTIONS, DriverMatrix, parse_version
 from .matrix import parse_bits
 from .probe import Wanted, check_tree, field_spec, probe, tree_release
@@ -222,7 +222,7 @@ def render_entry(entry: dict, *, gone=(), notes=(), base=None) -> str:
     return "\n".join(out) + "\n"
 
 
-def run(args, out=print) -> int:
+def run(args, out=print, matrix: DriverMatrix | None = None) -> int:
     """`rmpeer abi from-headers SRC [--check] [--release X]`."""
     src = Path(args.src)
     check_tree(src)
@@ -230,7 +230,7 @@ def run(args, out=print) -> int:
     if not release:
         raise ConfigError(f"{src}: no version.mk saying which release it is; name it with --release X")
     parse_version(release)
-    matrix = DriverMatrix()
+    matrix = matrix or DriverMatrix()
     tree = tree_abi(src, matrix)
     if args.check:
         problems = check(matrix, release, tree)
@@ -239,17 +239,25 @@ def run(args, out=print) -> int:
             out(f"  {p}")
         verdict = "differs from" if problems else "equals"
         print(f"{release}: drivers.yaml's ABI ({chosen.release}) {verdict} the headers' "
-              f"({sum(len(tree[s]) for s in SECTIONS)} names compared)", file=sys.stderr)
+              f"({sum(len(tree[s]) for s in SECTIONS)} keys compared)", file=sys.stderr)
         return EXIT_NOT_CERTIFIED if problems else EXIT_OK
     entry, gone = entry_for(matrix, release, tree)
     base = matrix.merged(entry["parent"]) if entry.get("parent") else {s: {} for s in SECTIONS}
     changed = [s for s in SECTIONS if entry.get(s)]
-    if not changed and not gone:
+    try:
+        matrix.choose(release)
+        selectable = True
+    except UnknownDriverError:   # a new branch (or older than its branch's first entry)
+        selectable = False
+    if not changed and not gone and selectable:
         out(f"# {release}: nothing differs from {entry.get('parent')}: no entry needed")
         return EXIT_OK
     exists = release in matrix.by_version
     notes = [(f"{release} ({'an existing entry' if exists else 'not in drivers.yaml yet'}), "
               f"against its parent {entry.get('parent')}")]
+    if not selectable:
+        notes.append(f"drivers.yaml has no entry {release} can select: add this one, in version order, "
+                     f"even where it states no change")
     out(render_entry(entry, gone=gone, notes=notes, base=base).rstrip("\n"))
     return EXIT_OK
 
