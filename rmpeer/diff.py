@@ -2,7 +2,7 @@
 
 A and B are transcripts (`rmpeer certify --record`) or certificates (certificate.json,
 replay-certificate.json, gzip or not): the same host on two drivers, or two hosts on one.
-Five aspects are compared, each from whatever the two files hold:
+The aspects compared, each from whatever the two files hold:
 
 - RM statuses: every call's outcome, grouped by its step label (not its sequence number,
   so runs of different length still align);
@@ -144,7 +144,11 @@ def _transcript(path: Path) -> Side:
         side.facts = host["facts"]
     else:
         side.why_not["reply fields"] = "the transcript holds no host note (cut short?)"
-    side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
+    verdicts = [n for n in notes if "nodeid" in n and "outcome" in n]   # should a recording note them
+    if verdicts:
+        side.tests = {_test_id(n): n["outcome"] for n in verdicts}
+    else:
+        side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
     for note in (n for n in notes if n.get("note") == "bandwidth"):
         rows = next((v for v in note.values() if isinstance(v, list) and v and isinstance(v[0], dict)), [])
         side.bandwidth = _bandwidth(rows)
@@ -373,7 +377,11 @@ def parse_tolerance(text: str) -> float:
 
 def add_parser(sub) -> None:
     d = sub.add_parser("diff", help="what changed in RM's behaviour between two runs (transcripts or certificates)",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+                       description="Compares two runs (transcripts or certificates): RM statuses per step label, "
+                       "calls per step, struct sizes, reply fields of the host facts, test outcomes, and "
+                       "bandwidth per pair. An aspect a file cannot show is reported as not comparable.",
+                       epilog="exit codes: 0 same behaviour, 1 behaviour differs, 2 usage error "
+                       "(unreadable file, bad option)")
     d.add_argument("a", metavar="A", help="a transcript (*.jsonl[.gz]) or a certificate (*.json[.gz])")
     d.add_argument("b", metavar="B", help="the run to compare it with")
     d.add_argument("--tolerance", default="5%", help="bandwidth change allowed per pair (default 5%%)")

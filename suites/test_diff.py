@@ -130,7 +130,7 @@ def test_a_certificate_bandwidth_list_is_read_per_card_pair(tmp_path):
     assert rc == 1 and list(differences(aspects["bandwidth"])) == ["read card 0->1 1024 MiB"]
 
 
-def test_a_transcript_bandwidth_note_is_compared(tmp_path):
+def test_a_transcript_bandwidth_note_and_test_verdicts_are_compared(tmp_path):
     from rmpeer.shim.records import TranscriptWriter, host_header
 
     paths = []
@@ -138,12 +138,15 @@ def test_a_transcript_bandwidth_note_is_compared(tmp_path):
         w = TranscriptWriter(tmp_path / name, host_header(label="h"))
         w.note("host", facts={"cards": [{"index": 0}], "p2p": {}})
         w.note("bandwidth", pairs=[{"src_card": 0, "dst_card": 1, "op": "write", "bytes": 1 << 26, "gbps": gbps}])
+        w.note("verdict", nodeid="suites/test_cross_card_rw.py::test_write[h/one-per-card/s0->t1]",
+               params={"target": "h"}, outcome="passed")
         w.close()
         paths.append(tmp_path / name)
     rc, _, aspects, _ = diff_json(tmp_path, *paths)
     assert rc == 1 and differences(aspects["bandwidth"]) == {
         "write card 0->1 64 MiB": ("230.0 GB/s", "150.0 GB/s (-34.8%)")}
     assert not aspects["RM statuses"]["differences"] and not aspects["reply fields"]["differences"]
+    assert aspects["test outcomes"]["comparable"] and not aspects["test outcomes"]["differences"]
 
 
 def test_tests_align_across_live_and_replay_labels_and_outcome_changes_are_listed(tmp_path):

@@ -77,8 +77,7 @@ def read_fixture(path: Path = FIXTURE) -> dict[str, dict]:
 
 def write_fixture(per_tag: dict[str, dict], path: Path = FIXTURE) -> None:
     data = json.dumps(encode(per_tag), separators=(",", ":"), sort_keys=True).encode()
-    with gzip.GzipFile(path, "wb", mtime=0) as f:   # mtime 0: the same input gives the same bytes
-        f.write(data)
+    Path(path).write_bytes(gzip.compress(data, mtime=0))   # no time, no name: same input, same bytes
 
 
 def resolved_flat(matrix: DriverMatrix, tag: str) -> dict:
