@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print a transcript readably, field by field")
     s.add_argument("transcript")
     s.add_argument("--calls", action="store_true", help="every call, not only the summary")
+    from .abi.fromheaders import add_parser as add_abi
+    from .diff import add_parser as add_diff
+    add_diff(sub)
+    add_abi(sub)
     return p
 
 
@@ -77,6 +81,12 @@ def main(argv=None) -> int:
         if args.command == "show":
             from .commands import show
             return show(args)
+        if args.command == "diff":
+            from .diff import run
+            return run(args)
+        if args.command == "abi":
+            from .abi.fromheaders import run
+            return run(args)
     except RmpeerError as exc:
         print(f"rmpeer: {exc}", file=sys.stderr)
         return exc.exit_code

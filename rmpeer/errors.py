@@ -35,6 +35,10 @@ class UnknownDriverError(ConfigError):
     """The running driver's branch has no ABI entry in matrices/drivers.yaml."""
 
 
+class BadVersionError(ConfigError, ValueError):
+    """A driver version that is not dotted numbers (from RM, /proc, --rm-abi or a matrix)."""
+
+
 class PlanError(ConfigError):
     """A layout, extent or window function the peer plan cannot express."""
 

@@ -32,8 +32,9 @@ class Runtime:
                                 "/proc/driver/nvidia/version both failed)")
         self.abi = self.matrix.abi_for_driver(version, forced_release=forced_abi)
         self.facts = HostFacts(version, flavour, "rm-api-query" if queried else "proc",
-                               self.abi.release, self.abi.forced)
-        shim.note("driver", version=version, flavour=flavour, abi=self.abi.release, forced=self.abi.forced)
+                               self.abi.release, self.abi.forced, self.abi.note)
+        shim.note("driver", version=version, flavour=flavour, abi=self.abi.release, forced=self.abi.forced,
+                  abi_note=self.abi.note)
 
     def open(self) -> "Runtime":
         self.rm = RmClient(self.shim, self.abi)

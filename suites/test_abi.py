@@ -130,9 +130,10 @@ def test_an_unknown_driver_fails_closed_with_a_way_forward(version):
         MATRIX.select(version)
     text = str(err.value)
     assert version in text and "--rm-abi" in text and "drivers.yaml" in text
-    assert "nearest" in text
+    assert "rmpeer abi from-headers" in text
 
 
 def test_a_forced_abi_says_so():
     a = MATRIX.abi_for_driver("600.10.01", forced_release="580.65.06")
     assert a.forced and a.release == "580.65.06" and a.driver == "600.10.01"
+    assert "--rm-abi" in a.note

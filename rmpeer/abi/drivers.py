@@ -1,7 +1,9 @@
 """The RM ABI per driver release (matrices/drivers.yaml), resolved and chosen.
 
-Each release entry states only what changed from the entry before it; the
-ABI of a release is the chain of entries up to it, merged key by key.
+Each release entry names its parent (the release it derives from) and states only what
+changed from it; the ABI of a release is its parent chain, merged key by key from the
+first entry down. Only the chain counts: a change made in a later release of an older
+branch does not reach a newer branch unless that branch's entries derive from it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MatrixError, UnknownDriverError
+from ..errors import BadVersionError, MatrixError, UnknownDriverError
 from .bitfields import BitField, BitFieldGroup
 from .matrix import MATRICES, load_yaml, parse_bits, require
 from .structs import _WIDTH, Field, Struct
@@ -23,14 +25,31 @@ FLAG_FIELDS = {("NVOS46_PARAMETERS", "flags"): "NVOS46_FLAGS", ("NVOS46_PARAMETE
                ("NV_MEMORY_ALLOCATION_PARAMS", "attr2"): "NVOS32_ATTR2"}
 
 
+GENERATE = ("rmpeer abi from-headers SRC (SRC: NVIDIA's open-gpu-kernel-modules at tag {version}, e.g. "
+            "`git -C open-gpu-kernel-modules archive {version} | tar -x -C SRC`), then add the entry it prints "
+            "to {path}")
+
+
 def parse_version(text: str) -> tuple[int, ...]:
-    try:
-        parts = tuple(int(p) for p in str(text).strip().split("."))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a driver version such as 580.65.06") from None
-    if not parts or len(parts) > 3:
-        raise ValueError(f"{text!r} is not a driver version such as 580.65.06")
-    return parts
+    """'580.65.06' -> (580, 65, 6); anything but two or three dotted numbers is refused."""
+    parts = str(text).strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
+        raise BadVersionError(f"{text!r} is not a driver version such as 580.65.06")
+    return tuple(int(p) for p in parts)
+
+
+def version_key(text: str) -> tuple[int, int, int]:
+    """A version padded to three numbers, so that 575.64 and 575.64.0 compare equal."""
+    parts = parse_version(text)
+    return parts + (0,) * (3 - len(parts))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The entry chosen for a driver, and a sentence when it is not that driver's own entry."""
+
+    release: str
+    note: str = ""
 
 
 @dataclass
@@ -40,6 +59,7 @@ class Abi:
     release: str                 # the matrix entry in force
     driver: str                  # the driver it serves (the running one, or the release)
     forced: bool = False         # chosen with --rm-abi rather than detected
+    note: str = ""               # how the entry was chosen, when it is not the driver's own
     escapes: dict = field(default_factory=dict)
     classes: dict = field(default_factory=dict)
     controls: dict = field(default_factory=dict)
@@ -93,9 +113,11 @@ class DriverMatrix:
         self.encoding = self._check_encoding(require(self.path, "file", data, "ioctl_encoding", dict))
         entries = require(self.path, "file", data, "releases", list)
         self.entries = [self._check_entry(i, e) for i, e in enumerate(entries)]
-        versions = [parse_version(e["version"]) for e in self.entries]
+        versions = [version_key(e["version"]) for e in self.entries]
         if versions != sorted(versions) or len(set(versions)) != len(versions):
             raise MatrixError(self.path, "releases", "must be in strictly ascending version order")
+        self.by_version = {e["version"]: e for e in self.entries}
+        self._check_parents()
 
     @property
     def releases(self) -> list[str]:
@@ -104,36 +126,84 @@ class DriverMatrix:
     def branches(self) -> list[int]:
         return sorted({parse_version(v)[0] for v in self.releases})
 
+    def chain(self, release: str) -> list[dict]:
+        """The entries `release` derives from, the first entry first and `release` last."""
+        out = []
+        while release is not None:
+            entry = self.by_version[release]
+            out.append(entry)
+            release = entry.get("parent")
+        return out[::-1]
+
+    def merged(self, release: str) -> dict[str, dict]:
+        """The raw sections of a release's ABI: its parent chain merged key by key."""
+        if release not in self.by_version:
+            raise UnknownDriverError(f"no release {release!r} in {self.path}; known: {', '.join(self.releases)}")
+        merged = {s: {} for s in SECTIONS}
+        for entry in self.chain(release):
+            for section in SECTIONS:
+                merged[section].update(entry.get(section) or {})
+        return merged
+
     def select(self, driver: str) -> str:
         """The newest release at or below `driver` in its own branch."""
-        want = parse_version(driver)
-        same_branch = [v for v in self.releases if parse_version(v)[0] == want[0]]
-        candidates = [v for v in same_branch if parse_version(v) <= want]
-        if not candidates:
+        return self.choose(driver).release
+
+    def choose(self, driver: str) -> Choice:
+        """`select`, saying so when the entry is not the driver's own release."""
+        want = version_key(driver)
+        branch = want[0]
+        same_branch = [v for v in self.releases if version_key(v)[0] == branch]
+        if not same_branch:
             nearest = ", ".join(self._nearest(want)) or "none"
             raise UnknownDriverError(
-                f"driver {driver}: no ABI for branch {want[0]} in {self.path} "
-                f"(known releases nearest to it: {nearest}). To add one, read the structs "
-                f"at that tag of NVIDIA's open-gpu-kernel-modules and append an entry to "
-                f"{self.path.name} stating what changed (matrices/README.md); or force an "
-                f"ABI with --rm-abi RELEASE.")
-        return candidates[-1]
+                f"driver {driver}: branch {branch} is unknown to {self.path} (known releases nearest to it: "
+                f"{nearest}). Generate its entry with: {GENERATE.format(version=driver, path=self.path.name)}; "
+                f"or force an ABI with --rm-abi RELEASE.")
+        candidates = [v for v in same_branch if version_key(v) <= want]
+        if not candidates:
+            raise UnknownDriverError(
+                f"driver {driver} is older than the first known {branch} entry ({same_branch[0]}) in {self.path}. "
+                f"Generate its entry with: {GENERATE.format(version=driver, path=self.path.name)}; "
+                f"or force an ABI with --rm-abi RELEASE.")
+        release = candidates[-1]
+        if version_key(release) == want:
+            return Choice(release)
+        if release == same_branch[-1]:
+            return Choice(release, f"{driver} is newer than the newest known {branch} entry, using {release}'s ABI")
+        return Choice(release, f"{driver}: using {release}'s ABI, the newest {branch} entry at or below it")
 
-    def abi(self, release: str, *, driver: str | None = None, forced: bool = False) -> Abi:
+    def parent_for(self, version: str) -> str | None:
+        """The entry a release derives from: its own parent when it is an entry, else the newest
+        entry at or below it in its branch, else (a new branch, or older than its branch's
+        first entry) the newest entry before it."""
+        if version in self.by_version:
+            return self.by_version[version].get("parent")
+        want = version_key(version)
+        earlier = [v for v in self.releases if version_key(v) <= want]
+        same_branch = [v for v in earlier if version_key(v)[0] == want[0]]
+        return (same_branch or earlier or [None])[-1]
+
+    def abi(self, release: str, *, driver: str | None = None, forced: bool = False, note: str = "") -> Abi:
         if release not in self.releases:
             raise UnknownDriverError(
                 f"no release {release!r} in {self.path}; known: {', '.join(self.releases)}")
-        return _resolve(self, release, driver or release, forced)
+        return _resolve(self, release, driver or release, forced, note)
 
     def abi_for_driver(self, driver: str, *, forced_release: str | None = None) -> Abi:
+        """The running driver's ABI; `forced_release` (--rm-abi) is chosen the same way as a
+        detected version, and the ABI says which entry it took."""
         if forced_release:
-            return self.abi(forced_release, driver=driver, forced=True)
-        return self.abi(self.select(driver), driver=driver)
+            choice = self.choose(forced_release)
+            used = choice.note or f"using {choice.release}'s ABI"
+            return self.abi(choice.release, driver=driver, forced=True, note=f"forced with --rm-abi {used}")
+        choice = self.choose(driver)
+        return self.abi(choice.release, driver=driver, note=choice.note)
 
     def _nearest(self, want, n=3) -> list[str]:
         def distance(v):
-            p = parse_version(v)
-            return abs(p[0] - want[0]) * 10**9 + abs((p + (0,) * 3)[1] - (want + (0,) * 3)[1])
+            p = version_key(v)
+            return abs(p[0] - want[0]) * 10**9 + abs(p[1] - want[1])
         return sorted(self.releases, key=distance)[:n]
 
     def _check_encoding(self, enc):
@@ -147,9 +217,10 @@ class DriverMatrix:
         where = f"release {version}"
         try:
             parse_version(version)
-        except ValueError as exc:
+        except BadVersionError as exc:
             raise MatrixError(self.path, where, str(exc)) from None
-        unknown = set(entry) - set(SECTIONS) - {"version", "source", "notes"}
+        require(self.path, where, entry, "parent", str, optional=True)
+        unknown = set(entry) - set(SECTIONS) - {"version", "parent", "source", "notes"}
         if unknown:
             raise MatrixError(self.path, where, f"unknown keys {sorted(unknown)}")
         for section in SECTIONS:
@@ -165,6 +236,20 @@ class DriverMatrix:
                 parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
                 require(self.path, at, spec, "values", dict, optional=True)
         return entry
+
+    def _check_parents(self):
+        for i, entry in enumerate(self.entries):
+            where, parent = f"release {entry['version']}", entry.get("parent")
+            if i == 0:
+                if parent is not None:
+                    raise MatrixError(self.path, where, "the first entry has no parent")
+                continue
+            if parent is None:
+                raise MatrixError(self.path, where, "missing key 'parent' (the release it derives from)")
+            if parent not in self.by_version:
+                raise MatrixError(self.path, f"{where}.parent", f"{parent!r} is not an entry of this file")
+            if version_key(parent) >= version_key(entry["version"]):
+                raise MatrixError(self.path, f"{where}.parent", f"{parent} is not older than {entry['version']}")
 
 
 def _check_struct(path, where, spec):
@@ -183,13 +268,8 @@ def _check_struct(path, where, spec):
             raise MatrixError(path, at, f"ends at {offset + _WIDTH[kind] * count}, past the struct's size {size}")
 
 
-def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool) -> Abi:
-    merged = {s: {} for s in SECTIONS}
-    for entry in matrix.entries:
-        for section in SECTIONS:
-            merged[section].update(entry.get(section) or {})
-        if entry["version"] == release:
-            break
+def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool, note: str) -> Abi:
+    merged = matrix.merged(release)
     groups = {}
     for gname, fields in merged["bitfields"].items():
         bits = {}
@@ -204,7 +284,7 @@ def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool) -> A
         if spec["params"] not in structs:
             raise MatrixError(matrix.path, f"release {release}: control {name}",
                               f"params struct {spec['params']!r} is not defined")
-    return Abi(release=release, driver=driver, forced=forced,
+    return Abi(release=release, driver=driver, forced=forced, note=note,
                escapes=merged["escapes"], classes=merged["classes"], controls=merged["controls"],
                constants=merged["constants"], bitfields=groups, structs=structs,
                encoding=matrix.encoding)

@@ -37,6 +37,7 @@ class HostFacts:
     version_source: str          # rm-api-query | proc
     abi_release: str = ""
     abi_forced: bool = False
+    abi_note: str = ""           # how the entry was chosen when it is not the driver's own
     cards: list = field(default_factory=list)
     p2p: dict = field(default_factory=dict)     # (a, b) -> {caps, status, read_ces, write_ces}
 
