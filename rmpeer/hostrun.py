@@ -67,9 +67,11 @@ class LayoutRun:
 
     def close(self) -> list:
         """Tear the layout down, newest object first; the frees RM refused."""
-        self.host.runtime.shim.segment(f"teardown:{self.case.layout.name}")
-        if self._traffic is not None:
+        shim = self.host.runtime.shim
+        if self._traffic is not None:   # its own stretch: a replay of a run without traffic skips it
+            shim.segment(f"traffic-close:{self.case.layout.name}")
             self._traffic.close()
+        shim.segment(f"teardown:{self.case.layout.name}")
         self.refused_frees = self.setup.teardown()
         return self.refused_frees
 

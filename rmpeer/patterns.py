@@ -27,9 +27,11 @@ def tag(pattern_seed: int, kind: int, owner: int) -> int:
 def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
-    words = np.arange(first_word, first_word + length // 8, dtype=np.uint64)
-    words += np.uint64(tag(pattern_seed, kind, owner))   # arange itself is slow past 2**63
-    return words
+    from .shim.records import counting
+
+    n = length // 8
+    # counting words plus the tag: arange itself is slow past 2**63
+    return np.add(counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner)))
 
 
 @lru_cache(maxsize=40)

@@ -12,7 +12,9 @@ from collections import Counter
 
 import pytest
 
-from fixtures.targets import REPO
+from rmpeer.resources import suites_dir
+
+REPO = suites_dir().parent   # the checkout, or the installed package's copy
 from rmpeer.shim.records import read_transcript
 
 pytestmark = pytest.mark.offline

@@ -41,4 +41,6 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   cp /tmp/bench/bench.json /tmp/bench/bench.svg "$out/" 2>/dev/null
 fi
 dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -50 >"$out/dmesg.txt"
+# the device tool brings back only a few files: everything travels as one archive
+tar -czf /tmp/evidence.tgz -C "$out" . && rm -rf "${out:?}"/* && mv /tmp/evidence.tgz "$out/"
 exit 0

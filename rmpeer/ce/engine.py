@@ -186,15 +186,16 @@ class CopyEngine:
         self.ctrl.cpu.write32(lay["userd_offset"] + gp.userd["GPPut"], self.put)
         self.doorbell.cpu.write32(self.gen.usermode.registers["NOTIFY_CHANNEL_PENDING"], self.token)
 
-    def start_copy(self, src: int, dst: int, length: int) -> int:
+    def start_copy(self, src: int, dst: int, length: int, *, slots: tuple = (0, 1)) -> int:
         """Submit a copy of `length` bytes between GPU virtual addresses of this session,
-        framed by two timestamped releases; returns the payload that marks its end."""
+        framed by two timestamped releases into semaphore `slots` (start, end); returns the
+        payload that marks its end."""
         words = []
         if not self.object_bound:
             words += self._method(self.gen.gpfifo.methods["SET_OBJECT"], self.gen.copy.number)
             self.object_bound = True
         self.payload = self.payload % 0xFFFFFFFF + 1    # a 32-bit semaphore value, never 0
-        words += self._release(0, self.payload)
+        words += self._release(slots[0], self.payload)
         launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_copy"])
         chunk = self.layout["max_copy_bytes"]
         for off in range(0, length, chunk):
@@ -202,19 +203,22 @@ class CopyEngine:
             words += self._copy_method("OFFSET_IN_UPPER", *_split(src + off), *_split(dst + off))
             words += self._copy_method("LINE_LENGTH_IN", n)
             words += self._copy_method("LAUNCH_DMA", launch)
-        words += self._release(1, self.payload)
+        words += self._release(slots[1], self.payload)
         self.submit(words)
         return self.payload
 
+    def timestamp(self, slot: int) -> int:
+        """The GPU time (ns) of the last release into a semaphore slot."""
+        at = slot * self.layout["semaphore_slot_size"] + self.layout["semaphore_timestamp_offset"]
+        return int.from_bytes(self.sem.cpu.read(at, 8), "little")
+
     def wait_copy(self, payload: int, length: int, *, label: str, timeout_s: float) -> CopyResult:
         """Wait for the copy that ends with `payload`; its GPU time from the two timestamps."""
-        slot, stamp = self.layout["semaphore_slot_size"], self.layout["semaphore_timestamp_offset"]
-        done, seen, waited = self.sem.cpu.wait32(slot, payload, timeout_s)
+        done, seen, waited = self.sem.cpu.wait32(self.layout["semaphore_slot_size"], payload, timeout_s)
         if not done:
             raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, payload,
                               self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"))
-        start = int.from_bytes(self.sem.cpu.read(stamp, 8), "little")
-        end = int.from_bytes(self.sem.cpu.read(slot + stamp, 8), "little")
+        start, end = self.timestamp(0), self.timestamp(1)
         return CopyResult(length, end - start, waited, start, end)
 
     def copy(self, src: int, dst: int, length: int, *, label: str, timeout_s: float = 5.0) -> CopyResult:

@@ -119,18 +119,32 @@ def word_runs(data) -> dict:
     return {"runs": [[a, b - a, int(words[a])] for a, b in zip(starts, ends)], "complete": complete}
 
 
-def words_from_runs(runs: list, nbytes: int):
-    """The block word_runs described; words no run covers are zero (they decode as data
-    this suite never wrote)."""
+def words_from_runs(runs: list, nbytes: int, out=None):
+    """The block word_runs described (into `out` when given); words no run covers are zero
+    (they decode as data this suite never wrote)."""
     import numpy as np
 
-    words = np.zeros(nbytes // 8, dtype=np.uint64)
+    words = np.zeros(nbytes // 8, dtype=np.uint64) if out is None else out
+    if out is not None and not (len(runs) == 1 and runs[0][1] == words.size):
+        words[:] = 0
     for first, count, value in runs:
-        # arange of small numbers plus the start: arange itself is slow past 2**63
-        run = words[first:first + count]
-        run[:] = np.arange(count, dtype=np.uint64)
-        run += np.uint64(value)
+        # counting words plus the first value: arange itself is slow past 2**63
+        np.add(counting(count), np.uint64(value), out=words[first:first + count])
     return words
+
+
+_COUNTING = None
+
+
+def counting(n: int):
+    """0, 1, ..., n-1 as 64-bit words, made once for the largest n asked (read-only)."""
+    import numpy as np
+
+    global _COUNTING
+    if _COUNTING is None or _COUNTING.size < n:
+        _COUNTING = np.arange(n, dtype=np.uint64)
+        _COUNTING.flags.writeable = False
+    return _COUNTING[:n]
 
 
 _POOL = None

@@ -211,6 +211,7 @@ class ReplayShim:
 class ReplayMapping:
     def __init__(self, shim: ReplayShim, fd, base, length, label):
         self.shim, self.fd, self.base, self.length, self.label = shim, fd, base, length, label
+        self._block = None
 
     def _rec(self, op, offset, what):
         rec = self.shim._next(op, self.label)
@@ -259,12 +260,10 @@ class ReplayMapping:
         if "runs" not in rec.extra:
             raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): the recording "
                                  f"kept no data of this read-back (made without --record?)")
-        return _rebuilt(tuple(map(tuple, rec.extra["runs"])), n)
+        # rebuilt into one buffer per mapping: like the live mapping's bytes, a view holds
+        # until the next read-back changes them
+        if self._block is None or self._block.size != n // 8:
+            import numpy as np
 
-
-@lru_cache(maxsize=8)
-def _rebuilt(runs: tuple, n: int):
-    """Most read-backs of a run are the same few patterns: rebuild each once (read-only)."""
-    words = words_from_runs(runs, n)
-    words.flags.writeable = False
-    return words.view("u1")
+            self._block = np.empty(n // 8, dtype=np.uint64)
+        return words_from_runs(rec.extra["runs"], n, out=self._block).view("u1")
