@@ -108,9 +108,13 @@ class HostRun:
 
     @property
     def extent(self) -> int:
+        """The staging buffers' size: the largest extent of the run's layouts."""
         if self.target.is_replay:
             return self.shim.header["run"]["extent"]
-        return self.options.extent or self.layouts.default_extent
+        from .targets import cases_for
+
+        cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
+        return max([c.extent for c in cases] + [self.options.extent or self.layouts.default_extent])
 
     def _shim(self):
         if self.target.is_replay:
@@ -131,7 +135,7 @@ class HostRun:
         return TranscriptWriter(Path(o.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
             label=self.target.label, cards=self.target.cards, driver_text=read_proc_version_text(),
             run={"pattern_seed": o.pattern_seed, "extent": self.extent, "forced_abi": o.abi, "boost": o.boost,
-                 "layouts": [[c.layout.name, list(c.layout.cards)] for c in cases]}))
+                 "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in cases]}))
 
     def open(self) -> "HostRun":
         from .runtime import Runtime

@@ -11,7 +11,7 @@ from .errors import ConfigError, MatrixError
 from .plan import MAX_SESSIONS, linear_windows, plan_peers
 
 FORMS = ("per_card", "sessions", "cards")
-KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description"}
+KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description", "extent"}
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class Layout:
     name: str
     cards: tuple          # card of each session
     description: str = ""
+    extent: int | None = None   # the layout's own buffer size (layouts.yaml), if it has one
 
     @property
     def sessions(self) -> int:
@@ -76,9 +77,14 @@ class LayoutMatrix:
         order = spec.get("order", "blocked")
         if order not in ("blocked", "interleaved"):
             raise MatrixError(self.path, f"{where}.order", f"must be blocked or interleaved, found {order!r}")
-        for key in ("on_card", "min_cards"):
+        for key in ("on_card", "min_cards", "extent"):
             if key in spec:
                 require(self.path, where, spec, key, int)
+        if "extent" in spec:
+            try:
+                self.check_extent(spec["extent"])
+            except ConfigError as exc:
+                raise MatrixError(self.path, f"{where}.extent", str(exc)) from None
 
     def check_extent(self, extent: int) -> int:
         """A buffer size the matrix allows: a page multiple, at least extent.minimum."""
@@ -114,7 +120,7 @@ class LayoutMatrix:
                      else tuple(i * host_cards // n for i in range(n)))
         if max(cards) >= host_cards or len(cards) > MAX_SESSIONS:
             return None
-        return Layout(name, cards, spec.get("description", ""))
+        return Layout(name, cards, spec.get("description", ""), spec.get("extent"))
 
     def fitting(self, host_cards: int) -> list[Layout]:
         """Every layout that fits the host, duplicates (same cards) kept once."""

@@ -86,17 +86,18 @@ def cases_for(target: Target, layout_options: list, extent: int | None,
         from .shim.replay import transcript_summary
 
         run = transcript_summary(target.path)["run"]
-        recorded = [Layout(name, tuple(cards)) for name, cards in run.get("layouts", [])]
+        recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))
+                    for entry in run.get("layouts", [])]
         chosen = _pick_recorded(target, recorded, layout_options)
-        return [Case(target, layout, run["extent"]) for layout in chosen], []
-    extent = extent or matrix.default_extent
+        return [Case(target, layout, layout.extent) for layout in chosen], []
     if layout_options:
         layouts, left_out = [parse_layout_option(text, matrix, target.cards) for text in layout_options], []
     else:
         layouts, left_out = matrix.fitting_with_reasons(target.cards)
-    for layout in layouts:
-        matrix.plan(layout.cards, extent, host_cards=target.cards)   # refuses what RM cannot be given
-    return [Case(target, layout, extent) for layout in layouts], left_out
+    cases = [Case(target, layout, extent or layout.extent or matrix.default_extent) for layout in layouts]
+    for case in cases:
+        matrix.plan(case.layout.cards, case.extent, host_cards=target.cards)   # refuses what RM cannot be given
+    return cases, left_out
 
 
 def _pick_recorded(target, recorded, wanted) -> list[Layout]:
