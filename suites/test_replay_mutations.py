@@ -1,70 +1,113 @@
-"""A replay asserts for real: change a fact of the ABI, a handle, a struct size or the P2P
-flag rule, and the replay of a real recording fails at that field, saying so."""
+"""Every check can fail: break the code it guards (fixtures/mutants.py) or a fact of the ABI,
+replay a real recording, and the suite fails, saying what broke. The unchanged replay of the
+same selection passes, so each failure is the mutant's doing."""
 
 import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-from rmpeer.resources import suites_dir
-from rmpeer.targets import committed_transcripts
-
-REPO = suites_dir().parent   # the checkout, or the installed package's copy
+from rmpeer.resources import matrices_dir, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
-TRANSCRIPTS = [p for p in committed_transcripts() if "x2" in Path(p).name] or committed_transcripts()
-needs_transcript = pytest.mark.skipif(not TRANSCRIPTS, reason="no transcript committed in fixtures/transcripts/")
+REPO = suites_dir().parent
+TWO_GPU = sorted(str(p) for p in transcripts_dir().glob("h200x2-*.jsonl.gz"))
+DEGRADED = sorted(str(p) for p in (transcripts_dir() / "degraded").glob("h200x2-*.jsonl.gz"))
+needs_transcript = pytest.mark.skipif(not TWO_GPU, reason="no two-GPU recording in fixtures/transcripts/")
 
 
-def replay(tmp_path, *extra, matrices=None):
-    """The setup suite replayed against the two-GPU recording, one layout, in a fresh process."""
-    env = dict(os.environ, RMPEER_MATRICES=str(matrices or REPO / "matrices"))
-    cmd = [sys.executable, "-m", "pytest", str(REPO / "suites" / "test_peer_setup.py"), "-q", "-x", "-p",
-           "no:cacheprovider", "-p", "fixtures.mutants", "--rm-replay", TRANSCRIPTS[0],
-           "--rm-layout", "one-per-card", "--rootdir", str(REPO), "-o", "addopts=", *extra]
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+def replay(*extra, suites=None, recording=None, matrices=None, layout="one-per-card"):
+    """The hardware suites (or `suites`) replayed against the two-GPU recording, one layout,
+    in a fresh process; (exit code, output). Every check of one layout runs, in the
+    recording's order, so the replay goes straight on and must consume every call."""
+    env = dict(os.environ, RMPEER_MATRICES=str(matrices or matrices_dir()), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    paths = [str(suites_dir() / s) for s in suites] if suites else [str(suites_dir()), "-m", "hardware"]
+    cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
+           "-p", "fixtures.mutants", "--rm-replay", recording or TWO_GPU[0], "--rootdir", str(REPO),
+           "-o", "addopts=", "-rP", *(["--rm-layout", layout] if layout else []), *extra]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
+
+
+# mutant -> fragments its failure must show
+MUTANTS = {
+    "pair-handle": ["NVOS64_PARAMETERS field hObjectNew", "the run sent 0xb2000002, the recording has 0xb2000001"],
+    "p2p-rule": ["NVOS46_PARAMETERS field flags", "the run sent 0x208400, the recording has 0x8400"],
+    "compare-always-equal": ["the flagless map read the right bytes"],
+    "read-wrong-session": ["wrong memory: found the buffer pattern of session 0 (card 0)",
+                           "where the buffer pattern of session 1 (card 1)"],
+    "teardown-frees-dropped": ["the recording has calls the run never made", "free:"],
+    "skip-first-pair": ["replay of", "alloc:p2p"],
+    "swap-windows": ["NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS field offset"],
+    "no-status-sentinel": ["NVOS46_PARAMETERS field status"],
+    "no-boost": ["perf:boost"],
+}
+
+
+@needs_transcript
+def test_the_unchanged_replay_passes():
+    rc, out = replay()
+    assert rc == 0, out[-3000:]
+
+
+@needs_transcript
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_each_mutant_fails_the_replay_naming_what_broke(mutant):
+    fragments = MUTANTS[mutant]
+    rc, out = replay("--rm-mutant", mutant)
+    assert rc != 0, f"the {mutant} mutant survived:\n{out[-3000:]}"
+    for fragment in fragments:
+        assert fragment in out, f"{mutant}: {fragment!r} not in\n{out[-3000:]}"
+
+
+@pytest.mark.skipif(not DEGRADED, reason="no --no-boost recording in fixtures/transcripts/degraded/")
+def test_the_floors_are_what_finds_a_host_at_idle_clocks():
+    """The --no-boost recording fails its floors; with the floor check removed it would pass."""
+    rc, out = replay(recording=DEGRADED[0], layout=None)
+    assert rc != 0 and "below the floor of 355 GB/s" in out and "345 MHz" in out, out[-3000:]
+    rc, out = replay("--rm-mutant", "no-floors", recording=DEGRADED[0], layout=None)
+    assert rc == 0, f"without the floors the degraded host still failed:\n{out[-3000:]}"
+
+
+@needs_transcript
+def test_the_flagless_map_replays_to_the_hardware_message():
+    """The data check runs for real on bytes rebuilt from the recording: the wrong card's
+    pattern is found again, in the words it was found on the H200s."""
+    rc, out = replay()
+    assert rc == 0, out[-3000:]
+    assert "wrong memory: found the buffer pattern of session 0 (card 0)" in out, out[-3000:]
 
 
 def mutated_matrices(tmp_path, change):
     out = tmp_path / "matrices"
-    shutil.copytree(REPO / "matrices", out)
+    shutil.copytree(matrices_dir(), out)
     data = yaml.safe_load((out / "drivers.yaml").read_text())
     change(data)
     (out / "drivers.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return out
 
 
-def entry(data, version):
-    return next(e for e in data["releases"] if e["version"] == version)
-
-
 def in_force(data, struct, release="580.65.06"):
-    """The entry that states `struct` for `release` (the newest at or before it)."""
-    versions = [e["version"] for e in data["releases"]]
-    upto = versions[: versions.index(release) + 1]
-    return next(entry(data, v) for v in reversed(upto) if struct in (entry(data, v).get("structs") or {}))
-
-
-@needs_transcript
-def test_the_unchanged_replay_passes(tmp_path):
-    rc, out = replay(tmp_path)
-    assert rc == 0, out[-3000:]
+    """The entry that states `struct` for `release` (the newest at or before it, by parent)."""
+    entries = {e["version"]: e for e in data["releases"]}
+    version = release
+    while version:
+        if struct in (entries[version].get("structs") or {}):
+            return entries[version]
+        version = entries[version].get("parent")
+    raise KeyError(struct)
 
 
 @needs_transcript
 def test_a_changed_struct_size_fails_at_the_size_field(tmp_path):
     def grow(data):
-        st = in_force(data, "NV503B_ALLOC_PARAMETERS")["structs"]["NV503B_ALLOC_PARAMETERS"]
-        st["size"] += 8
-    rc, out = replay(tmp_path, matrices=mutated_matrices(tmp_path, grow))
+        in_force(data, "NV503B_ALLOC_PARAMETERS")["structs"]["NV503B_ALLOC_PARAMETERS"]["size"] += 8
+    rc, out = replay(matrices=mutated_matrices(tmp_path, grow))
     assert rc != 0
-    assert "replay of" in out and "NVOS64_PARAMETERS field paramsSize" in out, out[-3000:]
-    assert "the run sent 0x50, the recording has 0x48" in out
+    assert "NVOS64_PARAMETERS field paramsSize" in out and "the run sent 0x50, the recording has 0x48" in out, out[-3000:]
 
 
 @needs_transcript
@@ -72,19 +115,6 @@ def test_a_moved_offset_fails_at_that_field(tmp_path):
     def swap(data):
         fields = in_force(data, "NV503B_ALLOC_PARAMETERS")["structs"]["NV503B_ALLOC_PARAMETERS"]["fields"]
         fields["hSubDevice"][0], fields["hPeerSubDevice"][0] = fields["hPeerSubDevice"][0], fields["hSubDevice"][0]
-    rc, out = replay(tmp_path, matrices=mutated_matrices(tmp_path, swap))
+    rc, out = replay(matrices=mutated_matrices(tmp_path, swap))
     assert rc != 0
     assert "params NV503B_ALLOC_PARAMETERS field" in out and "the recording has" in out, out[-3000:]
-
-
-@needs_transcript
-@pytest.mark.parametrize("mutant,field,values", [
-    ("pair-handle", "NVOS64_PARAMETERS field hObjectNew", "the run sent 0xb2000002, the recording has 0xb2000001"),
-    ("p2p-rule", "NVOS46_PARAMETERS field flags", "the run sent 0x208400, the recording has 0x8400"),
-])
-def test_a_changed_plan_rule_fails_at_its_field(tmp_path, mutant, field, values):
-    """A changed pair handle, or the P2P flag on same-card maps too."""
-    rc, out = replay(tmp_path, "--rm-mutant", mutant)
-    assert rc != 0
-    assert field in out, out[-3000:]
-    assert values in out
