@@ -49,11 +49,14 @@ def test_a_plan_it_cannot_express_exits_2():
     assert rc == 2 and "18 sessions" in err and "Traceback" not in err
 
 
-def test_the_plan_command_prints_the_seed_order():
+def test_the_plan_command_prints_a_header_then_the_seed_order():
     rc, out, _ = rmpeer("plan", "0,1", "--extent", "2MiB")
-    lines = out.splitlines()
-    assert rc == 0 and lines[0].startswith("alloc:p2p") and "handle=0xb2000001" in lines[0]
-    assert "P2P_ENABLE=NOSLI" in out
+    header, ops = out.split("\n\n", 1)
+    assert rc == 0 and header.startswith("layout    0,1")
+    assert "sessions  2: s0 on card 0, s1 on card 1" in header and "extent    2 MiB (0x200000)" in header
+    first = ops.splitlines()[0]
+    assert first.startswith("alloc:p2p") and "handle=0xb2000001" in first
+    assert "P2P_ENABLE=NOSLI" in ops
 
 
 def test_a_missing_transcript_exits_2():
