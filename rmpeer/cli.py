@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
 from .errors import EXIT_CONFIG, EXIT_OK, RmpeerError
 
 EXIT_CODES = """exit codes:
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
                                 "(NV50_P2P + windows), driven by raw ioctls, on this host.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"rmpeer {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("certify", help="run the suites on this host and write a certificate",
                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)

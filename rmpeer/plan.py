@@ -1,4 +1,5 @@
-"""The seed's peer plan (PlanHostPeers) as a pure function: no ioctl, no ABI bytes.
+"""The seed's peer plan (PlanHostPeers) as a pure function: no ioctl, no ABI bytes
+(docs/peer-setup.md explains it).
 
 From a layout (the card of each session), the buffer extent and the window
 function, it yields the ordered operations the runtime performs: every

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
 from ..errors import MatrixError
-from ..resources import matrices_dir
+from ..resources import MATRICES_ENV, matrices_dir
 
 # The matrices this process reads, fixed at import: the shipped ones, or the copy that
 # RMPEER_MATRICES names (the replay mutation tests use it to prove that a changed fact
@@ -45,7 +46,11 @@ def load_yaml(path: Path) -> dict:
     """A matrix file, parsed once per content (callers must not change what comes back)."""
     path = Path(path)
     if not path.is_file():
-        raise MatrixError(path, "file", "not found" if not path.exists() else "not a regular file")
+        problem = "not found" if not path.exists() else "not a regular file"
+        override = os.environ.get(MATRICES_ENV)
+        if override and Path(override) in path.parents:
+            problem += f" ({MATRICES_ENV}={override} names the matrices folder)"
+        raise MatrixError(path, "file", problem)
     return _parse(str(path), path.stat().st_mtime_ns)
 
 

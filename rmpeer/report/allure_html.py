@@ -1,7 +1,7 @@
 """`rmpeer report`: the Allure results of a run as ONE self-contained HTML file.
 
 Built with the Allure 3 command line (the npm package `allure`, run by Node.js) and the
-awesome report in single-file mode (allurerc.mjs at the repository root). The page Allure
+awesome report in single-file mode (allurerc.mjs beside this module, shipped in the wheel). The page Allure
 writes loads an analytics script from the internet; a certification host may be offline and
 a report must not phone home, so that script is removed and the page is then checked to
 fetch nothing from outside."""

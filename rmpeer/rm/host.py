@@ -113,7 +113,7 @@ def card_infos(rm) -> list[dict]:
 def register_fd(rm, fd: int, *, label: str) -> None:
     """NV_ESC_REGISTER_FD: ties a /dev/nvidiaN fd to the client's nvidiactl fd.
 
-    Must precede NV01_DEVICE_0 on that card (COPY-ENGINE.md, step 1)."""
+    Must precede NV01_DEVICE_0 on that card (docs/copy-engine.md, Setting up, step 1)."""
     rec, _ = rm.escape(fd, "NV_ESC_REGISTER_FD", "nv_ioctl_register_fd_t", label=label, ctl_fd=rm.ctl_fd)
     if rec.errno:
         raise OSError(rec.errno, os.strerror(rec.errno), label)
