@@ -5,18 +5,21 @@ import errno
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
-from fixtures.targets import REPO
+from rmpeer import resources
 from rmpeer.errors import AccessError, NoDeviceError
 
 pytestmark = pytest.mark.offline
 
 
 def rmpeer(*args, env=None):
-    done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})), timeout=120)
+    """The command as a user runs it: from a directory of its own, outside the checkout."""
+    with tempfile.TemporaryDirectory(prefix="rmpeer-cli-") as cwd:
+        done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=cwd, capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), timeout=120)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -38,7 +41,7 @@ def test_a_malformed_matrix_exits_2_naming_it(tmp_path):
     import shutil
 
     bad = tmp_path / "matrices"
-    shutil.copytree(REPO / "matrices", bad)
+    shutil.copytree(resources.matrices_dir(), bad)
     (bad / "layouts.yaml").write_text("layouts: {one: {per_card: 1, sessions: 2}}\nva: {}\nextent: {}\n")
     rc, out, err = rmpeer("plan", "0,1", env={"RMPEER_MATRICES": str(bad)})
     assert rc == 2 and "layouts.yaml" in err and "Traceback" not in err
@@ -80,9 +83,7 @@ def test_opening_the_device_maps_errors_to_exit_3(code, exc):
 
 
 def test_show_prints_a_transcript_readably():
-    from fixtures.targets import committed_transcripts
-
-    one_gpu = [p for p in committed_transcripts() if "x1" in p]
+    one_gpu = [str(p) for p in sorted(resources.transcripts_dir().glob("*.jsonl*")) if "x1" in p.name]
     if not one_gpu:
         pytest.skip("no one-GPU transcript committed")
     rc, out, err = rmpeer("show", one_gpu[0])

@@ -99,13 +99,13 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
 
 def test_the_recorded_hosts_match_their_topology_entries():
     """The topology entries, checked against what RM reported on real hosts."""
-    from fixtures.targets import committed_transcripts
+    from rmpeer.resources import transcripts_dir
     from rmpeer.shim.replay import recorded_facts, transcript_summary
 
     matrix = TopologyMatrix()
     expected = {"h200x1": "h200x1", "h200x2": "h200x2-nv18"}
     seen = 0
-    for path in committed_transcripts():
+    for path in sorted(transcripts_dir().glob("*.jsonl*")):
         label = transcript_summary(path)["label"]
         if label in expected:
             facts = recorded_facts(path)
