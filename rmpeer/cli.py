@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
 from .errors import EXIT_CONFIG, EXIT_OK, RmpeerError
 
 EXIT_CODES = """exit codes:
@@ -14,10 +15,17 @@ EXIT_CODES = """exit codes:
   3  no access to the GPUs: no /dev/nvidiactl, or no permission to open it"""
 
 
+def _card_count(text: str) -> int:
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of cards (1 or more)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
                                 "(NV50_P2P + windows), driven by raw ioctls, on this host.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"rmpeer {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("certify", help="run the suites on this host and write a certificate",
                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--rm-abi")
     pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
     pl.add_argument("cards", help="the card of each session, e.g. 0,1,1,0")
-    pl.add_argument("--extent", default="64MiB")
+    pl.add_argument("--extent", default="64MiB", help="buffer size per session (default: 64MiB)")
+    pl.add_argument("--host-cards", type=_card_count, metavar="N",
+                    help="refuse the layout unless it fits a host of N cards")
     s = sub.add_parser("show", help="print a transcript readably, field by field")
     s.add_argument("transcript")
     s.add_argument("--calls", action="store_true", help="every call, not only the summary")

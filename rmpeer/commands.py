@@ -17,13 +17,23 @@ def host(args) -> int:
 
 
 def plan(args) -> int:
-    from .layouts import LayoutMatrix, parse_size
+    from .layouts import LayoutMatrix, parse_cards, parse_size, size_text
     from .plan import plan_peers
 
-    va = LayoutMatrix().va
-    extent = parse_size(args.extent)
-    cards = [int(c) for c in args.cards.split(",")]
-    p = plan_peers(cards, extent, va.window_fn(extent), page_size=va.page_size)
+    layouts = LayoutMatrix()
+    va = layouts.va
+    cards = parse_cards(args.cards)
+    extent = layouts.check_extent(parse_size(args.extent))
+    p = plan_peers(cards, extent, va.window_fn(extent), page_size=va.page_size,
+                   host_cards=args.host_cards, va_end=va.end)
+    peer_maps = sum(op.peer for op in p.maps)
+    print(f"layout    {','.join(map(str, cards))} (needs {max(cards) + 1} card(s)"
+          + (f"; this host: {args.host_cards})" if args.host_cards else ")"))
+    print(f"sessions  {len(cards)}: " + ", ".join(f"s{s.index} on card {s.card}" for s in p.sessions))
+    print(f"extent    {size_text(extent)} per session; window(t) = {va.window_base:#x} + t * {va.stride(extent):#x}")
+    print(f"ops       {len(p.pairs)} NV50_P2P pair(s), then {len(p.maps)} windows "
+          f"({len(p.maps) - peer_maps} same card, {peer_maps} across cards)")
+    print()
     for op in p.pairs:
         print(f"{op.label:<15} a={op.a} b={op.b} handle={op.handle:#x}")
     for op in p.maps:

@@ -43,6 +43,11 @@ class PlanError(ConfigError):
     """A layout, extent or window function the peer plan cannot express."""
 
 
+class TranscriptError(ConfigError, ValueError):
+    """A transcript that cannot be read: names the file, the line and what is wrong.
+    (A ValueError too, for callers that caught the plain ValueError it replaced.)"""
+
+
 class NoDeviceError(RmpeerError):
     """No NVIDIA device node: nothing to certify on this machine."""
 

@@ -1,4 +1,5 @@
-"""The seed's peer plan (PlanHostPeers) as a pure function: no ioctl, no ABI bytes.
+"""The seed's peer plan (PlanHostPeers) as a pure function: no ioctl, no ABI bytes
+(docs/peer-setup.md explains it).
 
 From a layout (the card of each session), the buffer extent and the window
 function, it yields the ordered operations the runtime performs: every
@@ -19,6 +20,8 @@ PAIR_HANDLE_BASE = 0xB2000000
 PAIR_HANDLE_STRIDE = 16
 WINDOW_HANDLE_BASE = 0xB3000000
 MAX_SESSIONS = PAIR_HANDLE_STRIDE
+# GPU virtual addresses (NVOS46 dmaOffset, the reservation's offset and limit) are 64-bit.
+VA_LIMIT = 1 << 64
 # A session's own objects: base + session * SESSION_HANDLE_STRIDE (PlanHost's phSessionHandle).
 SESSION_HANDLE_STRIDE = 0x10000
 SESSION_HANDLE_BASES = {"device": 0xD0000000, "subdevice": 0xD1000000,
@@ -109,7 +112,9 @@ def linear_windows(base: int, stride: int) -> Callable[[int], int]:
 
 
 def plan_peers(cards: Sequence[int], extent: int, window: Callable[[int], int], *,
-               page_size: int, host_cards: int | None = None) -> PeerPlan:
+               page_size: int, host_cards: int | None = None, va_end: int = VA_LIMIT) -> PeerPlan:
+    """va_end: where the sessions' address space ends (layouts.yaml va: vaspace_base +
+    vaspace_size); every window must end at or below it, and never beyond 64 bits."""
     cards = tuple(int(c) for c in cards)
     n = len(cards)
     if n == 0:
@@ -117,15 +122,16 @@ def plan_peers(cards: Sequence[int], extent: int, window: Callable[[int], int], 
     if n > MAX_SESSIONS:
         raise PlanError(f"{n} sessions: the seed's pair handles (0xB2000000 + a*16 + b) "
                         f"stop being unique beyond {MAX_SESSIONS} sessions")
+    shown = ",".join(map(str, cards))
     if any(c < 0 for c in cards):
-        raise PlanError(f"layout {list(cards)} names a negative card")
+        raise PlanError(f"layout {shown} names a negative card")
     if host_cards is not None and max(cards) >= host_cards:
-        raise PlanError(f"layout {list(cards)} needs card {max(cards)}, but this host has "
+        raise PlanError(f"layout {shown} needs card {max(cards)}, but this host has "
                         f"{host_cards} card(s) (0..{host_cards - 1})")
     if page_size <= 0 or extent <= 0 or extent % page_size:
         raise PlanError(f"extent {extent:#x} is not a positive multiple of the page size {page_size:#x}")
     windows = tuple(int(window(t)) for t in range(n))
-    _check_windows(windows, extent, page_size)
+    _check_windows(windows, extent, page_size, min(va_end, VA_LIMIT))
 
     sessions = tuple(SessionPlan(s, cards[s], **{k: session_handle(s, base)
                                                  for k, base in SESSION_HANDLE_BASES.items()})
@@ -141,10 +147,14 @@ def plan_peers(cards: Sequence[int], extent: int, window: Callable[[int], int], 
     return PeerPlan(cards, extent, windows, sessions, pairs, tuple(maps))
 
 
-def _check_windows(windows, extent, page_size):
+def _check_windows(windows, extent, page_size, va_end):
     for t, w in enumerate(windows):
         if w <= 0 or w % page_size:
             raise PlanError(f"window({t}) = {w:#x} is not a positive multiple of the page size {page_size:#x}")
+        if w + extent > va_end:
+            space = "64-bit addresses" if va_end == VA_LIMIT else "the address space"
+            raise PlanError(f"window({t}) = [{w:#x}, {w + extent:#x}) ends beyond {space} (end {va_end:#x}); "
+                            f"use a smaller extent or fewer sessions")
     spans = sorted((w, w + extent, t) for t, w in enumerate(windows))
     for (lo1, hi1, t1), (lo2, _, t2) in zip(spans, spans[1:]):
         if lo2 < hi1:

@@ -1,42 +1,70 @@
-"""Where rmpeer's own files are: the matrices, the suites, the pytest plugin and the committed
-recordings, whether rmpeer runs from a checkout or from an installed wheel."""
+"""Where rmpeer's data lives: the matrices, the suites, the pytest plugin and the recordings.
+
+In the repository they are top-level folders beside the package (matrices/, suites/,
+fixtures/). A wheel ships the same folders inside the package (rmpeer/matrices, ...; see
+[tool.setuptools] in pyproject.toml), because a site-packages directory has no room for
+top-level folders of that name. Every other module asks here, so rmpeer finds its data the
+same way from a checkout, an editable install or a wheel, whatever the working directory.
+
+RMPEER_MATRICES=DIR points every matrix look-up at another copy of matrices/ (a driver ABI
+being added, or the tests' deliberately broken copies).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent
+MATRICES_ENV = "RMPEER_MATRICES"
 
 
-def _top(name: str) -> Path:
-    """A top-level folder of the checkout, or its copy inside the installed package."""
-    inside = _PACKAGE / name
-    return inside if inside.is_dir() else _PACKAGE.parent / name
+def _shipped(name: str) -> Path:
+    """rmpeer/<name> in an installed wheel, else the checkout's top-level <name>/."""
+    inside = PACKAGE / name
+    return inside if inside.is_dir() else PACKAGE.parent / name
+
+
+def checkout_root() -> Path | None:
+    """The repository this package runs from (a checkout or an editable install), or None
+    for an installed wheel."""
+    root = PACKAGE.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "matrices").is_dir() else None
 
 
 def matrices_dir() -> Path:
-    """matrices/, or RMPEER_MATRICES (another copy of them, e.g. a changed one in a test)."""
-    return Path(os.environ.get("RMPEER_MATRICES") or _top("matrices"))
+    """matrices/, or the folder RMPEER_MATRICES names (read at every call, so a test or a
+    caller may set it after import)."""
+    override = os.environ.get(MATRICES_ENV)
+    return Path(override).expanduser() if override else _shipped("matrices")
 
 
 def suites_dir() -> Path:
-    return _top("suites")
+    """suites/: the test modules `rmpeer certify` runs."""
+    return _shipped("suites")
 
 
 def fixtures_dir() -> Path:
-    return _top("fixtures")
+    """fixtures/: the pytest plugin (importable as the package `fixtures` in a checkout and
+    as `rmpeer.fixtures` from a wheel)."""
+    return _shipped("fixtures")
 
 
 def transcripts_dir() -> Path:
+    """fixtures/transcripts/: the committed recordings of real hosts."""
     return fixtures_dir() / "transcripts"
 
 
+def allure_config() -> Path:
+    """The Allure 3 configuration of `rmpeer report` (shipped inside the package)."""
+    return PACKAGE / "report" / "allurerc.mjs"
+
+
 def plugin_package() -> str:
-    """The importable name of fixtures/: 'rmpeer.fixtures' installed, 'fixtures' in a checkout."""
-    return "rmpeer.fixtures" if (_PACKAGE / "fixtures").is_dir() else "fixtures"
+    """The importable name of fixtures/: 'rmpeer.fixtures' from a wheel, 'fixtures' in a checkout."""
+    return "rmpeer.fixtures" if (PACKAGE / "fixtures").is_dir() else "fixtures"
 
 
 def import_root() -> Path:
     """What must be on sys.path for plugin_package() to import."""
-    return _PACKAGE.parent
+    return PACKAGE.parent

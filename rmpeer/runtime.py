@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .abi import DriverMatrix
 from .rm.client import CTL_PATH, RmClient, open_device_node
-from .rm.host import Host, HostFacts, query_driver_version, read_proc_version
+from .rm.host import PROC_VERSION, Host, HostFacts, checked_version, query_driver_version, read_proc_version
 
 
 class Runtime:
@@ -30,6 +30,8 @@ class Runtime:
             from .errors import NoDeviceError
             raise NoDeviceError("the NVIDIA driver answered no version (RM API query and "
                                 "/proc/driver/nvidia/version both failed)")
+        if not forced_abi:   # a forced ABI needs no release number; the facts keep what RM said
+            version = checked_version(version, "RM API version query" if queried else PROC_VERSION)
         self.abi = self.matrix.abi_for_driver(version, forced_release=forced_abi)
         self.facts = HostFacts(version, flavour, "rm-api-query" if queried else "proc",
                                self.abi.release, self.abi.forced, self.abi.note)

@@ -93,7 +93,8 @@ def cases_for(target: Target, layout_options: list, extent: int | None,
     if layout_options:
         layouts, left_out = [parse_layout_option(text, matrix, target.cards) for text in layout_options], []
     else:
-        layouts, left_out = matrix.fitting_with_reasons(target.cards)
+        layouts, reasons = matrix.fitting_with_reasons(target.cards)
+        left_out = [f"{name}: {why}" for name, why in reasons]
     cases = [Case(target, layout, extent or layout.extent or matrix.default_extent) for layout in layouts]
     for case in cases:
         matrix.plan(case.layout.cards, case.extent, host_cards=target.cards)   # refuses what RM cannot be given

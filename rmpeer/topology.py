@@ -77,7 +77,8 @@ class TopologyMatrix:
             raise MatrixError(self.path, f"{where}.cards", f"must be at least 1, found {cards}")
         model = require(self.path, where, spec, "model", str)
         expect = require(self.path, where, spec, "expect", dict, optional=True) or {}
-        for step, status in expect.items():
+        for step in expect:
+            status = require(self.path, f"{where}.expect", expect, step, str)
             if step not in STEPS:
                 raise MatrixError(self.path, f"{where}.expect", f"unknown step {step!r} (known: {', '.join(STEPS)})")
             if nvstatus_names is not None and status not in nvstatus_names:

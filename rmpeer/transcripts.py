@@ -5,22 +5,34 @@ from __future__ import annotations
 from collections import Counter
 
 from .abi import DriverMatrix
+from .errors import TranscriptError, UnknownDriverError
 from .shim.records import read_transcript
 
 
 def _abi_for(lines):
+    """The ABI the recording was made with, or (None, why) when this checkout lacks it:
+    the calls are then listed without their fields rather than refused."""
     for line in lines:
         if isinstance(line, dict) and line.get("note") == "driver":
             matrix = DriverMatrix()
-            return matrix.abi(line["abi"], driver=line["version"])
-    return None
+            try:
+                return matrix.abi(str(line.get("abi")), driver=str(line.get("version"))), ""
+            except UnknownDriverError:
+                return None, (f"recorded with ABI {line.get('abi')}, which {matrix.path.name} lacks: "
+                              "fields are not decoded")
+    return None, "the recording names no driver ABI: fields are not decoded"
+
+
+def _words(detail: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in detail.items())
 
 
 def describe_call(rec, abi) -> str:
     head = f"#{rec.seq:<6} {rec.op:<11} {rec.label}"
     if rec.op == "ioctl":
         status = f" -> {rec.status_name}" if rec.status_name else (f" -> errno {rec.errno}" if rec.errno else "")
-        out = [f"{head}  [{rec.struct}, escape {rec.escape:#x}]{status}  {rec.duration_ns / 1e3:.1f} us"]
+        escape = f", escape {rec.escape:#x}" if isinstance(rec.escape, int) else ""
+        out = [f"{head}  [{rec.struct}{escape}]{status}  {(rec.duration_ns or 0) / 1e3:.1f} us"]
         if abi is not None and rec.struct in abi.structs:
             out.append(abi.struct(rec.struct).render(bytes.fromhex(rec.reply), indent="      "))
         if abi is not None and rec.payload and rec.payload.struct in abi.structs:
@@ -28,39 +40,68 @@ def describe_call(rec, abi) -> str:
             st = abi.struct(rec.payload.struct)
             out.append(st.render(bytes.fromhex(rec.payload.reply), indent="      "))
         return "\n".join(out)
-    detail = {k: v for k, v in rec.extra.items() if k != "digest"}
+    detail = {k: v for k, v in (rec.extra or {}).items() if k != "digest"}
+    if rec.path:
+        detail = {"path": rec.path, **detail}
     if rec.request:
         detail["wrote"] = rec.request[:64] + ("..." if len(rec.request) > 64 else "")
     if rec.reply:
-        detail["read"] = rec.reply[:64]
-    return f"{head}  {detail}"
+        detail["read"] = rec.reply[:64] + ("..." if len(rec.reply) > 64 else "")
+    return f"{head}  {_words(detail)}".rstrip()
+
+
+def _card_line(card: dict) -> str:
+    caps = card.get("ce_caps") or {}
+    pces = card.get("ce_pces") or {}
+    lces = ", ".join(f"LCE {lce}: {bin(pces.get(lce, 0)).count('1')} PCEs"
+                     + (" NVLink P2P" if "CE_NVLINK_P2P" in lce_caps else "")
+                     for lce, lce_caps in caps.items())
+    return (f"  card {card.get('index')}: {card.get('name')} {card.get('pci')} {card.get('uuid')} "
+            f"{int(card.get('fb_bytes') or 0) >> 30} GiB" + (f"; {lces}" if lces else ""))
+
+
+def _run_line(run: dict) -> str:
+    extent = run.get("extent")
+    layouts = "; ".join(f"{name} (cards {','.join(map(str, cards))})" for name, cards in run.get("layouts") or [])
+    return (f"  run: seed {run.get('seed')}, extent "
+            + (f"{extent:#x}" if isinstance(extent, int) else str(extent)) + f", layouts: {layouts or 'none'}")
 
 
 def show_transcript(path, *, calls: bool = False, out=print) -> None:
     header, lines = read_transcript(path)
-    abi = _abi_for(lines)
+    abi, no_abi = _abi_for(lines)
+    try:
+        _show(path, header, lines, abi, calls, out)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # read_transcript checked the file's shape; a field of the wrong kind inside a record
+        # is still the file's fault, not a reason for a traceback
+        raise TranscriptError(f"{path}: a record of an unexpected shape ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})") from None
+    if no_abi:
+        out(f"  note: {no_abi}")
+
+
+def _show(path, header, lines, abi, calls, out):
     out(f"transcript {path}")
-    for key in ("label", "created", "hostname", "kernel", "version", "driver_text"):
+    for key in ("label", "created", "hostname", "kernel", "version"):
         if header.get(key):
             out(f"  {key}: {header[key]}")
-    run = header.get("run", {})
-    out(f"  run: seed {run.get('seed')}, extent {run.get('extent', 0):#x}, layouts "
-        + ", ".join(f"{n}{tuple(c)}" for n, c in run.get("layouts", [])))
+    driver_text = str(header.get("driver_text") or "").strip().splitlines()
+    if driver_text:
+        out(f"  driver: {driver_text[0].strip()}")
+    run = header.get("run") or {}
+    out(_run_line(run if isinstance(run, dict) else {}))
     records = [line for line in lines if not isinstance(line, dict)]
     ops = Counter(r.op for r in records)
     failed = [r for r in records if r.op == "ioctl" and (r.errno or r.status)]
-    out(f"  {len(records)} calls: " + ", ".join(f"{n} {op}" for op, n in ops.most_common())
-        + f"; {len(failed)} answered with an error")
+    by_op = ", ".join(f"{n} {op}" for op, n in ops.most_common())
+    out(f"  {len(records)} calls" + (f": {by_op}" if by_op else "") + f"; {len(failed)} answered with an error")
     for line in lines:
         if isinstance(line, dict):
             if line.get("note") == "host":
-                for card in line["facts"]["cards"]:
-                    lces = ", ".join(f"LCE {lce}: {bin(card['ce_pces'].get(lce, 0)).count('1')} PCEs"
-                                     + (" NVLink P2P" if "CE_NVLINK_P2P" in caps else "")
-                                     for lce, caps in card["ce_caps"].items())
-                    out(f"  card {card['index']}: {card['name']} {card['pci']} {card['uuid']} "
-                        f"{card['fb_bytes'] >> 30} GiB; {lces}")
+                for card in (line.get("facts") or {}).get("cards", []):
+                    out(_card_line(card))
             elif line.get("note") == "segment" and calls:
-                out(f"-- {line['key']}")
+                out(f"-- {line.get('key')}")
         elif calls or (line.op == "ioctl" and (line.errno or line.status)):
             out(describe_call(line, abi))

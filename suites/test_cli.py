@@ -5,20 +5,21 @@ import errno
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
-from rmpeer.resources import suites_dir
+from rmpeer import resources
 from rmpeer.errors import AccessError, NoDeviceError
-
-REPO = suites_dir().parent   # the checkout, or the installed package's copy
 
 pytestmark = pytest.mark.offline
 
 
 def rmpeer(*args, env=None):
-    done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})), timeout=120)
+    """The command as a user runs it: from a directory of its own, outside the checkout."""
+    with tempfile.TemporaryDirectory(prefix="rmpeer-cli-") as cwd:
+        done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=cwd, capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), timeout=120)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -40,7 +41,7 @@ def test_a_malformed_matrix_exits_2_naming_it(tmp_path):
     import shutil
 
     bad = tmp_path / "matrices"
-    shutil.copytree(REPO / "matrices", bad)
+    shutil.copytree(resources.matrices_dir(), bad)
     (bad / "layouts.yaml").write_text("layouts: {one: {per_card: 1, sessions: 2}}\nva: {}\nextent: {}\n")
     rc, out, err = rmpeer("plan", "0,1", env={"RMPEER_MATRICES": str(bad)})
     assert rc == 2 and "layouts.yaml" in err and "Traceback" not in err
@@ -51,11 +52,14 @@ def test_a_plan_it_cannot_express_exits_2():
     assert rc == 2 and "18 sessions" in err and "Traceback" not in err
 
 
-def test_the_plan_command_prints_the_seed_order():
+def test_the_plan_command_prints_a_header_then_the_seed_order():
     rc, out, _ = rmpeer("plan", "0,1", "--extent", "2MiB")
-    lines = out.splitlines()
-    assert rc == 0 and lines[0].startswith("alloc:p2p") and "handle=0xb2000001" in lines[0]
-    assert "P2P_ENABLE=NOSLI" in out
+    header, ops = out.split("\n\n", 1)
+    assert rc == 0 and header.startswith("layout    0,1")
+    assert "sessions  2: s0 on card 0, s1 on card 1" in header and "extent    2 MiB (0x200000)" in header
+    first = ops.splitlines()[0]
+    assert first.startswith("alloc:p2p") and "handle=0xb2000001" in first
+    assert "P2P_ENABLE=NOSLI" in ops
 
 
 def test_a_missing_transcript_exits_2():
@@ -79,9 +83,7 @@ def test_opening_the_device_maps_errors_to_exit_3(code, exc):
 
 
 def test_show_prints_a_transcript_readably():
-    from rmpeer.targets import committed_transcripts
-
-    one_gpu = [p for p in committed_transcripts() if "x1" in p]
+    one_gpu = [str(p) for p in sorted(resources.transcripts_dir().glob("*.jsonl*")) if "x1" in p.name]
     if not one_gpu:
         pytest.skip("no one-GPU transcript committed")
     rc, out, err = rmpeer("show", one_gpu[0])

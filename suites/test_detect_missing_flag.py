@@ -1,5 +1,5 @@
 """The suite catches a cross-card map made without the P2P flag: RM says NV_OK, and only
-the byte check shows that the engine read its own card's memory (COPY-ENGINE.md)."""
+the byte check shows that the engine read its own card's memory (docs/copy-engine.md)."""
 
 import pytest
 

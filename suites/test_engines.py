@@ -1,5 +1,5 @@
 """The copy-engine facts as data (matrices/engines.yaml, channel.yaml) compose to the words
-measured on real H200s (COPY-ENGINE.md), and other GPU generations are refused by name."""
+measured on real H200s (docs/copy-engine.md), and other GPU generations are refused by name."""
 
 import pytest
 

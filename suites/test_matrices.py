@@ -2,6 +2,8 @@
 entry and what is wrong; the layouts resolve against any card count."""
 
 
+import re
+
 import pytest
 import yaml
 
@@ -97,14 +99,14 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
 
 def test_the_recorded_hosts_match_their_topology_entries():
     """The topology entries, checked against what RM reported on real hosts."""
-    from rmpeer.targets import committed_transcripts
+    from rmpeer.resources import transcripts_dir
     from rmpeer.rm.host import HostFacts
     from rmpeer.shim.replay import recorded_note, transcript_summary
 
     matrix = TopologyMatrix()
     expected = {"h200x1": "h200x1", "h200x2": "h200x2-nv18"}
     seen = 0
-    for path in committed_transcripts():
+    for path in sorted(transcripts_dir().glob("*.jsonl*")):
         label = transcript_summary(path)["label"]
         if label in expected:
             facts = HostFacts.from_dict(recorded_note(path, "host")["facts"])
@@ -113,3 +115,107 @@ def test_the_recorded_hosts_match_their_topology_entries():
             seen += 1
     if not seen:
         pytest.skip("no recording of a known host is committed")
+
+
+# -- issue 10: every malformed matrix is one MatrixError naming the file and the line ------------
+
+@pytest.mark.parametrize("name,make", [
+    ("layouts.yaml", lambda M: LayoutMatrix(M / "layouts.yaml")),
+    ("drivers.yaml", lambda M: DriverMatrix(M / "drivers.yaml")),
+    ("topologies.yaml", lambda M: TopologyMatrix(M / "topologies.yaml")),
+])
+def test_a_key_written_twice_is_refused_with_both_lines(tmp_path, name, make):
+    lines = (MATRICES / name).read_text().splitlines(keepends=True)
+    # the first line that opens a mapping key inside a block ("  key: value"), written twice
+    at = next(i for i, line in enumerate(lines) if line.startswith("  ") and not line.lstrip().startswith(("#", "-"))
+              and ":" in line)
+    key = lines[at].split(":")[0].strip()
+    (tmp_path / name).write_text("".join(lines[:at + 1] + [lines[at]] + lines[at + 1:]))
+    with pytest.raises(MatrixError) as err:
+        make(tmp_path)
+    assert str(err.value) == (f"{tmp_path / name}: line {at + 2}: duplicate key {key!r} (first at line {at + 1})")
+
+
+@pytest.mark.parametrize("name", ["layouts.yaml", "drivers.yaml", "topologies.yaml"])
+def test_a_yaml_syntax_error_names_its_line(tmp_path, name):
+    lines = (MATRICES / name).read_text().splitlines(keepends=True)
+    lines.insert(12, "  oops: [unclosed\n")
+    lines.insert(13, "next: 1\n")
+    (tmp_path / name).write_text("".join(lines))
+    with pytest.raises(MatrixError, match=rf"{name}: line 1[34]: not valid YAML"):
+        {"layouts.yaml": LayoutMatrix, "drivers.yaml": DriverMatrix, "topologies.yaml": TopologyMatrix}[name](tmp_path / name)
+
+
+@pytest.mark.parametrize("change,entry", [
+    (lambda d: d["topologies"]["h200x1"].update(cards="one"), "topology h200x1.cards"),
+    (lambda d: d["topologies"]["h200x1"]["expect"].update(pair=["NV_OK"]), "topology h200x1.expect.pair"),
+    (lambda d: d["topologies"]["h200x1"].update(p2p=[1]), "topology h200x1.p2p"),
+    (lambda d: d.update(topologies=[1]), "file.topologies"),
+])
+def test_a_topology_of_the_wrong_types_is_refused(tmp_path, change, entry):
+    with pytest.raises(MatrixError, match=re.escape(entry)):
+        TopologyMatrix(edited(tmp_path, "topologies.yaml", change))
+
+
+def test_a_bitfield_group_that_is_not_a_mapping_is_refused(tmp_path):
+    path = edited(tmp_path, "drivers.yaml", lambda d: d["releases"][0]["bitfields"].update(NVOS46_FLAGS=[1]))
+    with pytest.raises(MatrixError, match=r"release 535.43.02: bitfields.NVOS46_FLAGS: must be dict"):
+        DriverMatrix(path)
+
+
+PAGE = LayoutMatrix().va.page_size
+
+
+@pytest.mark.parametrize("extent,problem", [
+    (PAGE + PAGE // 2, "extent.default: .* is not a positive multiple of va.page_size"),
+    (0, "extent.default: .* is not a positive multiple"),
+    (1 << 40, r"extent.default: 1 TiB \(0x10000000000\) is not between minimum"),
+])
+def test_an_extent_default_off_the_pages_or_absurd_is_refused(tmp_path, extent, problem):
+    with pytest.raises(MatrixError, match=problem):
+        LayoutMatrix(edited(tmp_path, "layouts.yaml", lambda d: d["extent"].update(default=extent)))
+
+
+def test_windows_that_would_leave_the_address_space_are_refused_at_load(tmp_path):
+    path = edited(tmp_path, "layouts.yaml", lambda d: d["va"].update(window_base=(1 << 64) - PAGE))
+    with pytest.raises(MatrixError, match="extent.maximum: 16 windows .* outside the address space"):
+        LayoutMatrix(path)
+
+
+def test_check_extent_enforces_the_matrix_bounds():
+    m = LayoutMatrix()
+    assert m.check_extent(m.minimum_extent) == m.minimum_extent
+    assert m.check_extent(m.maximum_extent) == m.maximum_extent
+    with pytest.raises(ConfigError, match="below the minimum"):
+        m.check_extent(m.minimum_extent - PAGE if m.minimum_extent > PAGE else PAGE // 2)
+    with pytest.raises(ConfigError, match="above the maximum"):
+        m.check_extent(m.maximum_extent + PAGE)
+    with pytest.raises(ConfigError, match="not a multiple of the page size"):
+        m.check_extent(m.minimum_extent + PAGE // 2)
+
+
+def test_every_left_out_layout_says_why():
+    """On one card (the layouts.yaml comments say what each entry means)."""
+    fitting, left_out = LayoutMatrix().fitting_with_reasons(1)
+    assert [layout.name for layout in fitting] == ["one-per-card", "two-per-card", "four-per-card", "sixteen"]
+    assert dict(left_out) == {
+        "interleaved": "left out: needs 2 cards, this host has 1",        # min_cards: 2
+        "seed-three": "left out: needs 2 cards, this host has 1",         # cards: [0, 1, 0]
+        "all-on-one-2": "left out: the same sessions as two-per-card",
+        "all-on-one-4": "left out: the same sessions as four-per-card",
+    }
+    _, left_out = LayoutMatrix().fitting_with_reasons(8)
+    assert ("four-per-card", "left out: 32 sessions > 16 (the seed's pair handles collide beyond 16)") in left_out
+
+
+def test_a_card_list_the_host_cannot_run_is_refused():
+    m = LayoutMatrix()
+    with pytest.raises(ConfigError, match="needs card 9, but this host has 2"):
+        parse_layout_option("0,9", m, 2)
+    with pytest.raises(ConfigError, match="17 sessions > 16"):
+        parse_layout_option(",".join(["0"] * 17), m, 2)
+    with pytest.raises(ConfigError, match="does not fit a host of 1 card.*needs 2 cards"):
+        parse_layout_option("interleaved", m, 1)
+    for bad in ("", "0,,1", "a,b", "0,-1"):
+        with pytest.raises(ConfigError, match="neither a layout name"):
+            parse_layout_option(bad, m, 2)

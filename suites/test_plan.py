@@ -128,6 +128,17 @@ def test_refuses_a_card_the_host_lacks():
         plan_peers((0, 1, 2), PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE, host_cards=2)
 
 
+def test_refuses_windows_beyond_64_bits_or_the_address_space():
+    top = (1 << 64) - 2 * PAGE                      # window(1) would end at 2^64 + PAGE
+    with pytest.raises(PlanError, match="window\\(1\\) = .* ends beyond 64-bit addresses"):
+        plan_peers((0, 1), 2 * PAGE, linear_windows(top - 2 * PAGE, 2 * PAGE + PAGE), page_size=PAGE)
+    plan_peers((0, 1), PAGE, linear_windows(top, PAGE), page_size=PAGE)          # ends exactly at 2^64
+    va_end = 0x4000000000 + 2 * PAGE
+    plan_peers((0, 1), PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE, va_end=va_end)
+    with pytest.raises(PlanError, match="window\\(1\\) .* ends beyond the address space"):
+        plan_peers((0, 1), 2 * PAGE, linear_windows(0x4000000000, 2 * PAGE), page_size=PAGE, va_end=va_end)
+
+
 def test_refuses_an_empty_layout():
     with pytest.raises(PlanError):
         plan_peers((), PAGE, linear_windows(0x4000000000, PAGE), page_size=PAGE)

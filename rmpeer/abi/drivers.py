@@ -230,8 +230,9 @@ class DriverMatrix:
         for name, spec in (entry.get("controls") or {}).items():
             require(self.path, f"{where}: control {name}", spec, "cmd", int)
             require(self.path, f"{where}: control {name}", spec, "params", str)
-        for group, fields in (entry.get("bitfields") or {}).items():
-            for fname, spec in (fields or {}).items():
+        for group in entry.get("bitfields") or {}:
+            fields = require(self.path, f"{where}: bitfields", entry["bitfields"], group, dict)
+            for fname, spec in fields.items():
                 at = f"{where}: bitfield {group}.{fname}"
                 parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
                 require(self.path, at, spec, "values", dict, optional=True)

@@ -1,7 +1,7 @@
 """`rmpeer report`: the Allure results of a run as ONE self-contained HTML file.
 
 Built with the Allure 3 command line (the npm package `allure`, run by Node.js) and the
-awesome report in single-file mode (allurerc.mjs at the repository root). The page Allure
+awesome report in single-file mode (allurerc.mjs beside this module, shipped in the wheel). The page Allure
 writes loads an analytics script from the internet; a certification host may be offline and
 a report must not phone home, so that script is removed and the page is then checked to
 fetch nothing from outside."""
@@ -9,6 +9,8 @@ fetch nothing from outside."""
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,12 +19,21 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..errors import EXIT_OK, ConfigError, RmpeerError
+from ..resources import allure_config, checkout_root
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = REPO / "allurerc.mjs"
+CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
-ALLURE_PREFIX = REPO / ".allure"      # git-ignored; `npm install --prefix .allure allure@3.18.0`
-INSTALL = f"npm install --prefix {ALLURE_PREFIX} --no-audit --no-fund allure@{ALLURE_VERSION}"
+
+
+def allure_prefixes() -> list[Path]:
+    """Where `npm install --prefix DIR allure` may have put Allure: the checkout's .allure/
+    (git-ignored; CI and a clone install it there), then .allure/ in the working directory
+    (an installed wheel has no checkout)."""
+    root = checkout_root()
+    return ([root / ".allure"] if root else []) + [Path(".allure").resolve()]
+
+
+INSTALL = (f"npm install --prefix {allure_prefixes()[0]} --no-audit --no-fund allure@{ALLURE_VERSION}")
 GET_NODE = ("Node.js is needed to build the HTML report (Allure 3 is an npm package). "
             f"On Debian: apt-get install nodejs npm; then: {INSTALL}")
 DEFAULT_TITLE = "rmpeer conformance report"
@@ -53,9 +64,10 @@ def allure_command() -> list[str]:
     node = shutil.which("node")
     if not node:
         raise ConfigError(GET_NODE)
-    local = ALLURE_PREFIX / "node_modules" / "allure" / "cli.js"
-    if local.exists():
-        return [node, str(local)]
+    for prefix in allure_prefixes():
+        local = prefix / "node_modules" / "allure" / "cli.js"
+        if local.exists():
+            return [node, str(local)]
     on_path = shutil.which("allure")
     if on_path:
         done = subprocess.run([on_path, "--version"], capture_output=True, text=True, timeout=60)
@@ -115,12 +127,41 @@ def embedded_files(html: str) -> dict[str, bytes]:
     return {name: base64.b64decode(body) for name, body in EMBEDDED.findall(html)}
 
 
+def check_results(results: Path) -> None:
+    """Every *-result.json of the run must parse: Allure skips a corrupt one silently, and a
+    report that quietly lacks tests would read as a smaller run."""
+    found = sorted(results.glob("*-result.json")) if results.is_dir() else []
+    if not found:
+        raise ConfigError(f"no Allure results in {results}: run the suites with --alluredir {results} "
+                          "(rmpeer certify writes them to <output>/allure-results)")
+    for path in found:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ConfigError(f"{path}: not a readable Allure result ({str(exc)[:200]}); "
+                              "remove it or rerun the suites") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: not an Allure result (a JSON object); remove it or rerun the suites")
+
+
+def check_output(output: Path) -> None:
+    """Refuse an --output that cannot be written before Allure runs (nothing is created)."""
+    if output.is_dir():
+        raise ConfigError(f"--output {output} is a directory: name the HTML file to write")
+    existing = output.parent.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"--output {output}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--output {output}: {existing} is not writable by this user")
+
+
 def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Path:
     """Allure results -> one HTML file a person opens offline; returns its path."""
     results, output = Path(results_dir), Path(output_html)
-    if not any(results.glob("*-result.json")):
-        raise ConfigError(f"no Allure results in {results}: run the suites with --alluredir {results} "
-                          "(rmpeer certify writes them to <output>/allure-results)")
+    check_results(results)
+    check_output(output)
     cmd = allure_command()
     with tempfile.TemporaryDirectory(prefix="rmpeer-allure-") as tmp:
         # --cwd: Allure must not pick up another allurerc from the caller's directory.
@@ -136,8 +177,11 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     if remote:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
                           "not phone home): " + "; ".join(remote[:10]))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(html, encoding="utf-8")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {output}: {exc.strerror or exc}") from None
     return output
 
 

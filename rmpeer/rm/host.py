@@ -7,6 +7,8 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..errors import ConfigError
+
 PROC_VERSION = "/proc/driver/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
@@ -93,8 +95,22 @@ def query_driver_version(shim, bootstrap_abi, ctl_fd) -> str | None:
                      escape=nr, struct=st, status_field=None)
     if rec.errno:
         return None
-    text = st.get(bytes.fromhex(rec.reply), "versionString").split(b"\0", 1)[0].decode()
+    # bytes RM returned, not necessarily text: undecodable ones stay visible in the message
+    text = st.get(bytes.fromhex(rec.reply), "versionString").split(b"\0", 1)[0].decode("ascii", "replace")
     return text or None
+
+
+RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
+
+
+def checked_version(version: str, source: str) -> str:
+    """The driver's version, refused (exit 2) unless it reads like a release (580.159.04):
+    the ABI is chosen by it, and a guess would send wrong bytes to RM."""
+    if not RELEASE.fullmatch(version.strip()):
+        raise ConfigError(f"the NVIDIA driver reported version {version[:80]!r} ({source}), which is not a "
+                          "release number such as 580.159.04, so its ABI cannot be chosen; force one with "
+                          "--rm-abi RELEASE (a release of matrices/drivers.yaml)")
+    return version.strip()
 
 
 def card_infos(rm) -> list[dict]:
@@ -115,7 +131,7 @@ def card_infos(rm) -> list[dict]:
 def register_fd(rm, fd: int, *, label: str) -> None:
     """NV_ESC_REGISTER_FD: ties a /dev/nvidiaN fd to the client's nvidiactl fd.
 
-    Must precede NV01_DEVICE_0 on that card (COPY-ENGINE.md, step 1)."""
+    Must precede NV01_DEVICE_0 on that card (docs/copy-engine.md, Setting up, step 1)."""
     rec, _ = rm.escape(fd, "NV_ESC_REGISTER_FD", "nv_ioctl_register_fd_t", label=label, ctl_fd=rm.ctl_fd)
     if rec.errno:
         raise OSError(rec.errno, os.strerror(rec.errno), label)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..errors import TranscriptError
 
 FORMAT = "rmpeer-transcript/2"
 # /2: data read back is kept as word runs (mem.view), host observations as records, and a
@@ -200,23 +201,71 @@ class TranscriptWriter:
             self._file.close()
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_transcript(path: Path) -> tuple[dict, list]:
-    """(header, lines): each later line a CallRecord or a note dict."""
-    header, lines = None, []
+    """(header, lines): each later line a CallRecord or a note dict. Whatever is wrong with
+    the file is a TranscriptError naming the file and the line; a recording that was cut
+    short says "truncated"."""
     path = Path(path)
-    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            d = json.loads(line)
-            if n == 1:
-                if "header" not in d or d["header"].get("format") != FORMAT:
-                    raise ValueError(f"{path}: not an {FORMAT} transcript")
-                header = d["header"]
-            elif "note" in d:
-                lines.append(d)
-            else:
-                lines.append(CallRecord.from_dict(d))
+    if not path.exists():
+        raise TranscriptError(f"{path}: no such file")
+    if not path.is_file():
+        raise TranscriptError(f"{path}: not a file")
+    header, lines, n = None, [], 0
+    try:
+        with path.open("rb") as raw:
+            compressed = raw.read(2) == GZIP_MAGIC     # by content: a misnamed file still reads
+        with (gzip.open(path, "rb") if compressed else path.open("rb")) as f:
+            for n, raw_line in enumerate(f, 1):
+                if not raw_line.strip():
+                    continue
+                d = _parse_line(path, n, raw_line, after_header=header is not None)
+                if header is None:
+                    if n != 1 or "header" not in d or not isinstance(d["header"], dict) \
+                            or d["header"].get("format") != FORMAT:
+                        raise TranscriptError(f"{path}: line {n}: not an {FORMAT} transcript "
+                                              f"(its first line must be the header)")
+                    header = d["header"]
+                elif "note" in d:
+                    lines.append(d)
+                else:
+                    lines.append(_record(path, n, d))
+    except EOFError:
+        raise TranscriptError(f"{path}: truncated: the compressed data stops after line {n} "
+                              f"(the file was cut short)") from None
+    except (zlib.error, gzip.BadGzipFile) as exc:
+        where = f"after line {n}" if n else "from the start"
+        raise TranscriptError(f"{path}: corrupt compressed data {where} ({exc}); the file is damaged") from None
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     if header is None:
-        raise ValueError(f"{path}: empty transcript")
+        raise TranscriptError(f"{path}: empty, not a transcript")
     return header, lines
+
+
+def _parse_line(path, n, raw_line: bytes, *, after_header: bool) -> dict:
+    try:
+        d = json.loads(raw_line.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TranscriptError(f"{path}: line {n}: not text (not an {FORMAT} transcript)") from None
+    except ValueError as exc:
+        if after_header and not raw_line.endswith(b"\n"):
+            raise TranscriptError(f"{path}: line {n}: truncated: the last line is cut off "
+                                  f"(the recording stopped mid-write)") from None
+        what = "" if after_header else f"; not an {FORMAT} transcript"
+        raise TranscriptError(f"{path}: line {n}: not JSON ({exc.msg} at column {exc.colno}){what}") from None
+    if not isinstance(d, dict):
+        raise TranscriptError(f"{path}: line {n}: not a JSON object")
+    return d
+
+
+def _record(path, n, d: dict) -> CallRecord:
+    try:
+        rec = CallRecord.from_dict(d)
+    except TypeError as exc:
+        raise TranscriptError(f"{path}: line {n}: not a call record ({exc})") from None
+    if not isinstance(rec.seq, int) or not isinstance(rec.op, str):
+        raise TranscriptError(f"{path}: line {n}: not a call record (seq {rec.seq!r}, op {rec.op!r})")
+    return rec
