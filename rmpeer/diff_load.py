@@ -95,7 +95,7 @@ def _transcript(path: Path) -> Side:
     side = Side(str(path), "transcript")
     side.context = {"label": header.get("label"), "created": header.get("created"),
                     "driver": driver.get("version"), "abi": driver.get("abi"), "cards": header.get("cards"),
-                    "layouts": [name for name, _ in header.get("run", {}).get("layouts", [])]}
+                    "layouts": [entry[0] for entry in header.get("run", {}).get("layouts", [])]}
     side.calls = {}
     for rec in records:
         if rec.op in OUTCOME_OPS:

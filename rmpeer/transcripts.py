@@ -62,8 +62,11 @@ def _card_line(card: dict) -> str:
 
 def _run_line(run: dict) -> str:
     extent = run.get("extent")
-    layouts = "; ".join(f"{name} (cards {','.join(map(str, cards))})" for name, cards in run.get("layouts") or [])
-    return (f"  run: seed {run.get('seed')}, extent "
+    layouts = "; ".join(f"{entry[0]} (cards {','.join(map(str, entry[1]))}"
+                        + (f", {entry[2] >> 20} MiB" if len(entry) > 2 else "") + ")"
+                        for entry in run.get("layouts") or [])
+    boost = {True: ", clocks boosted", False: ", clocks as found (--no-boost)"}.get(run.get("boost"), "")
+    return (f"  run: pattern seed {run.get('pattern_seed', run.get('seed'))}{boost}, staging extent "
             + (f"{extent:#x}" if isinstance(extent, int) else str(extent)) + f", layouts: {layouts or 'none'}")
 
 

@@ -109,7 +109,7 @@ ROWS = [
     row("show-garbage", ["show", "{in}/garbage.jsonl"], 2, r"garbage\.jsonl: line 1: not JSON .*not an rmpeer-transcript"),
     row("show-binary", ["show", "{in}/binary.jsonl"], 2, r"binary\.jsonl: line 1: not (text|JSON)"),
     row("show-garbage-gz", ["show", "{in}/garbage.jsonl.gz"], 2, r"garbage\.jsonl\.gz: corrupt compressed data"),
-    row("show-no-header", ["show", "{in}/noheader.jsonl"], 2, r"line 1: not an rmpeer-transcript/1 transcript"),
+    row("show-no-header", ["show", "{in}/noheader.jsonl"], 2, r"line 1: not an rmpeer-transcript/2 transcript"),
     row("show-not-an-object", ["show", "{in}/array.jsonl"], 2, r"array\.jsonl: line 1: not a JSON object"),
     row("show-not-a-record", ["show", "{in}/badrecord.jsonl"], 2, r"badrecord\.jsonl: line 2: not a call record"),
     row("show-bad-line", ["show", "{in}/badline.jsonl"], 2, r"badline\.jsonl: line 6: not JSON"),
@@ -138,7 +138,32 @@ ROWS = [
 # --layout 0,9 / '' / nosuchlayout, --rm-abi garbage in a replay, an unwritable --output, a
 # 17-session layout, a broken topologies.yaml with --expect-topology, ...) come with the
 # certify rewrite (issue 10 items 1, 3-5, 7, 11): add them here as row(...) entries.
-CERTIFY_ROWS: list = []
+CERTIFY_ROWS: list = [
+    row("certify-extent-abc", ["certify", "--extent", "abc"], 2, r"'abc' is not a size"),
+    row("certify-extent-not-pages", ["certify", "--extent", "3MiB"], 2, r"not a multiple of the page size"),
+    row("certify-expect-empty", ["certify", "--expect-topology", ""], 2, r"--expect-topology needs the name"),
+    row("certify-expect-unknown", ["certify", "--replay", "{good}", "--expect-topology", "nosuch"], 2,
+        r"unknown topology 'nosuch'"),
+    row("certify-replay-missing", ["certify", "--replay", "nosuch.jsonl.gz"], 2, r"nosuch.jsonl.gz"),
+    row("certify-replay-cut", ["certify", "--replay", "{in}/cut.jsonl.gz"], 2, r"truncated|cannot be replayed"),
+    row("certify-replay-garbage", ["certify", "--replay", "{in}/garbage.jsonl"], 2, r"garbage.jsonl"),
+    row("certify-replay-card-list", ["certify", "--replay", "{good}", "--layout", "0,9"], 2,
+        r"--layout '0,9': the recording .* holds no such layout \(it has: one-per-card"),
+    row("certify-replay-empty-layout", ["certify", "--replay", "{good}", "--layout", ""], 2, r"holds no such layout"),
+    row("certify-replay-unknown-layout", ["certify", "--replay", "{good}", "--layout", "nosuchlayout"], 2,
+        r"holds no such layout"),
+    row("certify-replay-seventeen", ["certify", "--replay", "{good}", "--layout", seventeen()], 2,
+        r"holds no such layout"),
+    row("certify-replay-abi", ["certify", "--replay", "{good}", "--rm-abi", "garbage"], 2,
+        r"--rm-abi: a replay repeats the recorded run exactly"),
+    row("certify-replay-extent", ["certify", "--replay", "{good}", "--extent", "0"], 2, r"--extent: a replay repeats"),
+    row("certify-replay-record", ["certify", "--replay", "{good}", "--record", "rec"], 2, r"--record: a replay repeats"),
+    row("certify-replay-no-boost", ["certify", "--replay", "{good}", "--no-boost"], 2, r"--no-boost: a replay repeats"),
+    row("certify-output-unwritable", ["certify", "--replay", "{good}", "--layout", "one-per-card", "--output",
+                                      "/proc/rmpeer-out"], 2, r"--output /proc/rmpeer-out: cannot write there"),
+    row("bench-no-gpu", ["bench"], 3, r"no NVIDIA device"),
+    row("bench-bad-sizes", ["bench", "--sizes", "lots"], 2, r"'lots' is not a size"),
+]
 
 
 # -- the inputs: broken files made from the real ones -------------------------------------------
@@ -283,8 +308,6 @@ def test_contract(r, inputs, tmp_path):
 
 
 @pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="this machine has an NVIDIA device")
-@pytest.mark.xfail(strict=True, reason="certify creates --output (reports/) before its checks (issue 10 item 11): "
-                   "remove this mark when the certify rewrite lands")
 def test_certify_without_a_gpu_exits_3_writing_nothing(inputs, tmp_path):
     r = Row(("certify",), 3, r"no NVIDIA device")
     done, written = run_row(r, inputs, tmp_path)

@@ -19,8 +19,8 @@ from rmpeer.shim.records import read_transcript
 
 pytestmark = pytest.mark.offline
 TRANSCRIPTS = REPO / "fixtures" / "transcripts"
-ONE = TRANSCRIPTS / "h200x1-20261129T220216Z.jsonl.gz"
-TWO = TRANSCRIPTS / "h200x2-20261129T220049Z.jsonl.gz"
+ONE = next(iter(sorted(TRANSCRIPTS.glob("h200x1-*.jsonl.gz"))), TRANSCRIPTS / "h200x1-missing.jsonl.gz")
+TWO = next(iter(sorted(TRANSCRIPTS.glob("h200x2-*.jsonl.gz"))), TRANSCRIPTS / "h200x2-missing.jsonl.gz")
 
 
 def rmpeer(*args, cwd=REPO):
@@ -203,10 +203,10 @@ def test_allure_results_one_per_aspect_and_same_behaviour_when_nothing_differs(t
      "not a readable"),
     (lambda d: _file(d / "empty.jsonl", b""), "the file is empty"),
     (lambda d: _file(d / "other.json", b'{"tool": "something else"}'), "not an rmpeer transcript or certificate"),
-    (lambda d: _file(d / "header.jsonl", b'{"header": {"format": "x/9"}}\n'), "not an rmpeer-transcript/1"),
+    (lambda d: _file(d / "header.jsonl", b'{"header": {"format": "x/9"}}\n'), "not an rmpeer-transcript/2"),
     (lambda d: _file(d / "binary.jsonl", bytes(range(256))), "not a readable"),
     (lambda d: _file(d / "cards.json", b'{"host": {"cards": 5}, "tests": []}'), "not a readable"),
-    (lambda d: _file(d / "record.jsonl", b'{"header": {"format": "rmpeer-transcript/1"}}\n{"op": "ioctl", "x": 1}\n'),
+    (lambda d: _file(d / "record.jsonl", b'{"header": {"format": "rmpeer-transcript/2"}}\n{"op": "ioctl", "x": 1}\n'),
      "not a readable"),
 ])
 def test_bad_input_is_one_message_and_exit_2_with_nothing_written(tmp_path, make, message):
