@@ -16,16 +16,15 @@ from typing import Callable, Sequence
 from .errors import PlanError
 
 # Handle schemes of the seed. Pair handles are collision-free only while b < 16.
-PAIR_HANDLE_BASE = 0xB2000000
-PAIR_HANDLE_STRIDE = 16
-WINDOW_HANDLE_BASE = 0xB3000000
+from .handles import PAIR_BASE as PAIR_HANDLE_BASE
+from .handles import PAIR_STRIDE as PAIR_HANDLE_STRIDE
+from .handles import SESSION_BASES as SESSION_HANDLE_BASES
+from .handles import SESSION_STRIDE as SESSION_HANDLE_STRIDE
+from .handles import WINDOW_BASE as WINDOW_HANDLE_BASE
+
 MAX_SESSIONS = PAIR_HANDLE_STRIDE
 # GPU virtual addresses (NVOS46 dmaOffset, the reservation's offset and limit) are 64-bit.
 VA_LIMIT = 1 << 64
-# A session's own objects: base + session * SESSION_HANDLE_STRIDE (PlanHost's phSessionHandle).
-SESSION_HANDLE_STRIDE = 0x10000
-SESSION_HANDLE_BASES = {"device": 0xD0000000, "subdevice": 0xD1000000,
-                        "vaspace": 0xD2000000, "buffer": 0xD3000000}
 
 # NVOS46 flags by field name: the runtime's direct-DMA flags, plus the peer flag.
 DIRECT_DMA_FLAGS = (("DMA_OFFSET_FIXED", "TRUE"), ("PAGE_SIZE", "HUGE"))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .layouts import Layout, LayoutMatrix, parse_layout_option
+from .rm.client import CTL_PATH
 
 
-CTL_PATH = "/dev/nvidiactl"
 NO_GPU_REASON = ("no /dev/nvidiactl: this machine has no NVIDIA GPU or driver, so the hardware suites "
                  "cannot run live (pass --rm-replay TRANSCRIPT to replay a recording of a real host)")
 

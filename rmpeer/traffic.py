@@ -16,10 +16,10 @@ from .abi.matrix import MATRICES, load_yaml
 from .ce.classes import pick_generation
 from .ce.engine import CopyEngine, pick_lce
 from .ce.memory import Memory, alloc_system, map_system_to_cpu
+from .handles import STAGING_BASE, STAGING_STRIDE
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
 BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer
-STAGING_HANDLE_BASE = 0xCA000000      # + card * 16 + k: each card's staging buffers
 
 
 def channel_layout(path=None) -> dict:
@@ -48,7 +48,7 @@ class Staging:
 
     def __init__(self, rm, host, card: int, extent: int):
         device = host.probe_handles(card)[0]
-        base = STAGING_HANDLE_BASE + card * 16
+        base = STAGING_BASE + card * STAGING_STRIDE
         self.extent = extent
         self.upload, self.readback = (
             map_system_to_cpu(rm, device, alloc_system(rm, device, base + k, extent, cached=True,

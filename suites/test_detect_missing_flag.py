@@ -6,7 +6,9 @@ import pytest
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_min_cards(2), pytest.mark.rm_layouts("one-per-card")]
 
-SPARE_HANDLE = 0xB4000001
+from rmpeer.handles import SPARE_BASE
+
+SPARE_HANDLE = SPARE_BASE + 1
 
 
 def test_map_without_p2p_flag_is_caught(peers, traffic):

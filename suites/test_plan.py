@@ -159,3 +159,22 @@ def test_the_plan_is_pure():
     a = plan_for((0, 1, 0, 1))
     b = plan_for((0, 1, 0, 1))
     assert a == b
+
+
+def test_handle_ranges_never_meet_for_the_largest_layout():
+    """rmpeer.handles: every scheme at its widest (16 sessions, 16 cards, a few hundred copy-
+    engine objects a session) stays inside its own range."""
+    from rmpeer import handles as h
+
+    n, cards, ce_objects = 16, 16, 0x400
+    ranges = {"pairs": (h.PAIR_BASE, h.PAIR_BASE + (n - 1) * h.PAIR_STRIDE + n),
+              "windows": (h.WINDOW_BASE, h.WINDOW_BASE + (n - 1) * h.SESSION_STRIDE + n),
+              "probe devices": (h.PROBE_DEVICE_BASE, h.PROBE_DEVICE_BASE + cards),
+              "probe subdevices": (h.PROBE_SUBDEVICE_BASE, h.PROBE_SUBDEVICE_BASE + cards),
+              "copy engines": (h.COPY_ENGINE_BASE, h.COPY_ENGINE_BASE + (n - 1) * h.COPY_ENGINE_STRIDE + ce_objects),
+              "staging": (h.STAGING_BASE, h.STAGING_BASE + cards * h.STAGING_STRIDE),
+              "spare": (h.SPARE_BASE, h.SPARE_BASE + 16)}
+    ranges.update({k: (b, b + (n - 1) * h.SESSION_STRIDE + 1) for k, b in h.SESSION_BASES.items()})
+    spans = sorted((lo, hi, name) for name, (lo, hi) in ranges.items())
+    for (lo1, hi1, a), (lo2, _, b) in zip(spans, spans[1:]):
+        assert hi1 <= lo2, f"{a} [{lo1:#x}, {hi1:#x}) meets {b} at {lo2:#x}"

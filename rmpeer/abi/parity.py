@@ -23,9 +23,10 @@ from .drivers import SECTIONS, DriverMatrix, version_key
 from .fromheaders import tree_abi
 from .matrix import parse_bits
 from .probe import INCLUDE_ROOTS
+from ..resources import fixtures_dir
 
 FORMAT = "rmpeer-abi-parity/1"
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "abi-parity.json.gz"
+FIXTURE = fixtures_dir() / "abi-parity.json.gz"
 
 
 def flatten(sections: dict) -> dict:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import RmpeerError
+from ..handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
+from ..handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
 from .classes import Generation
 from .memory import Memory, SessionMemory
 
-# Handles of a session's copy-engine objects: CE_HANDLE_BASE + session * CE_HANDLE_STRIDE + n.
-CE_HANDLE_BASE, CE_HANDLE_STRIDE = 0xCE000000, 0x10000
 
 
 def engine_type(abi, lce: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..rm.client import CTL_PATH
 from ..rm.host import register_fd
 
 
@@ -33,7 +34,7 @@ def alloc_system(rm, parent: int, handle: int, size: int, *, cached: bool, notif
 
 def map_system_to_cpu(rm, device: int, mem: Memory, *, label: str) -> Memory:
     """System memory mapped for the CPU through a fresh nvidiactl fd (one mapping per fd)."""
-    mem.fd = rm.shim.open("/dev/nvidiactl", label=f"{label}:open")
+    mem.fd = rm.shim.open(CTL_PATH, label=f"{label}:open")
     mem.cpu = rm.map_to_cpu(device, mem.handle, mem.size, mem.fd, label=label)
     return mem
 

@@ -8,11 +8,11 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from ..errors import ConfigError
+from ..handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
+from ..shim.records import PROC_VERSION, read_proc_version_text
 
-PROC_VERSION = "/proc/driver/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
-PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE = 0xA0000000, 0xA1000000
 
 
 @dataclass
@@ -62,9 +62,8 @@ class HostFacts:
 def read_proc_version(path: str = PROC_VERSION, text: str | None = None) -> tuple[str | None, str]:
     """(version, flavour) from the kernel module's own line, when it is there."""
     if text is None:
-        try:
-            text = open(path).read()
-        except OSError:
+        text = read_proc_version_text(path)
+        if not text:
             return None, "unknown"
     m = re.search(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)", text)
     flavour = "open" if "Open Kernel Module" in text else "proprietary" if "Kernel Module" in text else "unknown"

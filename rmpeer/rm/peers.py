@@ -19,10 +19,6 @@ class SetupReport:
     def steps(self) -> list:
         return self.pairs + self.reserves + self.maps
 
-    @property
-    def failed(self) -> list:
-        return [s for s in self.steps if s.status != 0]
-
     def pair(self, a: int, b: int):
         return next(p for p in self.pairs if (p.s, p.t) == (a, b))
 

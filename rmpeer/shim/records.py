@@ -160,7 +160,10 @@ def _pool():
     return _POOL
 
 
-def read_proc_version_text(path: str = "/proc/driver/nvidia/version") -> str:
+PROC_VERSION = "/proc/driver/nvidia/version"   # the kernel module's own line
+
+
+def read_proc_version_text(path: str = PROC_VERSION) -> str:
     try:
         return open(path).read().strip()
     except OSError:
