@@ -63,7 +63,7 @@ class Rig:
         self.channel = channel_layout()
         self.engines, self.scratch = [], []
         for session in setup.sessions:
-            engine = CopyEngine(rm, session, host, setup.va, pick_generation(session.card.classes), self.channel,
+            engine = CopyEngine(rm, session, host, setup.va, pick_generation(session.card.classes, rm.abi), self.channel,
                                 pick_lce(session.card)).create()
             mem = engine.mem
             self.engines.append(engine)

@@ -157,6 +157,12 @@ def _run_pytest(plan: Plan, stream):
     return collector, int(code)
 
 
+def _first_line(message: str) -> str:
+    """A fitness failure's own sentence, without pytest's restatement of the assertion."""
+    line = (message.strip().splitlines() or [""])[0]
+    return line.removeprefix("AssertionError: ").split(" assert not ")[0]
+
+
 def certify(args) -> int:
     started = time.time()
     plan = Plan(args)
@@ -169,6 +175,9 @@ def certify(args) -> int:
         recorded = transcript_summary(plan.replay)["header"]
     replay_of = (f"REPLAY of {recorded.get('label')} recorded on {recorded.get('hostname')} at "
                  f"{recorded.get('created')} ({plan.replay})") if plan.replay else ""
+    if plan.replay:
+        say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
+            "this machine is not tested")
     facts = plan.facts
     topology_problems = plan.topology.mismatches(facts) if plan.topology else []
     try:
@@ -184,7 +193,7 @@ def certify(args) -> int:
         say(f"  {line}")
     collector, _ = _run_pytest(plan, out_stream)
     tests = list(collector.tests.values())
-    unfit = [short(t.get("message", "")) for t in tests
+    unfit = [short(_first_line(t.get("message", ""))) for t in tests
              if t["params"].get("fitness") and t["outcome"] in ("failed", "error")]
     outcome, reasons = verdict([t for t in tests if not t["params"].get("fitness")], topology_problems, unfit)
     table = pair_table(tests)
@@ -197,6 +206,7 @@ def certify(args) -> int:
         "tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "subject": ({"kind": "replay", "transcript": plan.replay, "recorded_host": recorded.get("hostname"),
                      "recorded_at": recorded.get("created"), "recorded_label": recorded.get("label"),
+                     "test": "request regression (replay)",
                      "note": "a replay of a recording: this is NOT a certificate of the machine it ran on"}
                     if plan.replay else {"kind": "live"}),
         "host": facts.as_dict(), "matrices": matrices_digest(), "expect_topology": args.expect_topology,

@@ -94,7 +94,7 @@ class PeerTraffic:
     def create(self) -> "PeerTraffic":
         rm, host = self.setup.rm, self.setup.host
         for session in self.setup.sessions:
-            gen = pick_generation(session.card.classes)
+            gen = pick_generation(session.card.classes, rm.abi)
             engine = CopyEngine(rm, session, host, self.setup.va, gen, self.channel, pick_lce(session.card)).create()
             self.sessions.append(SessionTraffic(engine, self.extent, self.staging[session.card.index]))
         for st in self.sessions:

@@ -3,10 +3,12 @@ measured on real H200s (docs/copy-engine.md), and other GPU generations are refu
 
 import pytest
 
+from rmpeer.abi import DriverMatrix
 from rmpeer.ce.classes import load_engines, pick_generation
 from rmpeer.errors import ConfigError
 from rmpeer.traffic import channel_layout
 
+ABI = DriverMatrix().abi_for_driver("580.159.04")
 pytestmark = pytest.mark.offline
 HOPPER = load_engines()["hopper"]
 LAYOUT = channel_layout()
@@ -34,7 +36,8 @@ def test_methods_userd_and_doorbell_offsets():
     assert (m["SET_SEMAPHORE_A"], m["LAUNCH_DMA"], m["OFFSET_IN_UPPER"], m["LINE_LENGTH_IN"]) == (0x240, 0x300, 0x400, 0x418)
     assert (HOPPER.gpfifo.userd["GPPut"], HOPPER.gpfifo.userd["GPGet"]) == (0x8C, 0x88)
     assert HOPPER.usermode.registers["NOTIFY_CHANNEL_PENDING"] == 0x90
-    assert (HOPPER.gpfifo.number, HOPPER.copy.number, HOPPER.usermode.number) == (0xC86F, 0xC8B5, 0xC661)
+    bound = pick_generation([0xC86F, 0xC8B5, 0xC661], ABI)
+    assert (bound.gpfifo.number, bound.copy.number, bound.usermode.number) == (0xC86F, 0xC8B5, 0xC661)   # cl*.h
 
 
 def test_the_channel_layout_fits_its_control_block():
@@ -43,12 +46,12 @@ def test_the_channel_layout_fits_its_control_block():
 
 
 def test_a_hopper_class_list_is_accepted():
-    assert pick_generation([0xC86F, 0xC8B5, 0xC661, 0x2080]).name == "hopper"
+    assert pick_generation([0xC86F, 0xC8B5, 0xC661, 0x2080], ABI).name == "hopper"
 
 
 def test_another_generation_is_refused_naming_what_is_missing():
     ampere = [0xC56F, 0xC6B5, 0xC561]
     with pytest.raises(ConfigError) as err:
-        pick_generation(ampere)
+        pick_generation(ampere, ABI)
     text = str(err.value)
     assert "HOPPER_DMA_COPY_A (0xc8b5) MISSING" in text and "refused rather than guessed" in text

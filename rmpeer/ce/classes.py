@@ -3,7 +3,7 @@ of each GPU generation, and picking them from a device's class list."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,12 +15,12 @@ from ..errors import ConfigError
 @dataclass
 class EngineClass:
     name: str
-    number: int
     methods: dict
     registers: dict
     userd: dict
     constants: dict
     bitfields: dict
+    number: int | None = None   # from the driver ABI (drivers.yaml), bound by pick_generation
 
     def bits(self, group: str) -> BitFieldGroup:
         try:
@@ -58,7 +58,7 @@ def load_engines(path: str | None = None) -> dict:
     for name, spec in require(path, "file", data, "classes", dict).items():
         where = f"class {name}"
         classes[name] = EngineClass(
-            name, require(path, where, spec, "number", int),
+            name,
             dict(spec.get("methods") or {}), dict(spec.get("registers") or {}),
             dict(spec.get("userd") or {}), dict(spec.get("constants") or {}),
             _groups(path, where, spec.get("bitfields")))
@@ -78,17 +78,26 @@ def load_engines(path: str | None = None) -> dict:
 MEASURED = ("hopper",)
 
 
-def pick_generation(class_list, engines=None) -> Generation:
-    """The measured generation whose three classes the device offers; a clear refusal otherwise."""
+def pick_generation(class_list, abi, engines=None) -> Generation:
+    """The measured generation whose three classes the device offers, with the class numbers
+    of the driver's ABI (drivers.yaml is their one source); a clear refusal otherwise."""
     engines = engines or load_engines()
     offered = set(class_list)
+    number = lambda c: abi.classes.get(c.name)
     for name in MEASURED:
         gen = engines.get(name)
-        if gen and {gen.gpfifo.number, gen.copy.number, gen.usermode.number} <= offered:
-            return gen
+        parts = (gen.gpfifo, gen.copy, gen.usermode) if gen else ()
+        if gen and all(number(c) in offered for c in parts):
+            return replace(gen, **{role: replace(getattr(gen, role), number=number(getattr(gen, role)))
+                                   for role in ("gpfifo", "copy", "usermode")})
     wanted = "; ".join(
-        f"{g}: " + ", ".join(f"{c.name} ({c.number:#x}){'' if c.number in offered else ' MISSING'}"
-                             for c in (engines[g].gpfifo, engines[g].copy, engines[g].usermode))
+        f"{g}: " + ", ".join(_shown(c, number(c), offered) for c in (engines[g].gpfifo, engines[g].copy, engines[g].usermode))
         for g in MEASURED if g in engines)
     raise ConfigError(f"this GPU offers none of the copy-engine class sets rmpeer has driven on real "
                       f"hardware ({wanted}); other generations are refused rather than guessed")
+
+
+def _shown(c, number, offered) -> str:
+    if number is None:
+        return f"{c.name} (not in this driver's ABI)"
+    return f"{c.name} ({number:#x}){'' if number in offered else ' MISSING'}"

@@ -69,8 +69,8 @@ def pick_lce(card, p2p: bool = True) -> int:
 class CopyEngine:
     """One session's channel and copy object, with its control block and semaphores."""
 
-    def __init__(self, rm, session, host, va_plan, gen: Generation, layout: dict, lce: int):
-        self.rm, self.session, self.host, self.gen, self.layout, self.lce = rm, session, host, gen, layout, lce
+    def __init__(self, rm, session, host, va_plan, gen: Generation, channel: dict, lce: int):
+        self.rm, self.session, self.host, self.gen, self.channel, self.lce = rm, session, host, gen, channel, lce
         base = CE_HANDLE_BASE + session.index * CE_HANDLE_STRIDE
         self.mem = SessionMemory(rm, session, host, va_plan, base)
         self.payload = 0
@@ -82,7 +82,7 @@ class CopyEngine:
 
     # -- setup -------------------------------------------------------------------------
     def create(self) -> "CopyEngine":
-        lay, mem, s = self.layout, self.mem, self.session.index
+        lay, mem, s = self.channel, self.mem, self.session.index
         self.ctrl = mem.map_gpu(mem.map_cpu(mem.system(lay["control_block_size"], cached=True,
                                                       label=f"ce:s{s}:control"), label=f"ce:s{s}:control:cpu"),
                                 sysmem=True, label=f"ce:s{s}:control")
@@ -103,7 +103,7 @@ class CopyEngine:
 
     def _channel(self) -> None:
         """Channel group, SYNC context share, GPFIFO channel, copy object, token, schedule."""
-        rm, lay, s, abi = self.rm, self.layout, self.session.index, self.rm.abi
+        rm, lay, s, abi = self.rm, self.channel, self.session.index, self.rm.abi
         dev, vas = self.session.plan.device, self.session.plan.vaspace
         engine = engine_type(abi, self.lce)
         tag = f"ce:s{s}:g{self.generation}"
@@ -149,7 +149,7 @@ class CopyEngine:
     # -- pushing work --------------------------------------------------------------------
     def _method(self, address: int, *values: int) -> list[int]:
         header = self.gen.gpfifo.bits("DMA").compose(
-            SEC_OP="INC_METHOD", METHOD_COUNT=len(values), METHOD_SUBCHANNEL=self.layout["copy_subchannel"],
+            SEC_OP="INC_METHOD", METHOD_COUNT=len(values), METHOD_SUBCHANNEL=self.channel["copy_subchannel"],
             METHOD_ADDRESS=address >> 2)
         return [header, *values]
 
@@ -158,13 +158,13 @@ class CopyEngine:
 
     def _release(self, slot: int, payload: int) -> list[int]:
         """A four-word semaphore release (payload, 0, 64-bit GPU timestamp) after a flush."""
-        va = self.sem.gpu_va + slot * self.layout["semaphore_slot_size"]
-        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_release"])
+        va = self.sem.gpu_va + slot * self.channel["semaphore_slot_size"]
+        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.channel["launch_release"])
         return (self._copy_method("SET_SEMAPHORE_A", *_split(va), payload)
                 + self._copy_method("LAUNCH_DMA", launch))
 
     def submit(self, words: list[int]) -> None:
-        lay, gp = self.layout, self.gen.gpfifo
+        lay, gp = self.channel, self.gen.gpfifo
         data = b"".join(w.to_bytes(4, "little") for w in words)
         pb_start, pb_end = lay["pushbuffer_offset"], lay["control_block_size"]
         if pb_start + self.pb_cursor + len(data) > pb_end:
@@ -196,8 +196,8 @@ class CopyEngine:
             self.object_bound = True
         self.payload = self.payload % 0xFFFFFFFF + 1    # a 32-bit semaphore value, never 0
         words += self._release(slots[0], self.payload)
-        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.layout["launch_copy"])
-        chunk = self.layout["max_copy_bytes"]
+        launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.channel["launch_copy"])
+        chunk = self.channel["max_copy_bytes"]
         for off in range(0, length, chunk):
             n = min(chunk, length - off)
             words += self._copy_method("OFFSET_IN_UPPER", *_split(src + off), *_split(dst + off))
@@ -209,12 +209,12 @@ class CopyEngine:
 
     def timestamp(self, slot: int) -> int:
         """The GPU time (ns) of the last release into a semaphore slot."""
-        at = slot * self.layout["semaphore_slot_size"] + self.layout["semaphore_timestamp_offset"]
+        at = slot * self.channel["semaphore_slot_size"] + self.channel["semaphore_timestamp_offset"]
         return int.from_bytes(self.sem.cpu.read(at, 8), "little")
 
     def wait_copy(self, payload: int, length: int, *, label: str, timeout_s: float) -> CopyResult:
         """Wait for the copy that ends with `payload`; its GPU time from the two timestamps."""
-        done, seen, waited = self.sem.cpu.wait32(self.layout["semaphore_slot_size"], payload, timeout_s)
+        done, seen, waited = self.sem.cpu.wait32(self.channel["semaphore_slot_size"], payload, timeout_s)
         if not done:
             raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, payload,
                               self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"))
