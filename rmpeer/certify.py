@@ -135,7 +135,7 @@ def _run_pytest(plan: Plan, stream):
 
     from importlib import import_module
 
-    from .resources import import_root, plugin_package, suites_dir
+    from .resources import import_root, plugin_package, pytest_args, suites_dir
 
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # the user's other plugins stay out
     if str(import_root()) not in sys.path:
@@ -147,10 +147,8 @@ def _run_pytest(plan: Plan, stream):
     collector.__name__ = results.COLLECTOR
     progress = Progress(stream)
     allure_dir = plan.out / "allure-results"
-    args = [str(suites_dir()), "-m", "hardware", "-c", os.devnull, "--rootdir", str(suites_dir().parent),
-            "--noconftest", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
-            "-p", f"{pkg}.plugin", "-p", f"{pkg}.results", "-p", f"{pkg}.reporting", "-p", "allure_pytest.plugin",
-            "--alluredir", str(allure_dir), "--clean-alluredir"]
+    args = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-p", "no:warnings", "-p", "allure_pytest.plugin", "--alluredir", str(allure_dir), "--clean-alluredir"]
     args += ["--rm-replay", plan.replay] if plan.replay else ["--rm-live-only"]
     given = _GivenOptions(options_plugin.RUN_OPTIONS_PLUGIN, plan.options)
     code = pytest.main(args, plugins=[given, collector, progress])

@@ -173,6 +173,17 @@ class HostRun:
         return self.staging
 
     @property
+    def topology(self):
+        """The topology entry this host must be (--expect-topology), or the one it matches, or None."""
+        if not hasattr(self, "_topology"):
+            from .topology import TopologyMatrix
+
+            matrix = TopologyMatrix()
+            name = self.options.topology
+            self._topology = matrix.get(name) if name else matrix.match(self.facts)
+        return self._topology
+
+    @property
     def facts(self):
         return self.runtime.facts
 

@@ -68,3 +68,17 @@ def plugin_package() -> str:
 def import_root() -> Path:
     """What must be on sys.path for plugin_package() to import."""
     return PACKAGE.parent
+
+
+def pytest_args() -> list:
+    """What a pytest run of rmpeer's suites needs, wherever it starts: rmpeer's own plugins
+    named explicitly, and no conftest.py or ini file picked up from the directories around."""
+    pkg = plugin_package()
+    return ["-c", os.devnull, "--rootdir", str(suites_dir().parent), "--noconftest",
+            "-p", f"{pkg}.plugin", "-p", f"{pkg}.results", "-p", f"{pkg}.reporting"]
+
+
+def pytest_env(env: dict) -> dict:
+    """`env` with the plugin package importable (PYTHONPATH)."""
+    paths = [str(import_root())] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}

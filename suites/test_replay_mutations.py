@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from rmpeer.resources import matrices_dir, suites_dir, transcripts_dir
+from rmpeer.resources import matrices_dir, plugin_package, pytest_args, pytest_env, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
@@ -23,11 +23,12 @@ def replay(*extra, suites=None, recording=None, matrices=None, layout="one-per-c
     """The hardware suites (or `suites`) replayed against the two-GPU recording, one layout,
     in a fresh process; (exit code, output). Every check of one layout runs, in the
     recording's order, so the replay goes straight on and must consume every call."""
-    env = dict(os.environ, RMPEER_MATRICES=str(matrices or matrices_dir()), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env = pytest_env(dict(os.environ, RMPEER_MATRICES=str(matrices or matrices_dir()),
+                          PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
     paths = [str(suites_dir() / s) for s in suites] if suites else [str(suites_dir()), "-m", "hardware"]
-    cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
-           "-p", "fixtures.mutants", "--rm-replay", recording or TWO_GPU[0], "--rootdir", str(REPO),
-           "-o", "addopts=", "-rP", *(["--rm-layout", layout] if layout else []), *extra]
+    cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", *pytest_args(),
+           "-p", f"{plugin_package()}.mutants", "--rm-replay", recording or TWO_GPU[0],
+           "-rP", *(["--rm-layout", layout] if layout else []), *extra]
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
 

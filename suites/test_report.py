@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rmpeer.resources import suites_dir
+from rmpeer.resources import matrices_dir, pytest_args, pytest_env, suites_dir
 from rmpeer.targets import committed_transcripts
 from rmpeer.verdict import pair_table
 from rmpeer.errors import ConfigError
@@ -239,7 +239,7 @@ def grown_struct_matrices(tmp: Path) -> Path:
     """A copy of matrices/ in which NV503B_ALLOC_PARAMETERS is 8 bytes larger in every release
     that states it: the replay must then fail at the alloc:p2p request, field by field."""
     out = tmp / "matrices"
-    shutil.copytree(REPO / "matrices", out)
+    shutil.copytree(matrices_dir(), out)
     data = yaml.safe_load((out / "drivers.yaml").read_text())
     grown = 0
     for release in data["releases"]:
@@ -253,10 +253,9 @@ def grown_struct_matrices(tmp: Path) -> Path:
 
 
 def replay_run(transcript: str, results: Path, suites: list[str], matrices: Path) -> str:
-    cmd = [sys.executable, "-m", "pytest", *(str(REPO / "suites" / s) for s in suites), "-q", "-p", "no:cacheprovider",
-           "-o", "addopts=", "--rootdir", str(REPO), "--rm-replay", transcript, "--rm-layout", "one-per-card",
-           "--alluredir", str(results)]
-    done = subprocess.run(cmd, cwd=REPO, env=dict(os.environ, RMPEER_MATRICES=str(matrices)),
+    cmd = [sys.executable, "-m", "pytest", *(str(suites_dir() / s) for s in suites), "-q", "-p", "no:cacheprovider",
+           *pytest_args(), "--rm-replay", transcript, "--rm-layout", "one-per-card", "--alluredir", str(results)]
+    done = subprocess.run(cmd, cwd=REPO, env=pytest_env(dict(os.environ, RMPEER_MATRICES=str(matrices))),
                           capture_output=True, text=True, timeout=600)
     out = done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode in (0, 1), out          # 1: some tests failed, as the grown struct means them to
@@ -280,7 +279,7 @@ def report(tmp_path_factory):
         pytest.skip("no transcript committed in fixtures/transcripts/ (or named by RMPEER_REPORT_TRANSCRIPT)")
     tmp = tmp_path_factory.mktemp("report")
     results = tmp / "allure-results"
-    out = replay_run(transcripts[0], results, ["test_peer_setup.py", "test_host.py"], REPO / "matrices")
+    out = replay_run(transcripts[0], results, ["test_peer_setup.py", "test_host.py"], matrices_dir())
     if not any(json.loads(p.read_text())["status"] == "passed" for p in results.glob("*-result.json")):
         pytest.fail(f"the unchanged replay of {transcripts[0]} passed no test (is the transcript older than "
                     f"the code?), so there is nothing to report as passing:\n{out}")
