@@ -207,7 +207,7 @@ def certify(args) -> int:
                      "test": "request regression (replay)",
                      "note": "a replay of a recording: this is NOT a certificate of the machine it ran on"}
                     if plan.replay else {"kind": "live"}),
-        "host": facts.as_dict(), "matrices": matrices_digest(), "expect_topology": args.expect_topology,
+        "target": plan.target.label, "host": facts.as_dict(), "matrices": matrices_digest(), "expect_topology": args.expect_topology,
         "topology_problems": topology_problems, "left_out": plan.left_out, "counts": dict(counts),
         "duration_s": round(time.time() - started, 1),
         "pairs": {f"{a}->{b}": v for (a, b), v in table.items()},

@@ -108,8 +108,9 @@ def _transcript(path: Path) -> Side:
         if rec.op == "ioctl" and rec.payload:
             side.structs[rec.payload.struct] = len(rec.payload.request) // 2
     side.sources["struct sizes"] = "the requests recorded"
+    fitness = next((n.get("summary") for n in notes if n.get("note") == "fitness"), None)
     if host is not None:
-        side.facts = host["facts"]
+        side.facts = {**host["facts"], **_fitness_facts(fitness)}
     else:
         side.why_not["reply fields"] = "the transcript holds no host note (cut short?)"
     verdicts = [n for n in notes if "nodeid" in n and "outcome" in n]   # should a recording note them
@@ -130,21 +131,22 @@ def _certificate(path: Path, doc: dict) -> Side:
     host = doc["host"]
     side = Side(str(path), "certificate")
     subject = doc.get("subject") or {}
-    side.context = {"label": subject.get("recorded_label") or _target(doc["tests"]), "created": doc.get("created"),
+    target = doc.get("target") or _target(doc["tests"])
+    side.context = {"label": subject.get("recorded_label") or target, "created": doc.get("created"),
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "subject": subject.get("kind")}
-    side.facts = host
+    fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
+    side.facts = {**host, **_fitness_facts(fitness)}
     side.why_not["calls"] = "a certificate holds test results, not RM calls (diff the transcripts)"
     side.verdict = doc.get("verdict")
     side.tests = {}
     for t in doc["tests"]:
         if isinstance(t, dict) and "nodeid" in t:
-            side.tests[_test_id(t)] = t.get("outcome")
+            side.tests[_test_id(t, target)] = t.get("outcome")
     side.structs = _abi_struct_sizes(host.get("abi_release"))
     if side.structs is None:
         side.why_not["struct sizes"] = f"its ABI {host.get('abi_release')!r} is not an entry of matrices/drivers.yaml"
     side.sources["struct sizes"] = f"drivers.yaml entry {host.get('abi_release')}"
-    fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
     rows = fitness.get("bandwidth") or doc.get("bench")
     if isinstance(rows, list) and rows:
         side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the certificate's bandwidth list"
@@ -159,16 +161,33 @@ def _certificate(path: Path, doc: dict) -> Side:
 
 
 def _target(tests) -> str | None:
-    return next(((t.get("params") or {}).get("target") for t in tests
-                 if isinstance(t, dict) and (t.get("params") or {}).get("target")), None)
+    """The target a certificate's tests ran against: from their parameters, else from the
+    first test id that names one ('...[h200x2/one-per-card/s0->t1]')."""
+    named = next(((t.get("params") or {}).get("target") for t in tests
+                  if isinstance(t, dict) and (t.get("params") or {}).get("target")), None)
+    if named:
+        return named
+    for t in tests:
+        m = re.search(r"\[(replay:[^/\]]+|[a-z0-9]+x\d+)[/\]]", t.get("nodeid", "") if isinstance(t, dict) else "")
+        if m:
+            return m.group(1)
+    return None
 
 
-def _test_id(test: dict) -> str:
+def _fitness_facts(fitness) -> dict:
+    """What a run read of the clocks and the NVLinks, compared like the host facts."""
+    if not isinstance(fitness, dict):
+        return {}
+    return {k: fitness[k] for k in ("clocks", "links") if fitness.get(k) is not None}
+
+
+def _test_id(test: dict, target: str | None = None) -> str:
     """The test id without its target ('h200x2/', 'replay:h200x2/'), so two hosts align."""
     nodeid = test["nodeid"]
-    target = (test.get("params") or {}).get("target")
+    target = (test.get("params") or {}).get("target") or target
     if target:
-        nodeid = nodeid.replace(f"[replay:{target}/", "[").replace(f"[{target}/", "[")
+        for prefix in (f"replay:{target}", target):
+            nodeid = nodeid.replace(f"[{prefix}/", "[").replace(f"[{prefix}]", "[]")
     return re.sub(r"\[replay:[^/\]]*/", "[", nodeid).removeprefix("suites/")
 
 

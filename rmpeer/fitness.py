@@ -106,6 +106,7 @@ class Fitness:
             rig = Rig(self.host, size)
             try:
                 self._bandwidth = [f.as_dict() for f in measure(rig, size)]
+                self.host.shim.note("bandwidth", figures=self._bandwidth)   # for rmpeer diff
                 self.read_clocks("after-traffic")
             finally:
                 rig.close()

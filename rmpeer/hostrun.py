@@ -222,6 +222,7 @@ class HostRun:
             try:
                 if self.fitness is not None:
                     self.fitness.close()
+                    self.shim.note("fitness", summary=self.fitness.summary())   # for rmpeer diff
             finally:
                 for staging in self.staging.values():
                     staging.close(self.shim)

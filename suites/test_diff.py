@@ -234,3 +234,20 @@ def test_a_usage_error_exits_2():
 def _file(path, data: bytes):
     path.write_bytes(data)
     return path
+
+
+BOOSTED_QUICK = sorted(TRANSCRIPTS.glob("h200x2-20261130T005408Z.jsonl.gz"))
+NOBOOST_QUICK = sorted((TRANSCRIPTS / "degraded").glob("h200x2-*-noboost.jsonl.gz"))
+
+
+@pytest.mark.skipif(not (BOOSTED_QUICK and NOBOOST_QUICK), reason="the boosted and --no-boost --quick recordings")
+def test_boosted_against_idle_clocks_differs_only_in_the_boost(tmp_path):
+    """The same host and layouts, clocks raised or not: every RM step answered the same; only
+    the boost calls (and the clock readings around them) are new."""
+    rc, out, aspects, doc = diff_json(tmp_path, BOOSTED_QUICK[0], NOBOOST_QUICK[0])
+    assert rc == 1
+    statuses = differences(aspects["RM statuses"])
+    assert statuses and all(label.startswith("perf:boost:") for label in statuses), statuses
+    counts = differences(aspects["RM call counts"])
+    assert all(label.startswith("perf:") for label in counts), counts
+    assert aspects["struct sizes"]["differences"] == []
