@@ -46,7 +46,7 @@ class LayoutRun:
             self.setup.create_sessions()
             self.setup.run()
         except BaseException:
-            self.setup.teardown()   # nothing of a failed setup stays allocated
+            _quietly(self.setup.teardown)   # nothing of a failed setup stays allocated
             raise
 
     @property
@@ -60,7 +60,7 @@ class LayoutRun:
             try:
                 traffic.create()
             except BaseException:
-                traffic.close()   # its RM objects go with the setup's teardown
+                _quietly(traffic.close)   # its RM objects go with the setup's teardown
                 raise
             self._traffic = traffic
         return self._traffic
@@ -159,10 +159,7 @@ class HostRun:
 
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.extent)
         except BaseException:
-            try:
-                self.runtime.close()   # nothing stays allocated on the GPU; freeing the client ends a boost
-            except Exception:
-                pass                   # the first failure is the one to report
+            _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
             self.runtime = None
             raise
         return self
@@ -229,3 +226,12 @@ class HostRun:
                 self.staging = {}
                 self.runtime.close()   # frees the client: every object left, and any boost
                 self.shim.finish()
+
+
+def _quietly(clean_up) -> None:
+    """Clean up after a failure; a second failure on the way must not hide the first one,
+    which is the one to report (a replay that diverged diverges again while freeing)."""
+    try:
+        clean_up()
+    except Exception:
+        pass
