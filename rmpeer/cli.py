@@ -9,8 +9,9 @@ from . import __version__
 from .errors import EXIT_CONFIG, EXIT_OK, RmpeerError
 
 EXIT_CODES = """exit codes:
-  0  certified (or the command succeeded)
-  1  not certified: a conformance check failed
+  0  certified (or the command succeeded; diff: the same behaviour)
+  1  NOT CERTIFIED (a conformance check failed) or DEGRADED (correct, but below the host's
+     bandwidth floors, a link down or erring, an unexpected Xid); diff: the behaviour differs
   2  usage or configuration error: bad option, malformed matrix, unknown driver
   3  no access to the GPUs: no /dev/nvidiactl, or no permission to open it"""
 

@@ -182,7 +182,7 @@ class CopyEngine:
                             (entry0 | entry1 << 32).to_bytes(8, "little"))
         self.put = (self.put + 1) % lay["ring_entries"]
         # Cached system memory on x86: these stores are seen in program order, and the
-        # uncached doorbell store below is not reordered before them (COPY-ENGINE.md).
+        # uncached doorbell store below is not reordered before them (docs/copy-engine.md).
         self.ctrl.cpu.write32(lay["userd_offset"] + gp.userd["GPPut"], self.put)
         self.doorbell.cpu.write32(self.gen.usermode.registers["NOTIFY_CHANNEL_PENDING"], self.token)
 
