@@ -24,14 +24,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diff_load import Side, load
+from .diff_load import MISSING, Side, load
 from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
 # Facts that differ between any two runs, or that name a machine rather than describe RM.
 VOLATILE = {"created", "t_ns", "hostname", "seed", "duration", "duration_s", "duration_ns"}
 IDENTITY = {"uuid", "pci", "gpu_id", "minor", "driver_version", "flavour", "version_source",
             "abi_release", "abi_forced", "abi_note"}
-MISSING = object()
 
 
 @dataclass

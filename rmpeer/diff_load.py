@@ -20,6 +20,8 @@ from .errors import ConfigError
 OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
 
 
+MISSING = object()   # a value one side does not have (rendered "absent")
+
 @dataclass
 class Side:
     """What one file tells; None where it cannot tell it, with the reason in `why_not`."""

@@ -8,7 +8,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from .diff import MISSING
+from .diff_load import MISSING
 from .errors import ConfigError
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value

@@ -15,13 +15,11 @@ from ..errors import RmpeerError
 from ..handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
 from ..handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
 from .classes import Generation
+from ..rm.host import engine_type
 from .memory import Memory, SessionMemory
 
 
 
-def engine_type(abi, lce: int) -> int:
-    """NV2080_ENGINE_TYPE_COPY<lce>, by name: the numbers are not contiguous (COPY10 = 0x34)."""
-    return abi.const(f"NV2080_ENGINE_TYPE_COPY{lce}")
 
 
 class EngineFault(RmpeerError):

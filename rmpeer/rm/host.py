@@ -127,6 +127,11 @@ def card_infos(rm) -> list[dict]:
     return [c for c in cards if c["valid"]]
 
 
+def engine_type(abi, lce: int) -> int:
+    """NV2080_ENGINE_TYPE_COPY<lce>, by name: the numbers are not contiguous (COPY10 = 0x34)."""
+    return abi.const(f"NV2080_ENGINE_TYPE_COPY{lce}")
+
+
 def register_fd(rm, fd: int, *, label: str) -> None:
     """NV_ESC_REGISTER_FD: ties a /dev/nvidiaN fd to the client's nvidiactl fd.
 
@@ -256,8 +261,6 @@ class Host:
         caps = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", label="host:ce-caps")
         width = abi.const("NV2080_CTRL_CE_CAPS_TBL_SIZE")
         table = bytes(caps["capsTbl"]) if not isinstance(caps["capsTbl"], bytes) else caps["capsTbl"]
-        from ..ce.engine import engine_type
-
         for lce in range(abi.const("NV2080_CTRL_MAX_CES")):
             if not caps["present"] >> lce & 1:
                 continue
