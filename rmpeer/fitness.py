@@ -124,7 +124,7 @@ class Fitness:
             self.boost.clear()
             self.read_clocks("released")
         if self.watcher is not None and self._xids is None:
-            self.watcher._close()
+            self.watcher.close()
 
     def summary(self) -> dict:
         """What the certificate and bench.json carry."""

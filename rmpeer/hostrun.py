@@ -111,10 +111,16 @@ class HostRun:
         """The staging buffers' size: the largest extent of the run's layouts."""
         if self.target.is_replay:
             return self.shim.header["run"]["extent"]
-        from .targets import cases_for
+        return max([c.extent for c in self.cases] + [self.options.extent or self.layouts.default_extent])
 
-        cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
-        return max([c.extent for c in cases] + [self.options.extent or self.layouts.default_extent])
+    @property
+    def cases(self) -> list:
+        """The layouts this run checks on a live target (planned once: the plan is pure)."""
+        if not hasattr(self, "_cases"):
+            from .targets import cases_for
+
+            self._cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
+        return self._cases
 
     def _shim(self):
         if self.target.is_replay:
@@ -127,9 +133,7 @@ class HostRun:
 
     def _transcript(self):
         from .shim.records import TranscriptWriter, host_header, read_proc_version_text
-        from .targets import cases_for
-
-        cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
+        cases = self.cases
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         o = self.options
         return TranscriptWriter(Path(o.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(

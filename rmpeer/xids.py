@@ -129,6 +129,10 @@ class XidWatcher:
             data += chunk
         return kmsg_messages(bytes(data)), None
 
+    def close(self) -> None:
+        """Stop watching without reading (the run ended before anyone asked)."""
+        self._close()
+
     def _close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
