@@ -133,16 +133,12 @@ class _GivenOptions:
 def _run_pytest(plan: Plan, stream):
     import pytest
 
-    from importlib import import_module
 
-    from .resources import import_root, plugin_package, pytest_args, suites_dir
+    from .pytest_plugin import options as options_plugin
+    from .pytest_plugin import results
+    from .resources import pytest_args, suites_dir
 
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # the user's other plugins stay out
-    if str(import_root()) not in sys.path:
-        sys.path.insert(0, str(import_root()))
-    pkg = plugin_package()
-    options_plugin = import_module(f"{pkg}.options")
-    results = import_module(f"{pkg}.results")
     collector = results.Collector()
     collector.__name__ = results.COLLECTOR
     progress = Progress(stream)

@@ -1,16 +1,26 @@
 """Errors a user can act on, each with the exit code `rmpeer` documents.
 
-Exit codes (README and `rmpeer --help`):
-  0  certified / success
-  1  not certified: a conformance check failed
-  2  usage or configuration error (bad option, malformed matrix, unknown driver)
+Exit codes (README and `rmpeer --help`). A scheduler acts on the number alone: 1 drains a
+node; 4 is soft (slower than its floors); 2, 3, 5, 6 and 7 say the tool could not give a
+verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differs), 2.
+  0  CERTIFIED (or the command succeeded; certify --if-stale: the certificate still holds)
+  1  NOT CERTIFIED: a conformance check failed
+  2  usage or configuration error (bad option, malformed matrix or recording, unknown driver)
   3  no access to the GPUs (no /dev/nvidiactl, no permission)
+  4  DEGRADED: correct, but below the host's floors, a link down or erring, an unexpected Xid
+  5  INCOMPLETE: the run was cut short (SIGINT, SIGTERM, an internal error) or no check ran
+  6  BUSY: another rmpeer run holds this host's lock (after --wait seconds)
+  7  NOT IDLE: --require-idle, and other processes hold the GPUs
 """
 
 EXIT_OK = 0
 EXIT_NOT_CERTIFIED = 1
 EXIT_CONFIG = 2
 EXIT_NO_ACCESS = 3
+EXIT_DEGRADED = 4
+EXIT_INCOMPLETE = 5
+EXIT_BUSY = 6
+EXIT_NOT_IDLE = 7
 
 
 class RmpeerError(Exception):
@@ -64,3 +74,15 @@ class ReplayMismatch(RmpeerError):
     """A request differs from the recording being replayed."""
 
     exit_code = EXIT_NOT_CERTIFIED
+
+
+class BusyError(RmpeerError):
+    """Another rmpeer run holds this host's lock: names the holder's pid and command."""
+
+    exit_code = EXIT_BUSY
+
+
+class NotIdleError(RmpeerError):
+    """--require-idle, and other processes hold the GPUs: names them."""
+
+    exit_code = EXIT_NOT_IDLE

@@ -1,7 +1,9 @@
-"""Where rmpeer's data lives: the matrices, the suites, the pytest plugin and the recordings.
+"""Where rmpeer's data lives: the matrices, the conformance suites and the recordings.
 
 In the repository they are top-level folders beside the package (matrices/, suites/,
-fixtures/). A wheel ships the same folders inside the package (rmpeer/matrices, ...; see
+fixtures/). The pytest plugin is code, so it lives inside the package (rmpeer/pytest_plugin)
+and is loaded by name, never through an entry point: it stays out of a user's other pytest
+runs. rmpeer's own self-tests (tests/) are not shipped. A wheel ships the same folders inside the package (rmpeer/matrices, ...; see
 [tool.setuptools] in pyproject.toml), because a site-packages directory has no room for
 top-level folders of that name. Every other module asks here, so rmpeer finds its data the
 same way from a checkout, an editable install or a wheel, whatever the working directory.
@@ -45,8 +47,7 @@ def suites_dir() -> Path:
 
 
 def fixtures_dir() -> Path:
-    """fixtures/: the pytest plugin (importable as the package `fixtures` in a checkout and
-    as `rmpeer.fixtures` from a wheel)."""
+    """fixtures/: data only (the recordings, the ABI parity fixture, the header facts)."""
     return _shipped("fixtures")
 
 
@@ -60,22 +61,25 @@ def allure_config() -> Path:
     return PACKAGE / "report" / "allurerc.mjs"
 
 
+PLUGIN_PACKAGE = "rmpeer.pytest_plugin"
+PLUGIN_MODULES = ("plugin", "results", "reporting")
+
+
 def plugin_package() -> str:
-    """The importable name of fixtures/: 'rmpeer.fixtures' from a wheel, 'fixtures' in a checkout."""
-    return "rmpeer.fixtures" if (PACKAGE / "fixtures").is_dir() else "fixtures"
+    """The importable name of rmpeer's pytest plugin."""
+    return PLUGIN_PACKAGE
 
 
 def import_root() -> Path:
-    """What must be on sys.path for plugin_package() to import."""
+    """What must be on sys.path for rmpeer (and so its plugin) to import."""
     return PACKAGE.parent
 
 
 def pytest_args() -> list:
     """What a pytest run of rmpeer's suites needs, wherever it starts: rmpeer's own plugins
     named explicitly, and no conftest.py or ini file picked up from the directories around."""
-    pkg = plugin_package()
-    return ["-c", os.devnull, "--rootdir", str(suites_dir().parent), "--noconftest",
-            "-p", f"{pkg}.plugin", "-p", f"{pkg}.results", "-p", f"{pkg}.reporting"]
+    plugins = [arg for name in PLUGIN_MODULES for arg in ("-p", f"{PLUGIN_PACKAGE}.{name}")]
+    return ["-c", os.devnull, "--rootdir", str(suites_dir().parent), "--noconftest", *plugins]
 
 
 def pytest_env(env: dict) -> dict:

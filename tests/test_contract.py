@@ -319,8 +319,9 @@ def test_certify_without_a_gpu_exits_3_writing_nothing(inputs, tmp_path):
 def test_the_resources_are_where_rmpeer_looks():
     assert {"layouts.yaml", "drivers.yaml", "topologies.yaml", "nvstatus.yaml", "engines.yaml", "channel.yaml"} <= \
         {p.name for p in resources.matrices_dir().glob("*.yaml")}
-    assert (resources.suites_dir() / "test_contract.py").is_file()
-    assert (resources.fixtures_dir() / "plugin.py").is_file()
+    assert (resources.suites_dir() / "test_peer_setup.py").is_file()
+    assert not (resources.suites_dir() / "test_contract.py").exists()   # self-tests stay in tests/
+    assert (resources.PACKAGE / "pytest_plugin" / "plugin.py").is_file()
     assert list(resources.transcripts_dir().glob("*.jsonl.gz"))
     assert resources.allure_config().is_file()
 

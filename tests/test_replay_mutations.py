@@ -1,4 +1,4 @@
-"""Every check can fail: break the code it guards (fixtures/mutants.py) or a fact of the ABI,
+"""Every check can fail: break the code it guards (tests/mutants.py) or a fact of the ABI,
 replay a real recording, and the suite fails, saying what broke. The unchanged replay of the
 same selection passes, so each failure is the mutant's doing."""
 
@@ -10,10 +10,11 @@ import sys
 import pytest
 import yaml
 
-from rmpeer.resources import matrices_dir, plugin_package, pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.resources import matrices_dir, pytest_args, pytest_env, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
+TESTS = os.path.dirname(os.path.abspath(__file__))   # mutants.py, a plugin of the self-tests
 TWO_GPU = sorted(str(p) for p in transcripts_dir().glob("h200x2-*.jsonl.gz"))
 DEGRADED = sorted(str(p) for p in (transcripts_dir() / "degraded").glob("h200x2-*.jsonl.gz"))
 needs_transcript = pytest.mark.skipif(not TWO_GPU, reason="no two-GPU recording in fixtures/transcripts/")
@@ -25,9 +26,10 @@ def replay(*extra, suites=None, recording=None, matrices=None, layout="one-per-c
     recording's order, so the replay goes straight on and must consume every call."""
     env = pytest_env(dict(os.environ, RMPEER_MATRICES=str(matrices or matrices_dir()),
                           PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+    env["PYTHONPATH"] = os.pathsep.join([TESTS, env["PYTHONPATH"]])
     paths = [str(suites_dir() / s) for s in suites] if suites else [str(suites_dir()), "-m", "hardware"]
     cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", *pytest_args(),
-           "-p", f"{plugin_package()}.mutants", "--rm-replay", recording or TWO_GPU[0],
+           "-p", "mutants", "--rm-replay", recording or TWO_GPU[0],
            "-rP", *(["--rm-layout", layout] if layout else []), *extra]
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
