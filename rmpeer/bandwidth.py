@@ -21,6 +21,7 @@ MORE_REPEATS = 5         # added once when the spread of the first ones exceeds 
 STABLE_SPREAD = 0.02
 CHAIN = 4                # copies queued back to back per engine when engines copy at once
 FIRST_SLOT = 2           # the semaphore slot that keeps the first chained copy's start time
+GATE_SLOT = 3            # the semaphore slot each engine waits on before copies at once start
 
 
 @dataclass
@@ -71,6 +72,12 @@ class Rig:
                                             label=f"bw:s{session.index}:scratch").gpu_va)
         self.cards = setup.plan.cards
         self.last_host_gbps = 0.0
+        # Copies at once start behind a gate that opens once every engine is armed (so the
+        # figure is the engines', not Python's launch skew). A replay does what its
+        # recording did: recordings made before the gate have no `gated` in their header.
+        header = host_run.shim.header.get("run", {}) if host_run.target.is_replay else {}
+        self.gated = header.get("gated", False) if host_run.target.is_replay else True
+        self.gate_value = 0
 
     def session_on(self, card: int, k: int = 0) -> int:
         return [s for s, c in enumerate(self.cards) if c == card][k]
@@ -93,9 +100,16 @@ class Rig:
         host's time). The host-timed figure, Python included, is kept as host_gbps."""
         start = time.perf_counter_ns()
         last = {}
+        if self.gated:
+            self.gate_value = self.gate_value % 0xFFFFFFFF + 1
         for i in range(CHAIN):
             for s, src, dst in jobs:   # the first copy's start goes to slot FIRST_SLOT: kept
-                last[s] = self.engines[s].start_copy(src, dst, n, slots=(FIRST_SLOT, 1) if i == 0 else (0, 1))
+                gate = (GATE_SLOT, self.gate_value) if self.gated and i == 0 else None
+                last[s] = self.engines[s].start_copy(src, dst, n, slots=(FIRST_SLOT, 1) if i == 0 else (0, 1),
+                                                     gate=gate)
+        if self.gated:   # every engine is armed: open the gates back to back (two uncached stores)
+            for s in last:
+                self.engines[s].open_gate(GATE_SLOT, self.gate_value)
         total = n * CHAIN * len(jobs)
         done = [self.engines[s].wait_copy(p, n, label=f"bw:s{s}:together", timeout_s=self._timeout(total))
                 for s, p in last.items()]

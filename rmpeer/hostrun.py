@@ -139,6 +139,7 @@ class HostRun:
         return TranscriptWriter(Path(o.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
             label=self.target.label, cards=self.target.cards, driver_text=read_proc_version_text(),
             run={"pattern_seed": o.pattern_seed, "extent": self.extent, "forced_abi": o.abi, "boost": o.boost,
+                 "gated": True,   # copies at once start behind a gate (rmpeer.bandwidth.Rig)
                  "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in cases]}))
 
     def open(self) -> "HostRun":

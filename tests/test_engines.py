@@ -55,3 +55,39 @@ def test_another_generation_is_refused_naming_what_is_missing():
         pick_generation(ampere, ABI)
     text = str(err.value)
     assert "HOPPER_DMA_COPY_A (0xc8b5) MISSING" in text and "refused rather than guessed" in text
+
+
+def test_the_start_gate_words():
+    """The host methods that arm a channel behind a semaphore (copies at once start together):
+    clc86f.h puts SEM_ADDR_LO..SEM_EXECUTE at 0x5c..0x6c, OPERATION_ACQ_CIRC_GEQ = 3 in bits
+    2:0, ACQUIRE_SWITCH_TSG_EN at bit 12, PAYLOAD_SIZE_32BIT = 0 at bit 24."""
+    m, bits = HOPPER.gpfifo.methods, HOPPER.gpfifo.bits
+    assert [m[k] for k in ("SEM_ADDR_LO", "SEM_ADDR_HI", "SEM_PAYLOAD_LO", "SEM_PAYLOAD_HI", "SEM_EXECUTE")] == \
+        [0x5C, 0x60, 0x64, 0x68, 0x6C]
+    assert bits("SEM_EXECUTE").compose(OPERATION="ACQ_CIRC_GEQ", ACQUIRE_SWITCH_TSG="EN", PAYLOAD_SIZE="32BIT") == 3 | 1 << 12
+    va = 0x7F_1234_5670
+    assert bits("SEM_ADDR_LO").compose(OFFSET=(va & 0xFFFFFFFF) >> 2) == va & 0xFFFFFFFC
+    assert bits("SEM_ADDR_HI").compose(OFFSET=va >> 32) == 0x7F
+
+
+def test_a_gated_copy_waits_on_its_gate_before_its_first_release():
+    """start_copy(gate=...) puts the acquire first: the copy's start timestamp is taken only
+    once the host opens the gate."""
+    from rmpeer.ce.engine import CopyEngine
+
+    class Sem:
+        gpu_va = 0x10_0000_0000
+
+    engine = CopyEngine.__new__(CopyEngine)
+    engine.gen, engine.channel, engine.sem = pick_generation([0xC86F, 0xC8B5, 0xC661], ABI), LAYOUT, Sem()
+    engine.object_bound, engine.payload = True, 0
+    sent = []
+    engine.submit = sent.append
+    engine.start_copy(0x1000, 0x2000, 4096, slots=(2, 1), gate=(3, 7))
+    words = sent[0]
+    header = HOPPER.gpfifo.bits("DMA").compose(SEC_OP="INC_METHOD", METHOD_COUNT=5,
+                                                METHOD_SUBCHANNEL=LAYOUT["copy_subchannel"], METHOD_ADDRESS=0x5C >> 2)
+    gate_va = Sem.gpu_va + 3 * LAYOUT["semaphore_slot_size"]
+    assert words[:6] == [header, gate_va & 0xFFFFFFFF, gate_va >> 32, 7, 0, 3 | 1 << 12]
+    engine.start_copy(0x1000, 0x2000, 4096)
+    assert sent[1][0] != header   # ungated: the release comes first

@@ -184,14 +184,32 @@ class CopyEngine:
         self.ctrl.cpu.write32(lay["userd_offset"] + gp.userd["GPPut"], self.put)
         self.doorbell.cpu.write32(self.gen.usermode.registers["NOTIFY_CHANNEL_PENDING"], self.token)
 
-    def start_copy(self, src: int, dst: int, length: int, *, slots: tuple = (0, 1)) -> int:
+    def _acquire(self, slot: int, value: int) -> list[int]:
+        """Host methods that hold the channel until semaphore `slot` reaches `value`
+        (circular >=): the channel is armed, and starts when the host opens the gate."""
+        gp = self.gen.gpfifo
+        high, low = _split(self.sem.gpu_va + slot * self.channel["semaphore_slot_size"])
+        execute = gp.bits("SEM_EXECUTE").compose(OPERATION="ACQ_CIRC_GEQ", ACQUIRE_SWITCH_TSG="EN",
+                                                 PAYLOAD_SIZE="32BIT")
+        return self._method(gp.methods["SEM_ADDR_LO"], gp.bits("SEM_ADDR_LO").compose(OFFSET=low >> 2),
+                            gp.bits("SEM_ADDR_HI").compose(OFFSET=high), value, 0, execute)
+
+    def open_gate(self, slot: int, value: int) -> None:
+        """Let a channel armed by start_copy(gate=(slot, value)) start."""
+        self.sem.cpu.write32(slot * self.channel["semaphore_slot_size"], value)
+
+    def start_copy(self, src: int, dst: int, length: int, *, slots: tuple = (0, 1), gate: tuple | None = None) -> int:
         """Submit a copy of `length` bytes between GPU virtual addresses of this session,
         framed by two timestamped releases into semaphore `slots` (start, end); returns the
-        payload that marks its end."""
+        payload that marks its end. With gate=(slot, value) the channel first waits for the
+        host to write `value` into that slot (open_gate), so that several engines armed
+        one after another start together."""
         words = []
         if not self.object_bound:
             words += self._method(self.gen.gpfifo.methods["SET_OBJECT"], self.gen.copy.number)
             self.object_bound = True
+        if gate is not None:
+            words += self._acquire(*gate)
         self.payload = self.payload % 0xFFFFFFFF + 1    # a 32-bit semaphore value, never 0
         words += self._release(slots[0], self.payload)
         launch = self.gen.copy.bits("LAUNCH_DMA").compose(**self.channel["launch_copy"])
