@@ -116,8 +116,5 @@ def _host_words(facts) -> str:
 
 def _nearest(facts, matrix) -> str:
     """The entry that comes closest, and why it is not this host: what a person edits."""
-    scored = sorted((len(t.mismatches(facts)), name) for name, t in matrix.topologies.items())
-    if not scored:
-        return ""
-    name = scored[0][1]
-    return f"; nearest {name}: {matrix.topologies[name].mismatches(facts)[0]}"
+    scored = sorted((len(why), name, why) for name, t in matrix.topologies.items() if (why := t.mismatches(facts)))
+    return f"; nearest {scored[0][1]}: {scored[0][2][0]}" if scored else ""
