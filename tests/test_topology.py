@@ -142,7 +142,7 @@ def test_a_broken_matrix_named_by_rmpeer_matrices_stops_certify_with_the_line(tm
     (matrices / "topologies.yaml").write_text("".join(lines))
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(recorded), "--output", str(out)],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,   # rmpeer as installed
                           env=dict(os.environ, RMPEER_MATRICES=str(matrices)))
     assert done.returncode == EXIT_CONFIG, done.stderr[-2000:]
     assert f"topologies.yaml: line {at}: topology h200x2-nv18.floor: unknown key 'floor'" in done.stderr
