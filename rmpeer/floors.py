@@ -71,3 +71,50 @@ def judge_bandwidth(topology, figures: list[dict]) -> list[dict]:
                                                      f"the median of its {len(siblings)} sibling(s), "
                                                      f"{middle:.1f} GB/s", median=middle))
     return findings
+
+
+# -- which floors a host is judged against ---------------------------------------------------
+
+FLOOR_CHECK = "bandwidth-floor"
+FLOOR_EXPECTED = "floors for this host (a topologies.yaml entry)"
+
+
+def floors_for(facts, matrix, *, expected: str | None = None, no_floors: bool = False):
+    """(floors or None, source, finding or None): the floors a host's bandwidth is judged by.
+
+    source: "expected:<name>" (--expect-topology), "match:<name>" (the one entry the host
+    matches), or "none". A host without floors is never a silent pass: the finding is a
+    DEGRADE ("no floors for this host") for the run to add, unless `no_floors` (--no-floors)
+    was given, which turns it into an INFO that the floors were not judged.
+
+    No "defaults" are derived from what RM reports: the only measured ratio (one direction
+    tops out at 396 of 478 GB/s of link rate on 2 x H200 NV18, docs/copy-engine.md) comes
+    from one kind of host, and a floor made up for other hosts would be a guess."""
+    from .result import DEGRADE, INFO, Finding
+
+    if expected is not None:
+        topology, source = matrix.get(expected), f"expected:{expected}"
+    else:
+        topology = matrix.match(facts)          # two matching entries: MatrixError
+        source = f"match:{topology.name}" if topology is not None else "none"
+    if topology is not None and topology.floors is not None:
+        return topology.floors, source, None
+    where = matrix.path.name
+    if topology is not None:
+        found = f"no floors for this host: topology {topology.name} ({where} line {matrix.line(topology.name)}) states none"
+    else:
+        found = f"no floors for this host: no entry of {where} matches it ({_host_words(facts)}{_nearest(facts, matrix)})"
+    if no_floors:
+        return None, source, Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, f"{found}; not judged (--no-floors)", INFO)
+    return None, source, Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found, DEGRADE)
+
+
+def _host_words(facts) -> str:
+    models = sorted({c.name for c in facts.cards})
+    return f"{len(facts.cards)} x {' + '.join(models) or 'no card'}"
+
+
+def _nearest(facts, matrix) -> str:
+    """The entry that comes closest, and why it is not this host: what a person edits."""
+    scored = sorted((len(why), name, why) for name, t in matrix.topologies.items() if (why := t.mismatches(facts)))
+    return f"; nearest {scored[0][1]}: {scored[0][2][0]}" if scored else ""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .abi.matrix import MATRICES, load_yaml, require
 from .errors import ConfigError, MatrixError
+from .matrix_lines import entry_keys, with_line
 from .plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peers
 
 FORMS = ("per_card", "sessions", "cards")
@@ -62,7 +63,10 @@ class LayoutMatrix:
         self._check_extent_bounds()
         self.entries = require(self.path, "file", data, "layouts", dict)
         for name, spec in self.entries.items():
-            self._check(name, spec)
+            try:
+                self._check(name, spec)
+            except MatrixError as exc:
+                raise with_line(exc, entry_keys(exc.entry, "layout", name, "layouts")) from None
 
     def _check_va(self):
         va = self.va
@@ -116,9 +120,10 @@ class LayoutMatrix:
         where = f"layout {name}"
         if not isinstance(spec, dict):
             raise MatrixError(self.path, where, "must be a mapping")
-        unknown = set(spec) - KEYS
-        if unknown:
-            raise MatrixError(self.path, where, f"unknown keys {sorted(unknown)} (known: {sorted(KEYS)})")
+        unknown = [key for key in spec if key not in KEYS]
+        if unknown:   # named at the first unknown key, so its line is the typo's
+            raise MatrixError(self.path, f"{where}.{unknown[0]}", f"unknown keys {sorted(unknown)} "
+                              f"(known: {sorted(KEYS)})")
         forms = [f for f in FORMS if f in spec]
         if len(forms) != 1:
             raise MatrixError(self.path, where, f"needs exactly one of {FORMS}, found {forms or 'none'}")
@@ -128,14 +133,17 @@ class LayoutMatrix:
                 raise MatrixError(self.path, f"{where}.cards", f"must be a non-empty list of card numbers, found {cards!r}")
         else:
             count = require(self.path, where, spec, forms[0], int)
-            if count < 1:
-                raise MatrixError(self.path, f"{where}.{forms[0]}", f"must be at least 1, found {count}")
+            if count < 1:   # a layout of no sessions would check nothing and pass
+                raise MatrixError(self.path, f"{where}.{forms[0]}", f"must be at least 1, found {count}: "
+                                  f"a layout of no sessions checks nothing")
         order = spec.get("order", "blocked")
         if order not in ("blocked", "interleaved"):
             raise MatrixError(self.path, f"{where}.order", f"must be blocked or interleaved, found {order!r}")
-        for key in ("on_card", "min_cards", "extent"):
+        for key, least in (("on_card", 0), ("min_cards", 1), ("extent", None)):
             if key in spec:
-                require(self.path, where, spec, key, int)
+                value = require(self.path, where, spec, key, int)
+                if least is not None and value < least:
+                    raise MatrixError(self.path, f"{where}.{key}", f"must be at least {least}, found {value}")
         if "extent" in spec:
             try:
                 self.check_extent(spec["extent"])

@@ -8,10 +8,41 @@ from pathlib import Path
 from .abi.matrix import MATRICES, load_yaml, require
 from .errors import ConfigError, MatrixError
 from .layouts import parse_size
+from .matrix_lines import entry_keys, key_line, with_line
 
 STEPS = ("pair", "reserve", "map_same", "map_peer")
 LINK_KINDS = ("nvlink", "nvswitch", "pcie")
 FLOOR_RATES = ("cross_card_gbps", "same_card_gbps", "bidirectional_gbps")
+FILE_KEYS = ("schema", "topologies")
+ENTRY_KEYS = ("description", "cards", "model", "links", "p2p", "expect", "floors")
+LINK_KEYS = ("kind", "count")
+FLOOR_KEYS = (*FLOOR_RATES, "warn_band", "size")
+# p2p names the capabilities RM reports: drivers.yaml's constants of this prefix, without it
+P2P_CAP_PREFIX = "NV0000_CTRL_SYSTEM_GET_P2P_CAPS_"
+
+
+def p2p_cap_names(drivers_yaml: Path) -> set[str]:
+    """Every P2P capability name any release of drivers.yaml defines (the names HostFacts
+    reports: rmpeer.rm.host._p2p_cap_names)."""
+    data = load_yaml(drivers_yaml)
+    names = set()
+    for release in data.get("releases") or []:
+        for name, value in ((release or {}).get("constants") or {}).items():
+            if name.startswith(P2P_CAP_PREFIX) and name.endswith("_SUPPORTED") and isinstance(value, int):
+                names.add(name[len(P2P_CAP_PREFIX):])
+    return names
+
+
+def _unknown(path, where, mapping, known) -> None:
+    """A key the schema does not know is a typo someone meant (floor: for floors:), never
+    ignored: refused naming the key, and the right name where one is close."""
+    import difflib
+
+    for key in mapping:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise MatrixError(path, f"{where}.{key}", f"unknown key {key!r} (known: {', '.join(known)}){hint}")
 
 
 @dataclass(frozen=True)
@@ -67,11 +98,29 @@ class TopologyMatrix:
     def __init__(self, path: Path | None = None, nvstatus_names=None):
         self.path = Path(path or MATRICES / "topologies.yaml")
         data = load_yaml(self.path)
+        try:
+            _unknown(self.path, "file", data, FILE_KEYS)
+        except MatrixError as exc:
+            raise with_line(exc, [exc.entry.removeprefix("file.")]) from None
         entries = require(self.path, "file", data, "topologies", dict)
-        self.topologies = {name: self._check(name, spec, nvstatus_names) for name, spec in entries.items()}
+        drivers = self.path.parent / "drivers.yaml"
+        self.p2p_caps = p2p_cap_names(drivers if drivers.is_file() else MATRICES / "drivers.yaml")
+        self.topologies = {}
+        for name, spec in entries.items():
+            try:
+                self.topologies[name] = self._check(name, spec, nvstatus_names)
+            except MatrixError as exc:
+                raise with_line(exc, entry_keys(exc.entry, "topology", name, "topologies")) from None
+
+    def line(self, name: str) -> int | None:
+        """The line where entry `name` starts (for messages about the entry as a whole)."""
+        return key_line(self.path, ["topologies", name])
 
     def _check(self, name, spec, nvstatus_names):
         where = f"topology {name}"
+        if not isinstance(spec, dict):
+            raise MatrixError(self.path, where, f"must be a mapping, found {type(spec).__name__}")
+        _unknown(self.path, where, spec, ENTRY_KEYS)
         cards = require(self.path, where, spec, "cards", int)
         if cards < 1:
             raise MatrixError(self.path, f"{where}.cards", f"must be at least 1, found {cards}")
@@ -84,6 +133,16 @@ class TopologyMatrix:
             if nvstatus_names is not None and status not in nvstatus_names:
                 raise MatrixError(self.path, f"{where}.expect.{step}", f"{status!r} is not a status in nvstatus.yaml")
         p2p = require(self.path, where, spec, "p2p", dict, optional=True) or {}
+        for cap, want in p2p.items():
+            if cap not in self.p2p_caps:
+                import difflib
+
+                close = difflib.get_close_matches(str(cap), sorted(self.p2p_caps), n=1)
+                raise MatrixError(self.path, f"{where}.p2p.{cap}", f"{cap!r} is not a P2P capability RM reports "
+                                  f"(the {P2P_CAP_PREFIX}* names of drivers.yaml, without the prefix)"
+                                  + (f"; did you mean {close[0]!r}?" if close else ""))
+            if not isinstance(want, bool):
+                raise MatrixError(self.path, f"{where}.p2p.{cap}", f"must be true or false, found {want!r}")
         links = self._links(where, spec)
         floors = self._floors(where, spec)
         return Topology(name, str(spec.get("description", "")), cards, model, links, p2p, expect, floors)
@@ -91,6 +150,7 @@ class TopologyMatrix:
     def _links(self, where, spec) -> dict:
         links = require(self.path, where, spec, "links", dict, optional=True) or {}
         if links:
+            _unknown(self.path, f"{where}.links", links, LINK_KEYS)
             kind = require(self.path, f"{where}.links", links, "kind", str)
             if kind not in LINK_KINDS:
                 raise MatrixError(self.path, f"{where}.links.kind", f"{kind!r} is not one of {', '.join(LINK_KINDS)}")
@@ -104,10 +164,10 @@ class TopologyMatrix:
         if floors is None:
             return None
         at = f"{where}.floors"
-        unknown = set(floors) - set(FLOOR_RATES) - {"warn_band", "size"}
+        unknown = [key for key in floors if key not in FLOOR_KEYS]
         if unknown:
-            raise MatrixError(self.path, at, f"unknown keys {sorted(unknown)} (known: "
-                                             f"{', '.join(FLOOR_RATES)}, warn_band, size)")
+            raise MatrixError(self.path, f"{at}.{unknown[0]}", f"unknown keys {sorted(unknown)} (known: "
+                                                               f"{', '.join(FLOOR_KEYS)})")
         rates = {}
         for key in FLOOR_RATES:
             value = require(self.path, at, floors, key, (int, float), optional=True)
@@ -132,4 +192,12 @@ class TopologyMatrix:
         return self.topologies[name]
 
     def match(self, host) -> Topology | None:
-        return next((t for t in self.topologies.values() if not t.mismatches(host)), None)
+        """The one entry `host` matches, or None. Two entries matching one host is the matrix's
+        fault (which floors apply would depend on their order): a MatrixError naming both."""
+        matching = [t for t in self.topologies.values() if not t.mismatches(host)]
+        if len(matching) > 1:
+            a, b = matching[:2]
+            raise MatrixError(self.path, f"line {self.line(b.name)}: topology {b.name}",
+                              f"matches this host as well as topology {a.name} (line {self.line(a.name)}): "
+                              f"make the entries exclusive (cards, model or p2p)")
+        return matching[0] if matching else None

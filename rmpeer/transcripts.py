@@ -6,7 +6,8 @@ from collections import Counter
 
 from .abi import DriverMatrix
 from .errors import TranscriptError, UnknownDriverError
-from .shim.records import read_transcript
+from .shim.records import END_NOTE, read_transcript
+from .shim.replay import is_truncated
 
 
 def _abi_for(lines):
@@ -72,6 +73,10 @@ def _run_line(run: dict) -> str:
 
 def show_transcript(path, *, calls: bool = False, out=print) -> None:
     header, lines = read_transcript(path)
+    if is_truncated(lines):
+        # shown anyway (what a cut recording holds is worth reading), but never as if whole
+        out(f"WARNING: {path} is truncated: no {END_NOTE!r} line after line {len(lines) + 1}: the recording "
+            f"was cut short, and certify --replay refuses it")
     abi, no_abi = _abi_for(lines)
     try:
         _show(path, header, lines, abi, calls, out)

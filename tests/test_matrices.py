@@ -219,3 +219,60 @@ def test_a_card_list_the_host_cannot_run_is_refused():
     for bad in ("", "0,,1", "a,b", "0,-1"):
         with pytest.raises(ConfigError, match="neither a layout name"):
             parse_layout_option(bad, m, 2)
+
+
+# -- issue 16: a layout of no sessions checks nothing: refused, naming its line ------------------
+
+def _layout_line_edit(tmp_path, name, key, value):
+    """layouts.yaml with `key: value` written into entry `name` in place of its first line
+    of the same key (or added under its name); (path, 1-based line of the edit)."""
+    lines = (MATRICES / "layouts.yaml").read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line.rstrip() == f"  {name}:")
+    end = next((i for i in range(first + 1, len(lines)) if lines[i].startswith("  ") and not lines[i].startswith("    ")
+                and lines[i].strip()), len(lines))
+    at = next((i for i in range(first + 1, end) if lines[i].strip().startswith(f"{key}:")), None)
+    if at is None:
+        at = first + 1
+        lines.insert(at, f"    {key}: {value}\n")
+    else:
+        lines[at] = f"    {key}: {value}\n"
+    (tmp_path / "layouts.yaml").write_text("".join(lines))
+    return tmp_path / "layouts.yaml", at + 1
+
+
+ZERO_SESSIONS = [("one-per-card", "per_card", 0), ("two-per-card", "per_card", -2), ("all-on-one-2", "sessions", 0)]
+
+
+def refuses_layouts_of_no_sessions(layout_matrix, tmp_path):
+    for name, key, value in ZERO_SESSIONS:
+        path, line = _layout_line_edit(tmp_path, name, key, value)
+        with pytest.raises(MatrixError) as err:
+            layout_matrix(path)
+        assert str(err.value) == (f"{path}: line {line}: layout {name}.{key}: must be at least 1, found {value}: "
+                                  f"a layout of no sessions checks nothing")
+
+
+def test_a_layout_of_no_sessions_is_refused_naming_its_line(tmp_path):
+    refuses_layouts_of_no_sessions(LayoutMatrix, tmp_path)
+
+
+def test_the_no_sessions_check_can_fail(tmp_path):
+    """Mutation: the loader with its `at least 1` check weakened lets per_card: 0 through, and
+    the test above says so."""
+    from source_mutation import mutated
+
+    weak = mutated("rmpeer.layouts", "            if count < 1:", "            if count < 0:")
+    with pytest.raises(pytest.fail.Exception):
+        refuses_layouts_of_no_sessions(weak.LayoutMatrix, tmp_path)
+
+
+@pytest.mark.parametrize("name,key,value,problem", [
+    ("all-on-one-2", "on_card", -1, "must be at least 0, found -1"),
+    ("interleaved", "min_cards", 0, "must be at least 1, found 0"),
+    ("sixteen", "colour", "red", "unknown keys ['colour']"),
+])
+def test_other_layout_faults_name_their_line(tmp_path, name, key, value, problem):
+    path, line = _layout_line_edit(tmp_path, name, key, value)
+    with pytest.raises(MatrixError) as err:
+        LayoutMatrix(path)
+    assert str(err.value).startswith(f"{path}: line {line}: layout {name}") and problem in str(err.value)

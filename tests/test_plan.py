@@ -1,19 +1,70 @@
 """The seed's peer plan, as a pure function: order, handles, ranges, flags and refusals,
-for every layout of the matrix on 1, 2 and 8 cards and for generated layouts."""
+for every layout of the matrix on 1, 2 and 8 cards and for generated layouts.
 
+The expected plan is NOT taken from rmpeer.plan: `seed_plan` below transcribes the seed's
+ppPeers (/work/shared/spec/PlanHostPeers.seed.txt) step by step, its nat-eliminate folds
+included, and window(t) comes from layouts.yaml's own text (docs/peer-setup.md)."""
+
+import copy
 import itertools
 import random
 
 import pytest
+import yaml
 
+from rmpeer.abi.matrix import MATRICES
 from rmpeer.errors import PlanError
 from rmpeer.layouts import LayoutMatrix
-from rmpeer.plan import MAX_SESSIONS, linear_windows, pair_handle, plan_peers, window_handle
+from rmpeer.plan import MAX_SESSIONS, linear_windows, pair_handle, plan_peers
 
 pytestmark = pytest.mark.offline
 MATRIX = LayoutMatrix()
-PAGE = MATRIX.va.page_size
+VA = yaml.safe_load((MATRICES / "layouts.yaml").read_text())["va"]   # the file, not the loader
+PAGE = VA["page_size"]
 EXTENT = 4 * PAGE
+
+# The seed's handles: ppPairHandle a b = 0xB2000000 + a*16 + b; ppWindowHandle s t =
+# phSessionHandle s (0xB3000000 + t), PlanHost's per-session handle: base + s * 0x10000.
+SEED_PAIR_BASE, SEED_WINDOW_BASE, SEED_SESSION_STRIDE = 0xB2000000, 0xB3000000, 0x10000
+SEED_PEER_FLAG = ("P2P_ENABLE", "NOSLI")   # ppPeerFlag: NVOS46_FLAGS_P2P_ENABLE = NOSLI
+
+
+def seed_window(t, extent=EXTENT):
+    """window(t) = window_base + t * round_up(extent, page_size) (layouts.yaml, va:)."""
+    return VA["window_base"] + t * (-(-extent // PAGE) * PAGE)
+
+
+def nat_eliminate(base, step, n):
+    """The seed's fold over 0..n-1: step(n-1, step(n-2, ... step(0, base)))."""
+    result = base
+    for i in range(n):
+        result = step(i, result)
+    return result
+
+
+def seed_plan(cards, extent=EXTENT):
+    """ppPeers, transcribed: the list of steps it emits, in order. A pair is
+    ("p2p", a, b, handle); a window is ("window", s, t, handle, offset, limit, peer_flag)."""
+    n = len(cards)
+
+    def pairs_of_b(b, after):      # the inner fold: a from b-1 down to 0, same card skipped
+        return nat_eliminate(after, lambda a, later: later if cards[a] == cards[b] else
+                             [("p2p", a, b, SEED_PAIR_BASE + a * 16 + b)] + later, b)
+
+    pairs = nat_eliminate(lambda after: after,
+                          lambda b, earlier: (lambda after: earlier(pairs_of_b(b, after))), n)
+
+    def window(k, later):
+        s, t = k // n, k % n
+        return [("window", s, t, SEED_WINDOW_BASE + t + s * SEED_SESSION_STRIDE, seed_window(t, extent),
+                 seed_window(t, extent) + extent - 1, cards[s] != cards[t])] + later
+
+    return pairs(nat_eliminate([], window, n * n))
+
+
+def as_steps(plan):
+    return ([("p2p", p.a, p.b, p.handle) for p in plan.pairs]
+            + [("window", w.s, w.t, w.handle, w.offset, w.limit, SEED_PEER_FLAG in w.flags) for w in plan.maps])
 
 
 def matrix_layouts():
@@ -43,6 +94,21 @@ def plan_for(cards, extent=EXTENT):
 
 
 @pytest.mark.parametrize("cards", ALL)
+def test_the_plan_is_the_seeds_step_for_step(cards):
+    assert as_steps(plan_for(cards)) == seed_plan(cards)
+
+
+def test_the_seed_transcription_reads_as_docs_peer_setup_says():
+    """The transcription itself, on the layout 0,1,0 worked by hand from docs/peer-setup.md:
+    pairs b = 1 (a = 0), b = 2 (a = 1; a = 0 shares card 0); windows k = 8 .. 0."""
+    steps = seed_plan((0, 1, 0))
+    assert [s[:3] for s in steps[:2]] == [("p2p", 0, 1), ("p2p", 1, 2)]
+    assert [s[1:3] for s in steps[2:]] == [(2, 2), (2, 1), (2, 0), (1, 2), (1, 1), (1, 0), (0, 2), (0, 1), (0, 0)]
+    assert steps[1][3] == 0xB2000012 and steps[2][3] == 0xB3020002
+    assert [s[6] for s in steps[2:]] == [False, True, False, True, False, True, False, True, False]
+
+
+@pytest.mark.parametrize("cards", ALL)
 def test_pairs_join_every_cross_card_couple_once_in_seed_order(cards):
     plan = plan_for(cards)
     n = len(cards)
@@ -65,9 +131,9 @@ def test_windows_cover_every_ordered_pair_k_descending(cards):
 def test_window_ranges_handles_and_flags(cards):
     plan = plan_for(cards)
     for w in plan.maps:
-        assert w.offset == plan.window(w.t)
-        assert w.limit == plan.window(w.t) + EXTENT - 1
-        assert w.handle == window_handle(w.s, w.t)
+        assert w.offset == seed_window(w.t)
+        assert w.limit == seed_window(w.t) + EXTENT - 1
+        assert w.handle == SEED_WINDOW_BASE + w.t + w.s * SEED_SESSION_STRIDE
         flags = dict(w.flags)
         assert flags["DMA_OFFSET_FIXED"] == "TRUE" and flags["PAGE_SIZE"] == "HUGE"
         assert ("P2P_ENABLE" in flags) == (cards[w.s] != cards[w.t]), "the P2P flag exactly across cards"
@@ -86,7 +152,8 @@ def test_the_same_window_address_in_every_session(cards):
     for w in plan.maps:
         by_peer.setdefault(w.t, set()).add(w.offset)
     assert all(len(v) == 1 for v in by_peer.values())
-    spans = sorted((plan.window(t), plan.window(t) + EXTENT) for t in range(len(cards)))
+    assert {t: offsets.pop() for t, offsets in by_peer.items()} == {t: seed_window(t) for t in range(len(cards))}
+    spans = sorted((seed_window(t), seed_window(t) + EXTENT) for t in range(len(cards)))
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
 
@@ -156,9 +223,23 @@ def test_exhaustive_small_layouts_have_consistent_counts(cards):
 
 
 def test_the_plan_is_pure():
-    a = plan_for((0, 1, 0, 1))
-    b = plan_for((0, 1, 0, 1))
-    assert a == b
+    """No state outlives a call: plans of different layouts and extents, made in one order and
+    in the reverse order, each equal the seed's and each other's, and a plan is unchanged by
+    the calls made after it."""
+    import rmpeer.plan as module
+
+    inputs = [((0, 1, 0, 1), EXTENT), ((1, 0, 0), 2 * PAGE), ((0,), PAGE), ((2, 0, 1, 1, 0), EXTENT),
+              ((0, 1, 0, 1), 2 * PAGE)]
+    globals_before = {k: repr(v) for k, v in vars(module).items() if not k.startswith("__")}
+    forward = [plan_for(cards, extent) for cards, extent in inputs]
+    kept = copy.deepcopy(forward)
+    backward = [plan_for(cards, extent) for cards, extent in reversed(inputs)][::-1]
+    assert forward == kept, "a plan changed after later calls"
+    assert forward == backward, "a plan depends on the calls made before it"
+    for (cards, extent), plan in zip(inputs, forward):
+        assert as_steps(plan) == seed_plan(cards, extent)
+    assert forward[0] != forward[-1], "the extent is an input, not remembered"
+    assert {k: repr(v) for k, v in vars(module).items() if not k.startswith("__")} == globals_before
 
 
 def test_handle_ranges_never_meet_for_the_largest_layout():
@@ -178,3 +259,21 @@ def test_handle_ranges_never_meet_for_the_largest_layout():
     spans = sorted((lo, hi, name) for name, (lo, hi) in ranges.items())
     for (lo1, hi1, a), (lo2, _, b) in zip(spans, spans[1:]):
         assert hi1 <= lo2, f"{a} [{lo1:#x}, {hi1:#x}) meets {b} at {lo2:#x}"
+
+
+@pytest.mark.parametrize("old,new", [
+    ("for a in range(b - 1, -1, -1)", "for a in range(b)"),                       # pairs a ascending
+    ("for k in range(n * n - 1, -1, -1):", "for k in range(n * n):"),             # windows k ascending
+    ("flags = DIRECT_DMA_FLAGS + (() if same else PEER_FLAGS)", "flags = DIRECT_DMA_FLAGS + PEER_FLAGS"),
+    ("return session_handle(session, WINDOW_HANDLE_BASE + peer)", "return session_handle(peer, WINDOW_HANDLE_BASE + session)"),
+    ("windows[t], windows[t] + extent - 1", "windows[s], windows[s] + extent - 1"),
+])
+def test_the_seed_comparison_fails_for_a_broken_plan(old, new):
+    """Mutation: rmpeer.plan rebuilt with one rule of the seed broken differs from the seed's
+    transcription on a layout that exercises every rule."""
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.plan", old, new)
+    cards = (0, 1, 1, 0, 2)
+    plan = broken.plan_peers(cards, EXTENT, MATRIX.va.window_fn(EXTENT), page_size=PAGE)
+    assert as_steps(plan) != seed_plan(cards)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from functools import lru_cache
 
-from ..errors import ConfigError, ReplayMismatch
+from ..errors import ConfigError, ReplayMismatch, TranscriptError
 from .records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
 
 
@@ -19,6 +20,10 @@ from .records import END_NOTE, CallRecord, read_transcript, sampled_digest, word
 def _load(path: str):
     try:
         return read_transcript(path)
+    except TranscriptError as exc:
+        # read_transcript's message already starts with the path: said once
+        problem = str(exc).removeprefix(f"{path}: ")
+        raise TranscriptError(f"recording {path} cannot be replayed: {problem}") from None
     except (OSError, ValueError, EOFError) as exc:
         raise ConfigError(f"transcript {path} cannot be replayed: {exc}") from None
 
@@ -37,6 +42,77 @@ def recorded_note(path, kind: str) -> dict:
     if note is None:
         raise ConfigError(f"transcript {path} holds no {kind!r} note (was it cut short?)")
     return note
+
+
+# A card's device node: /dev/nvidia<minor> (nvidiactl, nvidia-uvm and the like are not cards).
+_CARD_NODE = re.compile(r"/dev/nvidia(\d+)$")
+
+
+def _line_no(index: int) -> int:
+    """The file line of lines[index]: the header is line 1 and the writer never writes a
+    blank line, so the n-th later line is line n + 1."""
+    return index + 2
+
+
+def validate_recording(path) -> None:
+    """Refuse, before anything runs or is written, a recording whose header does not
+    describe its own content: TranscriptError (exit 2) with one line naming the problem.
+
+    Checked: the file reads whole (read_transcript refuses a line cut mid-write); it ends
+    with its end line (else it was cut at a line boundary); the header's `cards` equals the
+    cards of the recorded host facts, and every card device node the calls open is one of
+    those cards; every layout in the header uses only those cards and has its setup segment.
+    One pass: the parse is the one the replay itself then uses (_load is cached)."""
+    path = str(path)
+    header, lines = _load(path)
+    name = f"recording {path}"
+    if is_truncated(lines):
+        raise TranscriptError(f"{name} is truncated: no {END_NOTE!r} line after line {_line_no(len(lines) - 1)} "
+                              f"(the recording was cut short)")
+    cards = header.get("cards")
+    if isinstance(cards, bool) or not isinstance(cards, int) or cards < 1:
+        raise TranscriptError(f"{name}: its header says cards: {cards!r}, not a card count")
+    host_at, minors, setups, opened = None, set(), set(), {}
+    for i, line in enumerate(lines):
+        if isinstance(line, dict):
+            if line.get("note") == "host" and host_at is None:
+                host_at = i
+                recorded = (line.get("facts") or {}).get("cards")
+                if not isinstance(recorded, list):
+                    raise TranscriptError(f"{name}: its host facts (line {_line_no(i)}) list no cards")
+                if len(recorded) != cards:
+                    raise TranscriptError(f"{name} says cards: {cards} but records {len(recorded)} card(s) "
+                                          f"(host facts at line {_line_no(i)})")
+                minors = {c.get("minor", c.get("index")) for c in recorded if isinstance(c, dict)}
+            elif line.get("note") == "segment" and str(line.get("key", "")).startswith("setup:"):
+                setups.add(line["key"].removeprefix("setup:"))
+        elif line.op == "open" and line.path and (node := _CARD_NODE.match(line.path)):
+            opened.setdefault(int(node.group(1)), (i, line.path))
+    if host_at is None:
+        raise TranscriptError(f"{name} holds no host facts (no 'host' note): not a recording certify can replay")
+    stray = sorted((i, node) for minor, (i, node) in opened.items() if minor not in minors)
+    if stray:
+        i, node = stray[0]
+        raise TranscriptError(f"{name} says cards: {cards} but opens {node} (line {_line_no(i)}), none of the "
+                              f"cards of its host facts (line {_line_no(host_at)})")
+    run = header.get("run") if isinstance(header.get("run"), dict) else {}
+    for entry in run.get("layouts") or []:
+        if not (isinstance(entry, list) and len(entry) >= 2 and isinstance(entry[1], list)):
+            raise TranscriptError(f"{name}: its header lists a layout of an unexpected shape: {entry!r}")
+        layout, used = entry[0], entry[1]
+        beyond = [c for c in used if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c < cards]
+        if beyond:
+            raise TranscriptError(f"{name}: its header's layout {layout} uses card {beyond[0]!r}, but the "
+                                  f"recording has {cards} card(s)")
+        if layout not in setups:
+            raise TranscriptError(f"{name}: its header lists layout {layout}, but the recording never sets it "
+                                  f"up (no 'setup:{layout}' segment; it sets up: "
+                                  f"{', '.join(sorted(setups)) or 'nothing'})")
+
+
+def is_truncated(lines) -> bool:
+    """Whether a recording's lines stop without their end line (cut at a line boundary)."""
+    return not (lines and isinstance(lines[-1], dict) and lines[-1].get("note") == END_NOTE)
 
 
 class ReplayBuffer:
@@ -61,8 +137,7 @@ class ReplayShim:
     def __init__(self, path):
         self.path = str(path)
         self.header, self.lines = _load(self.path)
-        self.truncated = not (self.lines and isinstance(self.lines[-1], dict)
-                              and self.lines[-1].get("note") == END_NOTE)
+        self.truncated = is_truncated(self.lines)
         self.pos = 0
         self.current_segment = "(start)"
         self.segment_checked = True
