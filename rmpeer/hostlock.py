@@ -40,11 +40,13 @@ def default_lock_path() -> Path:
 
 
 def _command_line() -> str:
+    """This process's command line on one line (the lock file is read line by line)."""
     try:
         raw = Path(f"/proc/{os.getpid()}/cmdline").read_bytes()
-        return " ".join(p.decode(errors="replace") for p in raw.split(b"\0") if p)
+        text = " ".join(p.decode(errors="replace") for p in raw.split(b"\0") if p)
     except OSError:
-        return " ".join(sys.argv)
+        text = " ".join(sys.argv)
+    return " ".join(text.split())[:300]
 
 
 def _holder(fd: int) -> str:
