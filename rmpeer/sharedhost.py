@@ -107,11 +107,12 @@ def _cards_text(cards) -> str:
 
 
 def holders_of(processes, cards) -> list[GpuProcess]:
-    """The processes that can hold a peer mapping between `cards`: those holding both, else
-    any holding one of them or the driver (an RM client may reach a card through nvidiactl)."""
+    """The processes that can hold a peer mapping between `cards`: those holding both cards
+    (CUDA opens every card it makes a context on; its unified memory driver pairs NVLink
+    peers as soon as both are in use), and RM clients that hold the driver but no card
+    node (nvidiactl alone reaches every card). One holding only one of the two cannot."""
     procs = _processes(processes)
-    both = [p for p in procs if set(cards) <= set(p.cards)]
-    return both or [p for p in procs if set(cards) & set(p.cards) or p.driver]
+    return [p for p in procs if set(cards) <= set(p.cards) or (p.driver and not p.cards and not p.minors)]
 
 
 def judge_map_before_pair(status_name: str, cards, snapshot: dict | None) -> Precondition:
