@@ -29,13 +29,14 @@ POLL_S = 0.1
 
 
 def default_lock_path() -> Path:
-    """$RMPEER_LOCK, else /run/lock/rmpeer.lock where that folder is writable, else a file
-    in the temp folder (one per host as long as every user shares it; /tmp usually is)."""
+    """$RMPEER_LOCK, else /run/lock/rmpeer.lock where this user may create or open it (a
+    root run leaves it writable to all), else a file in the temp folder."""
     forced = os.environ.get(LOCK_ENV)
     if forced:
         return Path(forced)
-    if os.access(SYSTEM_LOCK_DIR, os.W_OK):
-        return Path(SYSTEM_LOCK_DIR) / LOCK_NAME
+    system = Path(SYSTEM_LOCK_DIR) / LOCK_NAME
+    if os.access(system, os.W_OK) or (not system.exists() and os.access(SYSTEM_LOCK_DIR, os.W_OK)):
+        return system
     return Path(tempfile.gettempdir()) / LOCK_NAME
 
 

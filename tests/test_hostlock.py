@@ -109,11 +109,15 @@ def test_the_lock_is_released_for_the_next_run_in_the_same_process(tmp_path):
 
 
 def test_the_lock_path_is_overridable_and_falls_back_to_a_temp_folder(tmp_path, monkeypatch):
+    import rmpeer.hostlock as hostlock
+
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "x.lock"))
     assert default_lock_path() == tmp_path / "x.lock"
     monkeypatch.delenv(LOCK_ENV)
-    expected = Path("/run/lock") if os.access("/run/lock", os.W_OK) else Path(tempfile.gettempdir())
-    assert default_lock_path() == expected / "rmpeer.lock"
+    monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path))            # a lock folder we may write
+    assert default_lock_path() == tmp_path / "rmpeer.lock"
+    monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path / "absent"))  # none: the temp folder
+    assert default_lock_path() == Path(tempfile.gettempdir()) / "rmpeer.lock"
 
 
 def test_a_negative_wait_is_refused(tmp_path):
