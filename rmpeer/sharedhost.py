@@ -74,6 +74,15 @@ def snapshot_gpu_processes(shim, rm=None, subdevices: dict | None = None, *, lab
     return shim.observe(label, read)
 
 
+def snapshot_runtime(shim, rt, *, label: str, cards=None, with_rm: bool = True) -> dict | None:
+    """snapshot_gpu_processes for an open Runtime: RM asked through the probe subdevice of
+    each of `cards` (default: all), card numbers as RM numbers them."""
+    cards = [c.index for c in rt.host.cards] if cards is None else list(cards)
+    subdevices = {c: rt.host.probe_handles(c)[1] for c in cards} if with_rm else None
+    return snapshot_gpu_processes(shim, rt.rm if with_rm else None, subdevices, label=label,
+                                  minor_to_card={c.minor: c.index for c in rt.host.cards})
+
+
 def own_vidmem(shim, rm, subdevices: dict, *, label: str) -> dict | None:
     """This process's video memory per card as RM counts it ({card: bytes}, a card RM
     refused is absent, its reason under 'errors'), recorded; None where the ABI lacks the

@@ -8,7 +8,7 @@ be shown, and the check says it is not applicable here, naming that process."""
 import pytest
 
 from rmpeer.rm.objects import Pair, Window
-from rmpeer.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair, snapshot_gpu_processes
+from rmpeer.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair, snapshot_runtime
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh, pytest.mark.rm_min_cards(2),
               pytest.mark.rm_layouts("one-per-card")]
@@ -25,9 +25,7 @@ def test_peer_map_needs_a_pair(fresh_setup, host_run):
         cards = (setup.sessions[op.s].card.index, setup.sessions[op.t].card.index)
         others = None
         if before.status_name == "NV_OK":   # only then: who else holds the cards (recorded)
-            others = snapshot_gpu_processes(host_run.shim, rt.rm, {c: rt.host.probe_handles(c)[1] for c in cards},
-                                            label="no-pair:gpu-processes",
-                                            minor_to_card={c.minor: c.index for c in rt.host.cards})
+            others = snapshot_runtime(host_run.shim, rt, label="no-pair:gpu-processes", cards=cards)
         precondition = judge_map_before_pair(before.status_name, cards, others)
         if precondition.kind == NOT_APPLICABLE:
             pytest.skip(precondition.reason)

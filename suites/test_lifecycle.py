@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmpeer.sharedhost import judge_teardown, own_vidmem, snapshot_gpu_processes
+from rmpeer.sharedhost import judge_teardown, own_vidmem, snapshot_runtime
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh]
 
@@ -26,8 +26,7 @@ def test_teardown_frees_everything(fresh_setup, host_run):
     refused = setup.teardown()
     host["after"] = {c: heap_free(c) for c in cards}
     own["after"] = own_vidmem(shim, rt.rm, subdevices, label="teardown:own:after")
-    others = snapshot_gpu_processes(shim, label="teardown:gpu-processes",
-                                    minor_to_card={c.minor: c.index for c in rt.host.cards})
+    others = snapshot_runtime(shim, rt, label="teardown:gpu-processes", with_rm=False)
     verdict = judge_teardown(refused=refused, leftover=rt.rm.objects[setup.mark:], cards=cards,
                              own=own, host=host, others=others)
     assert verdict.ok, "; ".join(verdict.problems)
