@@ -1,24 +1,36 @@
 """A P2P_ENABLE map before any NV50_P2P exists is refused with NV_ERR_INVALID_STATE; the same
-map succeeds once the pair exists. No other layout's pairs are alive while it runs."""
+map succeeds once the pair exists. No other layout's pairs are alive while it runs.
+
+RM keeps one peer mapping per pair of GPUs for every process (docs/peer-setup.md, "A shared
+host"): where another process holds the cards (CUDA makes its own pairs), the refusal cannot
+be shown, and the check says it is not applicable here, naming that process."""
 
 import pytest
 
 from rmpeer.rm.objects import Pair, Window
+from rmpeer.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair, snapshot_runtime
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh, pytest.mark.rm_min_cards(2),
               pytest.mark.rm_layouts("one-per-card")]
 
 
 def test_peer_map_needs_a_pair(fresh_setup, host_run):
-    setup = fresh_setup
+    setup, rt = fresh_setup, host_run.runtime
     try:
         setup.create_sessions()
         op = next(op for op in setup.plan.maps if op.peer)
-        window = Window(host_run.runtime.rm, op, setup.sessions)
+        window = Window(rt.rm, op, setup.sessions)
         assert window.reserve().status_name == "NV_OK"
         before = window.map()
-        assert before.status_name == "NV_ERR_INVALID_STATE", before.record.status_text
-        pair = Pair(host_run.runtime.rm, setup.plan.pairs[0], setup.sessions).create()
+        cards = (setup.sessions[op.s].card.index, setup.sessions[op.t].card.index)
+        others = None
+        if before.status_name == "NV_OK":   # only then: who else holds the cards (recorded)
+            others = snapshot_runtime(host_run.shim, rt, label="no-pair:gpu-processes", cards=cards)
+        precondition = judge_map_before_pair(before.status_name, cards, others)
+        if precondition.kind == NOT_APPLICABLE:
+            pytest.skip(precondition.reason)
+        assert precondition.kind == HELD, precondition.reason
+        pair = Pair(rt.rm, setup.plan.pairs[0], setup.sessions).create()
         assert pair.status_name == "NV_OK"
         after = window.map()
         assert after.status_name == "NV_OK", after.record.status_text

@@ -1,0 +1,239 @@
+"""The checks a shared host would fool (rmpeer/sharedhost.py): the no-pair precondition, the
+teardown's own accounting, floors that name who used the card, --require-idle; and the
+replay of the committed recordings (made on idle hosts) through the changed suites."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from rmpeer.abi import DriverMatrix
+from rmpeer.errors import EXIT_NOT_IDLE, NotIdleError
+from rmpeer.floors import judge_bandwidth
+from rmpeer.gpuprocs import GpuProcess
+from rmpeer.resources import pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.result import Finding
+from rmpeer.shim.live import LiveShim
+from rmpeer.shim.replay import ReplayShim
+from rmpeer.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,
+                               name_other_users, recorded_next, require_idle)
+
+pytestmark = pytest.mark.offline
+MiB = 1 << 20
+CUDA = GpuProcess(4242, "python train.py", (0, 1), True, (0, 1))
+SMI_ONE_CARD = GpuProcess(77, "monitor --card 1", (1,), True, (1,))
+CLASS_NAMES = ("Error", "rmpeer.", "Exception")
+
+
+def snapshot(*procs, unreadable=()):
+    return {"processes": [p.as_dict() for p in procs], "unreadable": list(unreadable), "rm_errors": {}}
+
+
+# ---- the no-pair precondition ----------------------------------------------------------------
+
+def test_a_refused_map_is_the_precondition_held():
+    assert judge_map_before_pair("NV_ERR_INVALID_STATE", (0, 1), None).kind == HELD
+
+
+def test_a_map_that_succeeds_while_cuda_holds_both_cards_is_not_applicable_naming_it():
+    got = judge_map_before_pair("NV_OK", (0, 1), snapshot(CUDA, SMI_ONE_CARD))
+    assert got.kind == NOT_APPLICABLE
+    assert "pid 4242 (python train.py) on cards 0, 1" in got.reason and "pid 77" not in got.reason
+    assert "\n" not in got.reason and not any(c in got.reason for c in CLASS_NAMES)
+
+
+@pytest.mark.parametrize("others, why", [
+    (snapshot(), "no other process holds the GPUs"),
+    (snapshot(SMI_ONE_CARD), "no other process holds the GPUs"),       # one card cannot pair two
+    (snapshot(unreadable=[9, 10]), "could not be read"),
+    (None, "does not say which other processes"),                      # a recording without the reading
+])
+def test_a_map_that_succeeds_with_no_one_to_blame_fails(others, why):
+    got = judge_map_before_pair("NV_OK", (0, 1), others)
+    assert got.kind == VIOLATED and why in got.reason and "expected NV_ERR_INVALID_STATE, found NV_OK" in got.reason
+
+
+def test_any_other_answer_fails_saying_what_was_expected():
+    got = judge_map_before_pair("NV_ERR_INVALID_ARGUMENT", (0, 1), snapshot(CUDA))
+    assert got.kind == VIOLATED and "found NV_ERR_INVALID_ARGUMENT" in got.reason
+
+
+def test_an_rm_client_holding_only_the_driver_can_pair_any_cards():
+    rm_only = GpuProcess(5, "other-rm-tool", (), True, ())
+    assert judge_map_before_pair("NV_OK", (0, 1), snapshot(rm_only)).kind == NOT_APPLICABLE
+
+
+# ---- the teardown's accounting ------------------------------------------------------------------
+
+SETUP = [(0xD0000000, 0xD0000001 + i, f"alloc:buffer:s{i}") for i in range(2)]
+
+
+def own(before, during, after, cards=(0, 1)):
+    return {ph: {"bytes": {c: v for c in cards}, "errors": {}}
+            for ph, v in (("before", before), ("during", during), ("after", after))}
+
+
+def host(before, during, after, cards=(0, 1)):
+    return {ph: {c: v for c in cards} for ph, v in (("before", before), ("during", during), ("after", after))}
+
+
+def real_teardown():
+    """What a teardown that frees everything leaves: no objects, memory back where it was."""
+    return [], own(100 * MiB, 164 * MiB, 100 * MiB), host(80_000 * MiB, 79_936 * MiB, 80_000 * MiB)
+
+
+def teardown_that_frees_nothing():
+    """The mutant: every object still allocated, memory still taken (host-wide, the other
+    process's growth hides nothing: our own figure shows it)."""
+    return SETUP, own(100 * MiB, 164 * MiB, 164 * MiB), host(80_000 * MiB, 79_936 * MiB, 79_936 * MiB)
+
+
+@pytest.mark.parametrize("teardown, fails", [(real_teardown, False), (teardown_that_frees_nothing, True)])
+@pytest.mark.parametrize("basis", ["own", "host"])
+def test_a_teardown_that_frees_nothing_fails_on_either_basis(teardown, fails, basis):
+    leftover, own_mem, host_mem = teardown()
+    got = judge_teardown(refused=[], leftover=leftover if basis == "own" else [], cards=[0, 1],
+                         own=own_mem if basis == "own" else None, host=host_mem, others=snapshot())
+    assert got.ok is not fails, got.problems
+    if fails:
+        assert any("back to 100.0 MiB" in p or "back to 80000.0 MiB" in p for p in got.problems), got.problems
+
+
+def test_own_accounting_ignores_what_another_process_does_to_free_memory():
+    """Another process took 10 GiB between our readings: the host-wide figure moved, ours did not."""
+    host_mem = host(80_000 * MiB, 79_936 * MiB, 70_000 * MiB)
+    got = judge_teardown(refused=[], leftover=[], cards=[0, 1], own=own(100 * MiB, 164 * MiB, 100 * MiB),
+                         host=host_mem, others=snapshot(CUDA))
+    assert got.ok and got.basis.startswith("this process's video memory")
+    assert not judge_teardown(refused=[], leftover=[], cards=[0, 1], own=None, host=host_mem,
+                              others=snapshot()).ok     # the same figures, host-wide, on a host thought idle
+
+
+def test_without_own_figures_a_shared_host_makes_the_memory_part_not_applicable():
+    got = judge_teardown(refused=[], leftover=[], cards=[0, 1], own={"before": None, "during": None, "after": None},
+                         host=host(80_000 * MiB, 79_936 * MiB, 70_000 * MiB), others=snapshot(CUDA))
+    assert got.ok and "pid 4242 (python train.py)" in got.not_applicable
+    left = judge_teardown(refused=[], leftover=SETUP, cards=[0, 1], own=None,
+                          host=host(1, 0, 1), others=snapshot(CUDA))
+    assert not left.ok and "2 never freed" in left.problems[0]   # objects still count
+
+
+def test_refused_frees_and_missing_readings_fail():
+    refused = [SimpleNamespace(label="free:alloc:p2p", status_name="NV_ERR_IN_USE")]
+    got = judge_teardown(refused=refused, leftover=[], cards=[0], own=None, host=None, others=None)
+    assert got.problems == ["expected RM to accept every free, found free:alloc:p2p: NV_ERR_IN_USE",
+                            "expected video memory readings before, during and after the setup, found none"]
+
+
+def test_a_per_process_figure_that_ignores_the_buffers_is_set_aside_not_trusted():
+    """RM's figure did not move with the setup: it proves nothing, so the host-wide figures decide."""
+    flat = own(5, 5, 5, cards=(0,))
+    assert judge_teardown(refused=[], leftover=[], cards=[0], own=flat, host=host(9, 8, 9, cards=(0,)),
+                          others=snapshot()).ok
+    got = judge_teardown(refused=[], leftover=[], cards=[0], own=flat, host=host(9, 8, 8, cards=(0,)),
+                         others=None)
+    assert not got.ok and "did not count the setup's buffers on card 0" in got.basis
+    shared = judge_teardown(refused=[], leftover=[], cards=[0], own=flat, host=host(9, 8, 1, cards=(0,)),
+                            others=snapshot(CUDA))
+    assert shared.ok and "did not grow with the setup's buffers" in shared.not_applicable
+
+
+# ---- floors that name who used the card ------------------------------------------------------
+
+def test_a_missed_floor_names_the_process_that_held_the_card():
+    topology = SimpleNamespace(name="h200x2", floors=SimpleNamespace(size=256 * MiB, cross_card_gbps=300.0,
+                                                                     same_card_gbps=1000.0, bidirectional_gbps=600.0,
+                                                                     warn_band=0.05))
+    figures = [{"src_card": 0, "dst_card": 1, "op": "read", "bytes": 256 * MiB, "gbps": 120.0},
+               {"src_card": 2, "dst_card": 3, "op": "read", "bytes": 256 * MiB, "gbps": 100.0}]
+    findings = judge_bandwidth(topology, figures)
+    named = name_other_users(findings, before=[SMI_ONE_CARD.as_dict()], after=[SMI_ONE_CARD, CUDA])
+    by_pair = {f["pair"]: f["message"] for f in named if f["level"] == "FAIL"}
+    assert by_pair["0->1"].endswith("while pid 77 (monitor --card 1) held card 1; "
+                                    "pid 4242 (python train.py) held cards 0, 1")
+    assert "while" not in by_pair["2->3"]
+    assert findings[0]["message"].count("while") == 0          # the input is left as it was
+
+
+def test_a_result_finding_gets_the_name_in_what_was_found():
+    f = Finding("bandwidth-floor", "pair 1->0", "at least 300 GB/s", "120.0 GB/s", "DEGRADE")
+    [named] = name_other_users([f], after=[SMI_ONE_CARD])
+    assert named.found == "120.0 GB/s while pid 77 (monitor --card 1) held card 1"
+
+
+# ---- --require-idle ---------------------------------------------------------------------------
+
+def test_require_idle_refuses_naming_the_processes_in_one_line():
+    with pytest.raises(NotIdleError) as err:
+        require_idle([CUDA.as_dict(), SMI_ONE_CARD])
+    text = str(err.value)
+    assert err.value.exit_code == EXIT_NOT_IDLE == 7 and "\n" not in text
+    assert "pid 4242 (python train.py) on cards 0, 1" in text and "pid 77 (monitor --card 1) on card 1" in text
+
+
+def test_require_idle_passes_an_idle_host_and_refuses_one_it_cannot_see():
+    assert require_idle([]) is None
+    with pytest.raises(NotIdleError, match="2 processes whose open files"):
+        require_idle([], unknown=[5, 6])
+
+
+# ---- readings a replay takes only where the recording has them --------------------------------
+
+TWO_GPU = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
+needs_transcript = pytest.mark.skipif(not TWO_GPU, reason="no two-GPU recording in fixtures/transcripts/")
+
+
+@needs_transcript
+def test_a_replay_takes_an_optional_reading_only_where_the_recording_made_it():
+    shim = ReplayShim(TWO_GPU[0])
+    at = next(i for i, line in enumerate(shim.lines) if isinstance(line, dict) and line.get("note") == "segment")
+    first = next(line for line in shim.lines[at:] if not isinstance(line, dict))
+    shim.segment(shim.lines[at]["key"])          # the replay stands where that stretch begins
+    assert recorded_next(shim, first.op, first.label)
+    assert not recorded_next(shim, first.op, first.label + ":another")
+    assert not recorded_next(shim, "observe", "teardown:own:before:pid")
+    assert recorded_next(LiveShim(), "observe", "anything")   # live: always taken
+
+
+def replay_suite(path, recording=None):
+    """The suite replayed in a fresh process: against `recording`, else every committed one."""
+    env = pytest_env(dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+    cmd = [sys.executable, "-m", "pytest", str(suites_dir() / path), "-q", "-rA", "-p", "no:cacheprovider",
+           *pytest_args(), *(["--rm-replay", str(recording)] if recording else [])]
+    done = subprocess.run(cmd, cwd=suites_dir().parent, env=env, capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout + done.stderr
+
+
+@needs_transcript
+@pytest.mark.parametrize("suite", ["test_detect_no_pair.py", "test_lifecycle.py::test_teardown_frees_everything"])
+def test_the_changed_checks_pass_and_do_not_skip_on_the_idle_hosts_recorded(suite):
+    rc, out = replay_suite(suite)
+    assert rc == 0 and " passed" in out and "SKIPPED" not in out and "skipped" not in out, out[-3000:]
+
+
+@needs_transcript
+def test_a_recorded_peer_map_that_succeeded_without_a_pair_fails_the_replay(tmp_path):
+    """The recording doctored so that RM mapped before the pair existed, with no record of
+    other processes: the check fails (never skips, never passes)."""
+    nvos46 = DriverMatrix().abi_for_driver("580.95.05").struct("NVOS46_PARAMETERS")
+    out, in_check, flipped = [], False, 0
+    with gzip.open(TWO_GPU[0], "rt") as f:
+        for raw in f:
+            d = json.loads(raw)
+            if d.get("note") == "segment":
+                in_check = d["key"].startswith(("test:test_detect_no_pair", "fresh:test_peer_map_needs_a_pair"))
+            elif in_check and d.get("label") == "dma-map-peer" and not flipped:
+                reply = bytearray.fromhex(d["reply"])
+                nvos46.set(reply, "status", 0)
+                d["reply"], d["status"], d["status_name"] = reply.hex(), 0, "NV_OK"
+                flipped += 1
+            out.append(json.dumps(d))
+    assert flipped == 1
+    doctored = tmp_path / "shared.jsonl.gz"
+    doctored.write_bytes(gzip.compress(("\n".join(out) + "\n").encode()))
+    rc, text = replay_suite("test_detect_no_pair.py", doctored)
+    assert rc == 1 and "1 failed" in text and "does not say which other processes" in text, text[-3000:]
