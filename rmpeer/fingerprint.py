@@ -256,3 +256,23 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
     if links is not None and facts is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
     return fp
+
+
+def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | None = None,
+                         matrices: str | None = None) -> dict:
+    """The fingerprint of a recorded host, from what the recording holds (RM's facts, the
+    header's kernel); what a recording does not keep says so. A replay's certificate carries
+    it to show what was replayed; it never holds for a live host (staleness refuses replays)."""
+    if matrices is None:
+        from .certify import matrices_digest
+
+        matrices = matrices_digest()
+    missing = "not recorded (a replay)"
+    fp = {"format": FORMAT, "source": "recording", "driver": facts.driver_version, "driver_flavour": facts.flavour,
+          "kernel_module": missing, "kernel": (header or {}).get("kernel", missing),
+          "cards": sorted(({"pci": c.pci.lower(), "uuid": c.uuid, "vbios": c.vbios, "model": c.name}
+                           for c in facts.cards), key=lambda c: c["pci"]),
+          "iommu": missing, "acs": missing, "matrices": matrices, "rmpeer": __version__}
+    if links is not None:
+        fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
+    return fp

@@ -162,9 +162,9 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
 
     shim = _shim(target, record, abi)
     shim.segment("runtime:open")
+    out = {"problems": [], "header": shim.header}
     forced = shim.header.get("run", {}).get("forced_abi") if target.is_replay else abi
     runtime = Runtime(shim, forced_abi=forced)
-    out = {"problems": []}
     try:
         runtime.open()
         out["facts"] = runtime.facts
@@ -310,15 +310,21 @@ def judge_passive(findings: list) -> tuple[str, list]:
 
 def run_passive(target, *, state_path=None, topology_name: str | None = None, allowed_xids=(),
                 record: str | None = None, abi: str | None = None, save: bool = True,
-                node: str | None = None) -> RunResult:
+                node: str | None = None, valid_for=None) -> RunResult:
     """The passive tier against `target` (targets.Target: live, or a recording): a judged
-    RunResult, and the state file updated for the next run (save=False: left as it was)."""
-    from .statefile import default_state_path, load_state, save_state
+    RunResult with its fingerprint and valid_until (valid_for: a timedelta, default 24 h),
+    and the state file updated for the next run (save=False: left as it was)."""
+    from .certify import matrices_digest
+    from .staleness import parse_valid_for, valid_until
+    from .statefile import default_state_path, load_state, module_hash_cache, save_state
     from .topology import TopologyMatrix
 
     t0 = time.monotonic()
+    started = time.time()
     result = RunResult(node=node or socket.gethostname(), tier=TIER, version=__version__,
-                       started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                       valid_until=valid_until(started, valid_for or parse_valid_for(None)),
+                       matrices=matrices_digest(),
                        target={"kind": target.kind, "label": target.label, "transcript": target.path})
     state_path = Path(state_path or default_state_path())
     state, state_problem = load_state(state_path)
@@ -335,6 +341,16 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     matrix = TopologyMatrix()
     topology = matrix.get(topology_name) if topology_name else matrix.match(facts)
     result.host = facts.as_dict()
+    if target.is_replay:
+        from .fingerprint import recorded_fingerprint
+
+        result.fingerprint = recorded_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
+                                                  header=read.get("header"))
+    else:
+        from .fingerprint import platform_fingerprint
+
+        result.fingerprint = platform_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
+                                                  cache=module_hash_cache(state_path))
     result.topology = ({"name": topology.name, "matched_by": "expected" if topology_name else "match"}
                        if topology else None)
     result.clocks = {TIER: read.get("clocks", {})}
@@ -363,8 +379,34 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
         runs[key] = {"at": result.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
                      "kmsg_seq": xids.get("last_seq", (last or {}).get("kmsg_seq")),
                      "cards": [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards],
-                     "links": {c.uuid: read["links"][c.index] for c in facts.cards if c.index in read.get("links", {})}}
+                     # links not read this time (RM refused): the last reading stays the baseline
+                     "links": {**last_links, **{c.uuid: read["links"][c.index] for c in facts.cards
+                                                if c.index in read.get("links", {})}}}
         problem = save_state(state_path, {**state, "runs": runs})
         if problem:
             result.findings.append(Finding("state", "host", "the state saved for the next run", problem, INFO))
     return result
+
+
+def remember_kmsg_position(target, state_path=None, *, kmsg: str | None = None,
+                           boot_path: str = BOOT_ID) -> str | None:
+    """After a quick or full run, which judged the Xids of its own time (and provoked some
+    on purpose): the state's kernel log position moves to the end, so that the next passive
+    run reports only what came later. None, or why it could not."""
+    from .statefile import default_state_path, load_state, save_state
+    from .xids import kmsg_records, read_kmsg_all
+
+    if target.is_replay:
+        return None
+    state_path = Path(state_path or default_state_path())
+    state, problem = load_state(state_path)
+    if problem:
+        return problem
+    try:
+        seqs = [seq for seq, _ in kmsg_records(read_kmsg_all(kmsg) if kmsg else read_kmsg_all()) if seq is not None]
+    except OSError as exc:
+        return f"/dev/kmsg: {exc.strerror or exc}"
+    runs = dict(state.get("runs", {}))
+    key = state_key(target)
+    runs[key] = {**runs.get(key, {}), "boot_id": read_boot_id(boot_path), "kmsg_seq": max(seqs) if seqs else None}
+    return save_state(state_path, {**state, "runs": runs})

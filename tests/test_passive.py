@@ -254,3 +254,26 @@ def test_mutation_a_broken_comparison_passes_a_bad_host(state, monkeypatch, chan
     assert run_passive(replay_target(TWO), state_path=state, save=False).verdict == verdict
     monkeypatch.setattr(target, broken)
     assert run_passive(replay_target(TWO), state_path=state, save=False).verdict == CERTIFIED
+
+
+def test_the_passive_result_carries_a_fingerprint_and_valid_until(state):
+    from datetime import datetime, timedelta
+
+    result = run_passive(replay_target(TWO), state_path=state, valid_for=timedelta(hours=2))
+    fp = result.fingerprint
+    assert fp["source"] == "recording" and fp["driver"] == result.host["driver_version"] == "580.159.04"
+    assert [c["uuid"] for c in fp["cards"]] == [c["uuid"] for c in result.host["cards"]]
+    assert fp["nvlinks"] == {c["uuid"]: 18 for c in result.host["cards"]}     # h200x2-nv18: 18 per card
+    started = datetime.fromisoformat(result.started.replace("Z", "+00:00"))
+    assert datetime.fromisoformat(result.valid_until.replace("Z", "+00:00")) - started == timedelta(hours=2)
+
+
+def test_a_deeper_run_moves_the_kernel_log_mark_past_its_own_xids(tmp_path, state, boot):
+    from rmpeer.targets import Target
+
+    live = Target("live", "h200x2", 2)
+    kmsg = kmsg_file(tmp_path, [(7, XID), (8, "done")])
+    assert passive.remember_kmsg_position(live, state, kmsg=kmsg, boot_path=boot) is None
+    assert json.loads(state.read_text())["runs"]["live"] == {"boot_id": BOOT, "kmsg_seq": 8}
+    assert xids_since(json.loads(state.read_text())["runs"]["live"], kmsg, boot)["xids"] == []
+    assert passive.remember_kmsg_position(replay_target(TWO), state) is None     # a replay: nothing to mark
