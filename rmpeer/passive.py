@@ -178,11 +178,20 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
         out["problems"].append(f"RM: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
     except RmError as exc:
         out["problems"].append(f"RM refused {exc.label}: {exc.headline()}")
-    finally:
-        shim.segment("runtime:close")
-        runtime.close()
-        shim.finish()
+    except BaseException:
+        try:                     # a failure while closing must not hide the one that stopped the run
+            _close(shim, runtime)
+        except Exception:
+            pass
+        raise
+    _close(shim, runtime)
     return out
+
+
+def _close(shim, runtime) -> None:
+    shim.segment("runtime:close")
+    runtime.close()          # frees the client, and every object under it
+    shim.finish()
 
 
 def _check(result: RunResult, name: str, area: str, subject: str, findings: list, duration_s: float = 0.0):
@@ -257,7 +266,10 @@ def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
     return out
 
 
-def _clock_findings(clocks: dict) -> list:
+def _clock_findings(clocks: dict | None) -> list:
+    if clocks is None:
+        return [Finding("clocks", "host", "each card's clocks and P-state", "not read (see the rm finding)",
+                        UNFINISHED)]
     out = []
     for card, r in clocks.items():
         if not r.get("pstate"):
@@ -368,7 +380,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     _check(result, "p2p-caps", "host", "host", _p2p_findings(facts, topology, bool(topology_name)))
     last_links = (last or {}).get("links", {})
     _check(result, "nvlink", "fitness", "host", _link_findings(read.get("links", {}), last_links, facts, topology))
-    _check(result, "clocks", "fitness", "host", _clock_findings(read.get("clocks", {})))
+    _check(result, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
     _check(result, "xids", "fitness", "host", _xid_findings(read.get("xids"), facts, set(allowed_xids), target.is_replay))
     _check(result, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
     result.verdict, result.reasons = judge_passive(result.findings)

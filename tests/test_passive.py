@@ -124,20 +124,32 @@ def test_a_topology_asked_for_that_the_host_is_not_fails(state):
     assert "topology: host: expected the topology hgx-h200x8-nvswitch, found 2 card(s), expected 8" in result.reasons
 
 
-def test_rm_refusing_the_counters_is_incomplete(tmp_path, state):
-    """The recording with RM's answer to the first NVLink counter read changed to a refusal."""
+def refused(tmp_path, label: str) -> str:
+    """The 2-card recording with RM's answer to the first `label` call changed to a refusal."""
     lines = gzip.open(TWO, "rt").read().splitlines()
-    i = next(n for n, line in enumerate(lines) if '"label":"nvlink:counters"' in line.replace(" ", ""))
+    i = next(n for n, line in enumerate(lines) if f'"label":"{label}"' in line.replace(" ", ""))
     rec = json.loads(lines[i])
     rec.update(status=0x56, status_name="NV_ERR_NOT_SUPPORTED", status_text="Call not supported")
     lines[i] = json.dumps(rec)
     broken = tmp_path / "refused.jsonl.gz"
     with gzip.open(broken, "wt") as f:
         f.write("\n".join(lines) + "\n")
-    result = run_passive(replay_target(str(broken)), state_path=state)
+    return str(broken)
+
+
+def test_rm_refusing_the_counters_is_incomplete(tmp_path, state):
+    result = run_passive(replay_target(refused(tmp_path, "nvlink:counters")), state_path=state)
     assert result.verdict == INCOMPLETE
     assert result.reasons == ["nvlink-errors: card 0: expected readable error counters, found "
                               "NV2080_CTRL_CMD_NVLINK_GET_COUNTERS: NV_ERR_NOT_SUPPORTED"]
+
+
+def test_rm_refusing_a_discovery_control_is_incomplete(tmp_path, state):
+    result = run_passive(replay_target(refused(tmp_path, "host:name")), state_path=state)
+    assert result.verdict == INCOMPLETE and result.checks[0].outcome == "error"
+    assert result.reasons == ["rm: host: expected the host's facts through RM, found RM refused host:name: "
+                              "NV_ERR_NOT_SUPPORTED (0x56: Call not supported)"]
+    assert not state.exists()      # nothing learnt: the last run's state stays as it was
 
 
 # -- the kernel log since the last run -----------------------------------------------------
