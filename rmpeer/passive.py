@@ -17,7 +17,6 @@ Fail closed: whatever could not be read is a finding of severity incomplete that
 from __future__ import annotations
 
 import copy
-import os
 import socket
 import time
 from pathlib import Path
