@@ -121,8 +121,13 @@ def bench(args) -> int:
               "clocks": host.fitness.clocks, "results": results, "setup": setup,
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}
+    from .costmodel import calibration_logs, projection, render_projection
+
+    # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
+    result["cost_model"] = projection(result, calibration_logs(out))
     (out / "bench.json").write_text(json.dumps(result, indent=1, default=str))
     (out / "bench.svg").write_text(bench_svg(result))
     print(render(result))
+    print(render_projection(result["cost_model"]))
     print(f"\nwritten to {out / 'bench.json'} and {out / 'bench.svg'}")
     return EXIT_OK

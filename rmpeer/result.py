@@ -114,6 +114,7 @@ class RunResult:
     left_out: list = field(default_factory=list)    # layouts not run, and why
     verdict: str = INCOMPLETE       # until judged, a run has not shown anything
     reasons: list = field(default_factory=list)
+    ran_because: list = field(default_factory=list)   # certify --if-stale: why the certificate did not hold
     format: str = FORMAT
 
     @property

@@ -32,16 +32,46 @@ def parse_xid(line: str) -> dict | None:
     return out
 
 
-def kmsg_messages(data: bytes) -> list[str]:
-    """The texts of /dev/kmsg records: each is 'prio,seq,usec,flags;text', and the
-    ' KEY=value' lines that may follow it (they start with a space) are left out."""
+def kmsg_records(data: bytes) -> list[tuple[int | None, str]]:
+    """(sequence number, text) of each /dev/kmsg record: each is 'prio,seq,usec,flags;text',
+    and the ' KEY=value' lines that may follow it (they start with a space) are left out."""
     out = []
     for line in data.decode(errors="replace").split("\n"):
         if not line or line.startswith(" "):
             continue
         head, sep, text = line.partition(";")
-        out.append(text if sep else line)
+        fields = head.split(",")
+        seq = int(fields[1]) if sep and len(fields) > 1 and fields[1].isdigit() else None
+        out.append((seq, text if sep else line))
     return out
+
+
+def kmsg_messages(data: bytes) -> list[str]:
+    """The texts of /dev/kmsg records (kmsg_records without the sequence numbers)."""
+    return [text for _, text in kmsg_records(data)]
+
+
+def read_kmsg_all(path: str = KMSG) -> bytes:
+    """Every record the kernel's ring buffer still holds, oldest first (a fresh /dev/kmsg
+    reader starts at the oldest); records overwritten while reading are passed over."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data = bytearray()
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, _RECORD_MAX)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    continue
+                raise
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return bytes(data)
 
 
 def card_of(xid: dict, cards) -> int | None:

@@ -81,7 +81,8 @@ def read_proc_gpus(root: str = PROC_GPUS) -> list[dict]:
             continue
         fields = dict(re.findall(r"^([^:\n]+):\s*(.*?)\s*$", text, re.M))
         out.append({"model": fields.get("Model", ""), "uuid": fields.get("GPU UUID", ""),
-                    "bus": fields.get("Bus Location", os.path.basename(os.path.dirname(info)))})
+                    "bus": fields.get("Bus Location", os.path.basename(os.path.dirname(info))),
+                    "vbios": fields.get("Video BIOS", "")})
     return out
 
 

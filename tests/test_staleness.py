@@ -1,0 +1,192 @@
+"""Whether a certificate still holds (rmpeer certify --if-stale), against a fake host tree."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from fake_host_tree import CARDS, KERNEL, MODULE_BYTES, make_host, write
+from rmpeer import staleness
+from rmpeer.errors import ConfigError
+from rmpeer.fingerprint import platform_fingerprint
+from rmpeer.result import CERTIFIED, DEGRADED, RunResult
+from rmpeer.staleness import check_fresh, parse_valid_for, valid_until, why_stale
+
+pytestmark = pytest.mark.offline
+NODE = "gpu-node-7"
+STARTED = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+NOW = STARTED + timedelta(hours=1)
+
+
+@pytest.fixture
+def host(tmp_path):
+    return make_host(tmp_path / "root")
+
+
+def certificate(tmp_path, host, *, tier="quick", verdict=CERTIFIED, valid_for="24h", kind="live", **changes) -> str:
+    """A certificate as certify writes one, of the fake host as it is now."""
+    fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
+    result = RunResult(node=NODE, tier=tier, target={"kind": kind}, started=STARTED.strftime(staleness.ISO),
+                       valid_until=valid_until(STARTED, parse_valid_for(valid_for)), fingerprint=fp,
+                       verdict=verdict, **changes)
+    path = tmp_path / "certificate.json"
+    path.write_text(json.dumps(result.to_dict()))
+    return str(path)
+
+
+def fresh(path, host, tier="quick", now=NOW, tmp_path=None):
+    return check_fresh(path, tier, root=str(host), now=now, node=NODE,
+                       state_path=(tmp_path / "state.json") if tmp_path else None)
+
+
+@pytest.mark.parametrize("text, seconds", [("24h", 86400), ("90m", 5400), ("2d", 172800), ("1h30m", 5400),
+                                           ("45s", 45), (None, 86400), (" 1W ", 604800)])
+def test_valid_for_durations(text, seconds):
+    assert parse_valid_for(text).total_seconds() == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "0h", "0m0s", "-1h", "10", "abc", "", "24 h", "h", "1x", "2d-1h"])
+def test_valid_for_refuses_zero_negative_and_garbage(text):
+    with pytest.raises(ConfigError, match="--valid-for"):
+        parse_valid_for(text)
+
+
+def test_valid_until_is_start_plus_duration():
+    assert valid_until("2026-11-30T23:30:00Z", parse_valid_for("90m")) == "2026-12-01T01:00:00Z"
+    assert valid_until(STARTED.timestamp(), parse_valid_for("2d")) == "2026-12-02T12:00:00Z"
+
+
+def test_a_fresh_certificate_holds_for_its_tier_and_shallower_ones(tmp_path, host):
+    path = certificate(tmp_path, host, tier="quick")
+    assert fresh(path, host, "quick", tmp_path=tmp_path) == (True, [])
+    assert fresh(path, host, "passive", tmp_path=tmp_path) == (True, [])
+
+
+def test_an_expired_certificate_says_since_when(tmp_path, host):
+    path = certificate(tmp_path, host, valid_for="24h")
+    ok, reasons = fresh(path, host, now=STARTED + timedelta(hours=26))
+    assert not ok and reasons == ["expired 2 h ago (valid until 2026-12-01T12:00:00Z)"]
+    assert not fresh(path, host, now=STARTED + timedelta(hours=24))[0]     # valid_until itself is past
+
+
+def test_a_changed_driver_is_named(tmp_path, host):
+    path = certificate(tmp_path, host)
+    write(host, "/proc/driver/nvidia/version",
+          (host / "proc/driver/nvidia/version").read_text().replace("580.159.04", "580.160.01"))
+    ok, reasons = fresh(path, host)
+    assert not ok and reasons == ["driver changed 580.159.04 -> 580.160.01"]
+
+
+def test_a_replaced_card_is_named(tmp_path, host):
+    path = certificate(tmp_path, host)
+    info = host / f"proc/driver/nvidia/gpus/{CARDS[1][0]}/information"
+    new_uuid = "GPU-00000000-1111-2222-3333-444444444444"
+    info.write_text(info.read_text().replace(CARDS[1][1], new_uuid))
+    ok, reasons = fresh(path, host)
+    assert not ok and reasons == [f"card 1 replaced (UUID {CARDS[1][1]} -> {new_uuid}, at {CARDS[1][0]})"]
+
+
+def test_a_forged_fingerprint_in_the_certificate_is_caught(tmp_path, host):
+    path = certificate(tmp_path, host)
+    data = json.loads(open(path).read())
+    data["fingerprint"]["kernel"] = "6.1.0-old"
+    data["fingerprint"]["cards"][0]["vbios"] = "96.00.00.00.00"
+    open(path, "w").write(json.dumps(data))
+    ok, reasons = fresh(path, host)
+    assert not ok
+    assert reasons == [f"kernel changed 6.1.0-old -> {KERNEL}", f"card 0 VBIOS changed 96.00.00.00.00 -> {CARDS[0][2]}"]
+
+
+def test_a_replaced_kernel_module_file_is_named(tmp_path, host):
+    path = certificate(tmp_path, host)
+    write(host, f"/lib/modules/{KERNEL}/updates/dkms/nvidia.ko.zst", MODULE_BYTES + b"rebuilt")
+    ok, reasons = fresh(path, host, tmp_path=tmp_path)
+    assert not ok and len(reasons) == 1 and reasons[0].startswith("kernel module changed (sha256): sha256:")
+
+
+def test_iommu_and_acs_changes_are_named(tmp_path, host):
+    path = certificate(tmp_path, host)
+    write(host, "/proc/cmdline", "root=/dev/vda1 intel_iommu=off\n")
+    ok, reasons = fresh(path, host)
+    assert not ok and reasons == ["IOMMU changed (cmdline intel_iommu): on -> off",
+                                  "IOMMU changed (cmdline iommu): pt -> (none)"]
+
+
+@pytest.mark.parametrize("cert_tier, asked", [("passive", "quick"), ("passive", "full"), ("quick", "full")])
+def test_a_shallower_tier_never_satisfies_a_deeper_one(tmp_path, host, cert_tier, asked):
+    path = certificate(tmp_path, host, tier=cert_tier)
+    assert fresh(path, host, asked) == (False, [f"tier {asked} asked, the certificate is {cert_tier}"])
+
+
+def test_a_degraded_verdict_does_not_hold(tmp_path, host):
+    path = certificate(tmp_path, host, verdict=DEGRADED)
+    assert fresh(path, host) == (False, ["verdict was DEGRADED"])
+
+
+def test_a_replay_certificate_or_another_hosts_does_not_hold(tmp_path, host):
+    path = certificate(tmp_path, host, kind="replay")
+    assert fresh(path, host) == (False, ["the certificate is of a replay run, not of this host"])
+    path = certificate(tmp_path, host)
+    assert check_fresh(path, "quick", root=str(host), now=NOW, node="other-node") == (
+        False, [f"the certificate is of host {NODE}, this is other-node"])
+
+
+@pytest.mark.parametrize("content", ["", "{", "[]", '{"format": "rmpeer-result/1", "layouts": [1]}',
+                                     '{"format": "something-else"}', "\x00\xff garbage"])
+def test_an_unreadable_certificate_never_holds(tmp_path, host, content):
+    path = tmp_path / "certificate.json"
+    path.write_text(content)
+    ok, reasons = fresh(str(path), host)
+    assert not ok and len(reasons) == 1 and reasons[0].startswith(f"the certificate cannot be read: {path}")
+
+
+def test_a_missing_certificate_never_holds(tmp_path, host):
+    ok, reasons = fresh(str(tmp_path / "nope.json"), host)
+    assert (ok, reasons) == (False, [f"the certificate cannot be read: {tmp_path / 'nope.json'}: "
+                                     "No such file or directory"])
+
+
+def test_a_certificate_without_fingerprint_or_valid_until_does_not_hold(tmp_path, host):
+    result = RunResult(node=NODE, tier="full", target={"kind": "live"}, verdict=CERTIFIED)
+    path = tmp_path / "certificate.json"
+    path.write_text(json.dumps(result.to_dict()))
+    assert fresh(str(path), host) == (False, ["the certificate has no valid_until",
+                                              "the certificate holds no platform fingerprint"])
+
+
+def test_nvlinks_are_compared_when_both_sides_have_them(tmp_path, host):
+    fp = platform_fingerprint(root=str(host))
+    old = dict(fp, nvlinks={CARDS[0][1]: 18, CARDS[1][1]: 18})
+    cert = RunResult(node=NODE, tier="full", target={"kind": "live"}, verdict=CERTIFIED,
+                     valid_until="2030-01-01T00:00:00Z", fingerprint=old)
+    assert why_stale(cert, fp, "full", NOW, node=NODE) == []      # the fresh path reads none
+    now = dict(fp, nvlinks={CARDS[0][1]: 18, CARDS[1][1]: 16})
+    assert why_stale(cert, now, "full", NOW, node=NODE) == [f"active NVLinks of {CARDS[1][1]} changed 18 -> 16"]
+
+
+def test_an_unknown_tier_is_a_usage_error(tmp_path, host):
+    with pytest.raises(ConfigError, match="--tier"):
+        check_fresh(certificate(tmp_path, host), "deep", root=str(host))
+
+
+# Mutation tests: each check's guard broken on purpose makes a stale certificate hold.
+@pytest.mark.parametrize("name, broken", [
+    ("fingerprint_changes", lambda old, new: []),
+    ("_cards", lambda old, new: []),
+])
+def test_mutation_a_broken_comparison_lets_a_changed_platform_through(tmp_path, host, monkeypatch, name, broken):
+    path = certificate(tmp_path, host)
+    info = host / f"proc/driver/nvidia/gpus/{CARDS[1][0]}/information"
+    info.write_text(info.read_text().replace(CARDS[1][1], "GPU-00000000-1111-2222-3333-444444444444"))
+    assert not fresh(path, host)[0]
+    monkeypatch.setattr(staleness, name, broken)
+    assert fresh(path, host) == (True, [])
+
+
+def test_mutation_tier_order_reversed_lets_a_shallow_certificate_through(tmp_path, host, monkeypatch):
+    path = certificate(tmp_path, host, tier="passive")
+    assert not fresh(path, host, "full")[0]
+    monkeypatch.setattr(staleness, "TIERS", ("full", "quick", "passive"))
+    assert fresh(path, host, "full") == (True, [])
