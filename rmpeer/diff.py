@@ -293,6 +293,9 @@ def compare_tests(a: Side, b: Side, cover: Coverage) -> Aspect:
     if a.tests is None or b.tests is None:
         aspect.not_comparable = _why_not(a, b, "test outcomes")
         return aspect
+    if a.sources.get("tests") != b.sources.get("tests"):
+        aspect.not_comparable = f"A names its tests by {a.sources.get('tests')}, B by {b.sources.get('tests')}"
+        return aspect
     if a.verdict != b.verdict:
         aspect.differences.append(("verdict", a.verdict, b.verdict))
     skipped = 0

@@ -28,6 +28,7 @@ OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.comp
 # "test:test_cross_card_rw:test_read:one-per-card/s0->t1", "fresh:test_x:interleaved").
 LAYOUT_SEGMENTS = {"setup", "traffic", "traffic-close", "teardown", "test", "fresh"}
 
+PYTEST_IDS = "pytest node ids"
 MISSING = object()   # a value one side does not have (rendered "absent")
 
 
@@ -113,10 +114,13 @@ def segment_layout(key: str, layouts) -> str | None:
 # ---- a transcript -----------------------------------------------------------------------
 
 def _transcript(path: Path) -> Side:
-    from .shim.records import read_transcript
+    from .shim.records import END_NOTE, read_transcript
 
     header, lines = read_transcript(path)
     notes = [line for line in lines if isinstance(line, dict)]
+    if not any(n.get("note") == END_NOTE for n in notes):
+        raise ConfigError(f"{path}: truncated: the recording has no end line (it was cut short), so its "
+                          f"calls cannot stand for a run")
     driver = next((n for n in notes if n.get("note") == "driver"), {})
     host = next((n for n in notes if n.get("note") == "host"), None)
     side = Side(str(path), "transcript")
@@ -150,6 +154,7 @@ def _transcript(path: Path) -> Side:
     verdicts = [n for n in notes if "nodeid" in n and "outcome" in n]   # should a recording note them
     if verdicts:
         side.tests = {_test_id(n): (_test_layout(n, side.layouts), n["outcome"]) for n in verdicts}
+        side.sources["tests"] = PYTEST_IDS
     else:
         side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
     for note in (n for n in notes if n.get("note") == "bandwidth"):
@@ -195,6 +200,7 @@ def _result(path: Path, doc: dict) -> Side:
              "the certificate records no clocks and no links")
     side.verdict = result.verdict
     side.tests = {c.id: (c.layout, c.outcome) for c in result.checks}
+    side.sources["tests"] = "check ids"
     side.structs = _abi_struct_sizes(host.get("abi_release"))
     _structs_source(side, host)
     if result.bandwidth:
@@ -217,6 +223,7 @@ def _legacy_certificate(path: Path, doc: dict) -> Side:
     for t in tests:
         side.tests[_test_id(t, target)] = (_test_layout(t, known, target), t.get("outcome"))
     side.layouts = sorted({layout for layout, _ in side.tests.values() if layout})
+    side.sources["tests"] = PYTEST_IDS
     side.context = {"label": subject.get("recorded_label") or target, "created": doc.get("created"),
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "subject": subject.get("kind"),

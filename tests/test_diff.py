@@ -46,9 +46,25 @@ def host_facts(path):
     return next(line for line in lines if isinstance(line, dict) and line.get("note") == "host")["facts"]
 
 
-def ioctl_statuses(path, label):
+def layouts_of(path):
+    header, _ = read_transcript(path)
+    return [entry[0] for entry in header["run"]["layouts"]]
+
+
+def ioctl_statuses(path, label, layouts=None):
+    """Statuses of one step's ioctls; with `layouts`, only in segments whose key ends in one
+    of them (or names no layout of the run at all)."""
     _, lines = read_transcript(path)
-    return Counter(r.status_name for r in lines if not isinstance(r, dict) and r.op == "ioctl" and r.label == label)
+    own, counted, keep = layouts_of(path), Counter(), True
+    for r in lines:
+        if isinstance(r, dict):
+            if r.get("note") == "segment" and layouts is not None:
+                named = [x for x in own if r["key"].endswith(":" + x) or f":{x}/" in r["key"]]
+                keep = not named or named[0] in layouts
+            continue
+        if keep and r.op == "ioctl" and r.label == label:
+            counted[r.status_name] += 1
+    return counted
 
 
 @pytest.mark.parametrize("path", [ONE, TWO])
@@ -76,8 +92,10 @@ def test_the_one_and_two_card_recordings_differ_where_the_driver_answered_differ
     assert "CE_NVLINK_P2P" in facts[f"cards[0].ce_caps.{nvlink_ce}"][1]
     assert not any("uuid" in key or "pci" in key.split(".")[-1] for key in facts)   # identity is not behaviour
     statuses = differences(aspects["RM statuses"])
-    p2p = ioctl_statuses(TWO, "alloc:p2p")
+    both = set(layouts_of(ONE)) & set(layouts_of(TWO))       # only the layouts both ran are compared
+    p2p = ioctl_statuses(TWO, "alloc:p2p", both)
     assert not ioctl_statuses(ONE, "alloc:p2p") and p2p
+    assert doc["coverage"]["only_in_b"] == [x for x in layouts_of(TWO) if x not in both]
     assert statuses["alloc:p2p"] == ("not called", ", ".join(f"{k} x{n}" for k, n in p2p.most_common()))
     assert "NV_ERR_INVALID_STATE" in statuses["dma-map-peer"][1]   # the detect test's peer map before any P2P
     assert aspects["RM call counts"]["differences"]
@@ -120,7 +138,7 @@ def test_bandwidth_outside_the_tolerance_is_a_difference_and_inside_is_not(tmp_p
     assert "-11.0%" in out
     rc, _, aspects, _ = diff_json(tmp_path, a, b, "--tolerance", "12%")
     assert rc == 0 and aspects["bandwidth"]["comparable"] and not aspects["bandwidth"]["differences"]
-    rc, _, aspects, _ = diff_json(tmp_path, a, b, "--tolerance", "4")  # a bare number is a percentage
+    rc, _, aspects, _ = diff_json(tmp_path, a, b, "--tolerance", "4%")
     assert rc == 1 and len(aspects["bandwidth"]["differences"]) == 2
 
 
@@ -166,14 +184,14 @@ def test_tests_align_across_live_and_replay_labels_and_outcome_changes_are_liste
 
 
 def test_new_fact_fields_are_compared_without_code_for_them_and_volatile_ones_are_not(tmp_path):
-    a = certificate({}, clocks={"sm_mhz": 1980}, cards=[{"index": 0, "uuid": "GPU-a", "nvlink": {"links": 18}}])
+    a = certificate({}, bus={"width": 16}, cards=[{"index": 0, "uuid": "GPU-a", "nvlink": {"links": 18}}])
     b = copy.deepcopy(a)
     b["created"], b["host"]["cards"][0]["uuid"] = "2027-02-02T00:00:00Z", "GPU-b"
     rc, _, _, _ = diff_json(tmp_path, write(tmp_path, "a.json", a), write(tmp_path, "b.json", b))
     assert rc == 0
-    b["host"]["clocks"]["sm_mhz"], b["host"]["cards"][0]["nvlink"]["links"] = 1410, 12
+    b["host"]["bus"]["width"], b["host"]["cards"][0]["nvlink"]["links"] = 8, 12
     rc, _, aspects, _ = diff_json(tmp_path, write(tmp_path, "a.json", a), write(tmp_path, "b.json", b))
-    assert rc == 1 and differences(aspects["reply fields"]) == {"clocks.sm_mhz": (1980, 1410),
+    assert rc == 1 and differences(aspects["reply fields"]) == {"bus.width": (16, 8),
                                                                  "cards[0].nvlink.links": (18, 12)}
 
 
@@ -224,6 +242,22 @@ def test_bad_input_is_one_message_and_exit_2_with_nothing_written(tmp_path, make
 def test_bad_options_exit_2(args, message):
     rc, out, err = rmpeer(ONE, ONE, *args)
     assert rc == 2 and message in err and "Traceback" not in err + out
+
+
+@pytest.mark.parametrize("args", [("--tolerance", "150%"), ("--tolerance", "-1%"), ("--tolerance=-1%",),
+                                  ("--tolerance", "0.05"), ("--tolerance", "5"), ("--tolerance", "100.5%"),
+                                  ("--tolerance", "5%%"), ("--tolerance", "")])
+def test_a_tolerance_is_a_percentage_from_0_to_100_written_with_a_percent_sign(args):
+    rc, out, err = rmpeer(ONE, ONE, *args)
+    assert rc == 2 and not out and "Traceback" not in err
+    assert err.strip().count("\n") == 0 and "--tolerance" in err and "written with %" in err
+
+
+@pytest.mark.parametrize("text,shown", [("0%", "±0%"), ("100%", "±100%"), ("12.5%", "±12.5%")])
+def test_a_tolerance_in_range_is_taken_and_stated(tmp_path, text, shown):
+    rc, out, _, doc = diff_json(tmp_path, ONE, ONE, "--tolerance", text)
+    assert rc == 0 and f"tolerance: {shown}" in out and doc["tolerance_text"] == shown
+    assert doc["tolerance"] == pytest.approx(float(text.rstrip("%")) / 100)
 
 
 def test_a_usage_error_exits_2():
