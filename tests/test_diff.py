@@ -3,6 +3,7 @@
 against the tolerance; bad input is one message and exit 2, nothing written."""
 
 import copy
+import re
 import gzip
 import json
 import os
@@ -285,3 +286,306 @@ def test_boosted_against_idle_clocks_differs_only_in_the_boost(tmp_path):
     counts = differences(aspects["RM call counts"])
     assert all(label.startswith("perf:") for label in counts), counts
     assert aspects["struct sizes"]["differences"] == []
+
+
+# ---- two runs of one healthy host: only behaviour differs --------------------------------
+# The committed quick run of the 2 x H200 host: its recording and its certificate come from
+# one `certify --quick --record` (docs/evidence/README.md). A "second run" is built from them
+# by changing only what changes between two healthy runs; a behaviour change is then made on
+# top, one at a time, and must be named.
+
+EVIDENCE = REPO / "docs" / "evidence"
+QUICK_REC = TRANSCRIPTS / "h200x2-20261130T005408Z.jsonl.gz"
+FULL_REC = TRANSCRIPTS / "h200x2-20261130T003650Z.jsonl.gz"
+QUICK_CERT = EVIDENCE / "h200x2-20261130T005408Z" / "certificate-quick.json.gz"
+FULL_CERT = EVIDENCE / "h200x2-20261130T003650Z" / "certificate.json.gz"
+NOBOOST_CERT = EVIDENCE / "h200x2-20261130T003650Z" / "certificate-noboost.json.gz"
+COMMITTED = [QUICK_REC, FULL_REC, QUICK_CERT, FULL_CERT, NOBOOST_CERT]
+needs_evidence = pytest.mark.skipif(not all(p.exists() for p in COMMITTED),
+                                    reason="the committed 2 x H200 recordings and certificates")
+
+
+def raw_lines(path) -> list:
+    """A transcript as plain JSON objects, read without rmpeer."""
+    return [json.loads(line) for line in gzip.decompress(path.read_bytes()).decode().splitlines() if line.strip()]
+
+
+def write_lines(path, lines):
+    path.write_bytes(gzip.compress("".join(json.dumps(d) + "\n" for d in lines).encode()))
+    return path
+
+
+def cert_doc(path=QUICK_CERT) -> dict:
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+def with_fitness_notes(lines) -> list:
+    """The recording as the recorder writes it now: a fitness note (clocks, links, boost) and
+    a bandwidth note, taken from the certificate of the same run, before the end line."""
+    fitness = cert_doc()["fitness"]
+    end = next(i for i, d in enumerate(lines) if d.get("note") == "end")
+    t_ns = lines[end]["t_ns"] - 1
+    return lines[:end] + [{"note": "bandwidth", "t_ns": t_ns, "figures": fitness["bandwidth"]},
+                          {"note": "fitness", "t_ns": t_ns, "summary": fitness}] + lines[end:]
+
+
+def host_cards(lines) -> list:
+    return next(d for d in lines if d.get("note") == "host")["facts"]["cards"]
+
+
+def second_run_recording(lines) -> list:
+    """What differs in a healthy back-to-back run: when and how long, the seed, free memory,
+    the order RM attached the cards in, the idle and released clocks, bandwidth within 2%."""
+    lines = copy.deepcopy(lines)
+    lines[0]["header"].update(created="2026-11-30T00:54:22Z", pattern_seed=4242)
+    for d in lines[1:]:
+        if "t_ns" in d:
+            d["t_ns"] += 14_000_000_000
+        if "duration_ns" in d:
+            d["duration_ns"] = d["duration_ns"] * 3 // 2 + 7
+    cards = host_cards(lines)
+    for card, instance in zip(cards, reversed([c["device_instance"] for c in cards])):
+        card["device_instance"] = instance
+        card["fb_free_bytes"] = 150_000_000_000 - 3 * 2**20 * card["index"]
+    summary = next(d for d in lines if d.get("note") == "fitness")["summary"]
+    for reading in summary["clocks"]["idle"].values():
+        reading["graphics_mhz"] = 450
+    for reading in summary["clocks"]["released"].values():
+        reading["graphics_mhz"] = 1755
+    for figures in (summary["bandwidth"], next(d for d in lines if d.get("note") == "bandwidth")["figures"]):
+        for i, row in enumerate(figures):
+            row["gbps"] = round(row["gbps"] * (0.98 if i % 2 else 1.02), 2)
+    return lines
+
+
+def first_run_recording(lines) -> list:
+    """The base run, with the free-memory figure a later recorder may add, and idle 345 MHz."""
+    lines = copy.deepcopy(lines)
+    for card in host_cards(lines):
+        card["fb_free_bytes"] = 150_000_000_000
+    for reading in next(d for d in lines if d.get("note") == "fitness")["summary"]["clocks"]["idle"].values():
+        reading["graphics_mhz"] = 345
+    return lines
+
+
+@pytest.fixture
+def two_recordings(tmp_path):
+    base = first_run_recording(with_fitness_notes(raw_lines(QUICK_REC)))
+    return (write_lines(tmp_path / "run1.jsonl.gz", base),
+            write_lines(tmp_path / "run2.jsonl.gz", second_run_recording(base)), base)
+
+
+def first(lines, label):
+    return next(d for d in lines if d.get("label") == label and d.get("op") == "ioctl")
+
+
+def _status(lines):
+    rec = first(lines, "alloc:p2p")
+    rec.update(status=0x1F, status_name="NV_ERR_INVALID_ARGUMENT")
+
+
+def _struct(lines):
+    for d in lines:
+        if d.get("label") == "alloc:p2p" and d.get("payload"):
+            d["payload"]["request"] = d["payload"]["request"][:-8]
+
+
+def _summary(lines):
+    return next(d for d in lines if d.get("note") == "fitness")["summary"]
+
+
+def _after_traffic(lines):
+    _summary(lines)["clocks"]["after-traffic"]["0"]["graphics_mhz"] = 1410
+
+
+def _boosted_pstate(lines):
+    _summary(lines)["clocks"]["boosted"]["1"]["pstate"] = "P8"
+
+
+def _boost_clear(lines):
+    _summary(lines)["boost"]["results"]["0"]["clear"]["status"] = "NV_ERR_NOT_SUPPORTED"
+
+
+def _links(lines):
+    _summary(lines)["links"]["1"]["active"] = 12
+
+
+def _bandwidth(lines):
+    row = next(r for r in next(d for d in lines if d.get("note") == "bandwidth")["figures"]
+               if r["op"] == "read" and r["src_card"] == 0 and r["dst_card"] == 1)
+    row["gbps"] = round(row["gbps"] * 0.85, 2)
+
+
+def _ce_caps(lines):
+    host_cards(lines)[0]["ce_caps"]["4"].remove("CE_NVLINK_P2P")
+
+
+BEHAVIOUR = [  # (change, aspect it must be named in, the key named)
+    (_status, "RM statuses", "alloc:p2p"),
+    (_struct, "struct sizes", "NV503B_ALLOC_PARAMETERS"),
+    (_after_traffic, "clocks", "after-traffic.0.graphics_mhz"),
+    (_boosted_pstate, "clocks", "boosted.1.pstate"),
+    (_boost_clear, "clocks", "boost.0.clear"),
+    (_links, "links", "1.active"),
+    (_bandwidth, "bandwidth", "read card 0->1 256 MiB"),
+    (_ce_caps, "reply fields", "cards[0].ce_caps.4"),
+]
+
+
+@needs_evidence
+def test_two_healthy_recordings_of_one_host_are_the_same_behaviour(tmp_path, two_recordings):
+    run1, run2, _ = two_recordings
+    rc, out, aspects, doc = diff_json(tmp_path, run1, run2)
+    assert rc == 0 and doc["same"] and "SAME BEHAVIOUR" in out, out
+    for name in ("RM statuses", "RM call counts", "struct sizes", "reply fields", "clocks", "links", "bandwidth"):
+        assert aspects[name]["comparable"] and not aspects[name]["differences"], name
+    assert doc["left_out"]["free memory"]["fields"] == 2
+    idle_mhz = sum(k.endswith("_mhz") for r in cert_doc()["fitness"]["clocks"]["idle"].values() for k in r)
+    assert idle_mhz == 4    # graphics and memory, 2 cards
+    assert doc["left_out"]["idle clock MHz"]["fields"] == doc["left_out"]["released clock MHz"]["fields"] == idle_mhz
+    assert "left out as volatile: " in out and f"idle clock MHz ({idle_mhz})" in out and "tolerance: ±5%" in out
+
+
+@needs_evidence
+@pytest.mark.parametrize("change,aspect,key", BEHAVIOUR, ids=[b[0].__name__.strip("_") for b in BEHAVIOUR])
+def test_a_behaviour_change_between_two_recordings_is_named(tmp_path, two_recordings, change, aspect, key):
+    run1, _, base = two_recordings
+    changed = second_run_recording(base)
+    change(changed)
+    rc, out, aspects, doc = diff_json(tmp_path, run1, write_lines(tmp_path / "changed.jsonl.gz", changed))
+    assert rc == 1 and f"BEHAVIOUR DIFFERS: {aspects[aspect]['name']}" in out
+    assert [x["name"] for x in doc["aspects"] if x["differs"]] == [aspects[aspect]["name"]]
+    assert list(differences(aspects[aspect])) == [key] and key in out
+
+
+@needs_evidence
+def test_a_recording_made_before_clocks_and_links_were_recorded_is_not_comparable_on_them(tmp_path):
+    new = write_lines(tmp_path / "new.jsonl.gz", second_run_recording(with_fitness_notes(raw_lines(QUICK_REC))))
+    for a, b, lacking in ((QUICK_REC, new, "A"), (new, QUICK_REC, "B")):
+        rc, out, aspects, doc = diff_json(tmp_path, a, b)
+        assert rc == 0 and "SAME BEHAVIOUR" in out
+        for name in ("clocks", "links", "bandwidth"):
+            assert not aspects[name]["comparable"] and not aspects[name]["differences"]
+            assert aspects[name]["why_not"].startswith(f"{lacking}: ")
+        assert "clocks: not comparable" in out and "links: not comparable" in out
+
+
+@needs_evidence
+def test_a_field_only_one_recording_has_is_not_comparable_and_listed(tmp_path, two_recordings):
+    run1, _, base = two_recordings
+    later = second_run_recording(base)
+    host_cards(later)[1]["c2c"] = {"links": 0}        # a field a later recorder adds
+    rc, out, aspects, _ = diff_json(tmp_path, run1, write_lines(tmp_path / "later.jsonl.gz", later))
+    assert rc == 0 and aspects["reply fields"]["not_comparable_fields"] == ["cards[1].c2c (only in B)"]
+    assert "recorded by one side only: cards[1].c2c (only in B)" in out
+
+
+@needs_evidence
+def test_a_recording_without_its_end_line_is_refused(tmp_path):
+    cut = [d for d in raw_lines(QUICK_REC) if d.get("note") != "end"]
+    rc, out, err = rmpeer(QUICK_REC, write_lines(tmp_path / "cut.jsonl.gz", cut))
+    assert rc == 2 and "truncated" in err and len(err.strip().splitlines()) == 1 and not out
+
+
+# ---- certificates: the committed format and rmpeer-result/1 ------------------------------
+
+def second_run_certificate(doc) -> dict:
+    doc = copy.deepcopy(doc)
+    doc.update(created="2026-11-30T00:54:25Z", duration_s=doc["duration_s"] + 1.3)
+    for pair in doc["pairs"].values():
+        pair["gbps"] = [g * 1.01 for g in pair["gbps"]]
+    cards = doc["host"]["cards"]
+    for card, instance in zip(cards, reversed([c["device_instance"] for c in cards])):
+        card["device_instance"] = instance
+    for reading in doc["fitness"]["clocks"]["idle"].values():
+        reading["graphics_mhz"] = 450
+    for reading in doc["fitness"]["clocks"]["released"].values():
+        reading["graphics_mhz"] = 1740
+    for i, row in enumerate(doc["fitness"]["bandwidth"]):
+        row["gbps"] = round(row["gbps"] * (0.97 if i % 2 else 1.03), 2)
+    for t in doc["tests"]:
+        if "gbps" in t:
+            t["gbps"] *= 0.99
+    return doc
+
+
+def base_certificate() -> dict:
+    doc = cert_doc()
+    for reading in doc["fitness"]["clocks"]["idle"].values():
+        reading["graphics_mhz"] = 345
+    return doc
+
+
+def _test_failed(doc):
+    t = next(t for t in doc["tests"] if "test_write[" in t["nodeid"] and "interleaved/s1->t2" in t["nodeid"])
+    t["outcome"], doc["verdict"] = "failed", "NOT CERTIFIED"
+
+
+def _cert_bandwidth(doc):
+    row = next(r for r in doc["fitness"]["bandwidth"] if r["op"] == "write" and r["src_card"] == 1)
+    row["gbps"] *= 0.9
+
+
+def _cert_after_traffic(doc):
+    doc["fitness"]["clocks"]["after-traffic"]["1"]["graphics_mhz"] = 1650
+
+
+CERT_BEHAVIOUR = [
+    (_test_failed, "test outcomes", ["verdict", "test_cross_card_rw.py::test_write[interleaved/s1->t2]"]),
+    (_cert_bandwidth, "bandwidth", ["write card 1->0 256 MiB"]),
+    (_cert_after_traffic, "clocks", ["after-traffic.1.graphics_mhz"]),
+]
+
+
+@needs_evidence
+def test_two_healthy_certificates_of_one_host_are_the_same_behaviour(tmp_path):
+    a = write(tmp_path, "a.json.gz", base_certificate(), gz=True)
+    b = write(tmp_path, "b.json", second_run_certificate(base_certificate()))
+    rc, out, aspects, doc = diff_json(tmp_path, a, b)
+    assert rc == 0 and "SAME BEHAVIOUR" in out, out
+    for name in ("struct sizes", "reply fields", "clocks", "links", "test outcomes", "bandwidth"):
+        assert aspects[name]["comparable"] and not aspects[name]["differences"], name
+
+
+@needs_evidence
+@pytest.mark.parametrize("change,aspect,keys", CERT_BEHAVIOUR, ids=[c[0].__name__.strip("_") for c in CERT_BEHAVIOUR])
+def test_a_behaviour_change_between_two_certificates_is_named(tmp_path, change, aspect, keys):
+    changed = second_run_certificate(base_certificate())
+    change(changed)
+    rc, out, aspects, doc = diff_json(tmp_path, write(tmp_path, "a.json", base_certificate()),
+                                      write(tmp_path, "b.json", changed))
+    assert rc == 1 and [x["name"] for x in doc["aspects"] if x["differs"]] == [aspects[aspect]["name"]]
+    assert list(differences(aspects[aspect])) == keys
+
+
+@needs_evidence
+def test_the_boosted_and_no_boost_certificates_differ_on_clocks_after_traffic_and_bandwidth(tmp_path):
+    rc, out, aspects, doc = diff_json(tmp_path, QUICK_CERT, NOBOOST_CERT)
+    assert rc == 1
+    after = {k: v for k, v in differences(aspects["clocks"]).items() if k.startswith("after-traffic.")}
+    quick, noboost = cert_doc(QUICK_CERT)["fitness"]["clocks"], cert_doc(NOBOOST_CERT)["fitness"]["clocks"]
+    assert after == {f"after-traffic.{c}.graphics_mhz": (f"{quick['after-traffic'][c]['graphics_mhz']} MHz",
+                     f"{noboost['after-traffic'][c]['graphics_mhz']} MHz ("
+                     f"{noboost['after-traffic'][c]['graphics_mhz'] / quick['after-traffic'][c]['graphics_mhz'] - 1:+.1%})")
+                     for c in ("0", "1")}
+    assert len(differences(aspects["bandwidth"])) == len(cert_doc(NOBOOST_CERT)["fitness"]["bandwidth"])
+    assert "boosted" not in str(list(differences(aspects["clocks"])))          # read on one side only
+    assert any("read only in A: boosted, released" in i for i in aspects["clocks"]["info"])
+
+
+# ---- runs of different coverage ----------------------------------------------------------
+
+@needs_evidence
+@pytest.mark.parametrize("full,quick", [(FULL_REC, QUICK_REC), (FULL_CERT, QUICK_CERT)], ids=["recordings", "certificates"])
+def test_a_full_and_a_quick_run_compare_the_layouts_both_ran(tmp_path, full, quick):
+    rc, out, aspects, doc = diff_json(tmp_path, full, quick)
+    assert rc == 0 and "SAME BEHAVIOUR" in out, out
+    ran = layouts_of(FULL_REC), layouts_of(QUICK_REC)   # each certificate's run recorded these
+    assert doc["coverage"]["layouts_compared"] == sorted(set(ran[0]) & set(ran[1])) == ["interleaved", "one-per-card"]
+    assert sorted(doc["coverage"]["only_in_a"]) == sorted(set(ran[0]) - set(ran[1])) and not doc["coverage"]["only_in_b"]
+    assert "compared: layouts interleaved, one-per-card; only in A (left out): " in out
+    if not full.name.endswith(".jsonl.gz"):
+        only = [t for t in cert_doc(full)["tests"]
+                if any(f"[h200x2/{layout}/" in t["nodeid"] or f"[h200x2/{layout}]" in t["nodeid"]
+                       for layout in set(ran[0]) - set(ran[1]))]
+        assert f"{len(only)} tests of layouts only one side ran left out" in aspects["test outcomes"]["info"]
