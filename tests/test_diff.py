@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 
+from rmpeer.diff import IDENTITY, Coverage
 from rmpeer.resources import suites_dir
 
 REPO = suites_dir().parent   # the checkout, or the installed package's copy
@@ -589,3 +590,176 @@ def test_a_full_and_a_quick_run_compare_the_layouts_both_ran(tmp_path, full, qui
                 if any(f"[h200x2/{layout}/" in t["nodeid"] or f"[h200x2/{layout}]" in t["nodeid"]
                        for layout in set(ran[0]) - set(ran[1]))]
         assert f"{len(only)} tests of layouts only one side ran left out" in aspects["test outcomes"]["info"]
+
+
+# ---- certificates in the format "rmpeer-result/1" ----------------------------------------
+
+def result_doc() -> dict:
+    """The committed quick run as a RunResult: facts, clocks and checks from its certificate,
+    each layout's setup statuses from its recording."""
+    from rmpeer.result import CheckResult, LayoutResult, RunResult
+
+    legacy, lines = cert_doc(), raw_lines(QUICK_REC)
+    ran = lines[0]["header"]["run"]["layouts"]
+    statuses, segment = {}, ""
+    for d in lines[1:]:
+        if d.get("note") == "segment":
+            segment = d["key"]
+        elif "note" not in d and d["op"] == "ioctl" and segment.startswith("setup:"):
+            statuses.setdefault(segment.removeprefix("setup:"), []).append(
+                {"label": d["label"], "status": d.get("status_name")})
+    checks = []
+    for t in legacy["tests"]:
+        test, param = re.search(r"::(\w+)\[h200x2/?(.*)\]$", t["nodeid"]).groups()
+        layout = param.split("/")[0] if param.split("/")[0] in [name for name, *_ in ran] else None
+        checks.append(CheckResult(id=f"{test}/{param}", check=test, area="read/write", subject=param or "host",
+                                  outcome=t["outcome"], layout=layout, duration_s=0.012))
+    fitness = legacy["fitness"]
+    return RunResult(node="vm", tier="quick", target={"kind": "live", "label": "h200x2"},
+                     started=legacy["created"], duration_s=legacy["duration_s"], certificate_id="run-1",
+                     version="0.1.0", host=legacy["host"],
+                     layouts=[LayoutResult(name, cards, extent, statuses.get(name, [])) for name, cards, extent in ran],
+                     bandwidth=fitness["bandwidth"], clocks=fitness["clocks"], boost=fitness["boost"],
+                     links=fitness["links"], xids=fitness["xids"], checks=checks,
+                     gpu_processes={"before": [], "after": []}, verdict=legacy["verdict"]).to_dict()
+
+
+def second_run_result(doc) -> dict:
+    doc = copy.deepcopy(doc)
+    doc.update(started="2026-11-30T00:54:25Z", duration_s=doc["duration_s"] * 1.2, certificate_id="run-2",
+               valid_until="2026-12-30T00:54:25Z")
+    for check in doc["checks"]:
+        check["duration_s"] *= 1.7
+    for reading in doc["clocks"]["idle"].values():
+        reading["graphics_mhz"] = 465
+    for row in doc["bandwidth"]:
+        row["gbps"] = round(row["gbps"] * 1.01, 2)
+    cards = doc["host"]["cards"]
+    for card, instance in zip(cards, reversed([c["device_instance"] for c in cards])):
+        card["device_instance"] = instance
+    return doc
+
+
+@needs_evidence
+def test_two_healthy_results_are_the_same_behaviour_and_a_changed_status_or_check_is_named(tmp_path):
+    a = write(tmp_path, "a.json", result_doc())
+    rc, out, aspects, _ = diff_json(tmp_path, a, write(tmp_path, "b.json.gz", second_run_result(result_doc()), gz=True))
+    assert rc == 0, out
+    for name in ("RM statuses", "RM call counts", "struct sizes", "reply fields", "clocks", "links",
+                 "test outcomes", "bandwidth"):
+        assert aspects[name]["comparable"] and not aspects[name]["differences"], name
+    changed = second_run_result(result_doc())
+    p2p = next(s for x in changed["layouts"] if x["name"] == "interleaved" for s in x["statuses"]
+               if s["label"] == "alloc:p2p")
+    p2p["status"] = "NV_ERR_INSUFFICIENT_RESOURCES"
+    check = next(c for c in changed["checks"] if c["id"] == "test_read/one-per-card/s1->t0")
+    check["outcome"], changed["verdict"] = "failed", "NOT CERTIFIED"
+    rc, out, aspects, doc = diff_json(tmp_path, a, write(tmp_path, "b.json", changed))
+    assert rc == 1 and [x["name"] for x in doc["aspects"] if x["differs"]] == ["RM statuses", "test outcomes"]
+    assert list(differences(aspects["RM statuses"])) == ["alloc:p2p"]
+    assert differences(aspects["test outcomes"]) == {"verdict": ("CERTIFIED", "NOT CERTIFIED"),
+                                                    "test_read/one-per-card/s1->t0": ("passed", "failed")}
+
+
+@needs_evidence
+def test_one_run_in_both_certificate_formats_and_its_recording_are_the_same_behaviour(tmp_path):
+    new = write(tmp_path, "result.json", result_doc())
+    rc, out, aspects, _ = diff_json(tmp_path, new, QUICK_CERT)
+    assert rc == 0, out
+    assert not aspects["test outcomes"]["comparable"] and "check ids" in aspects["test outcomes"]["why_not"]
+    for name in ("reply fields", "clocks", "links", "bandwidth"):
+        assert aspects[name]["comparable"] and not aspects[name]["differences"], name
+    rc, out, aspects, _ = diff_json(tmp_path, new, QUICK_REC)
+    assert rc == 0 and not aspects["RM statuses"]["comparable"] and aspects["reply fields"]["comparable"]
+
+
+@pytest.mark.parametrize("doc,message", [({"format": "rmpeer-result/9"}, "not an rmpeer result"),
+                                         ({"format": "rmpeer-result/1", "checks": [{"id": "x"}]}, "not a readable")])
+def test_a_result_of_another_format_or_malformed_is_one_message_and_exit_2(tmp_path, doc, message):
+    rc, out, err = rmpeer(write(tmp_path, "bad.json", doc), ONE)
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1 and not out
+
+
+# ---- mutation tests: each rule above, switched off, must change the answer ---------------
+
+def _healthy_recordings(tmp_path):
+    base = first_run_recording(with_fitness_notes(raw_lines(QUICK_REC)))
+    return write_lines(tmp_path / "r1.jsonl.gz", base), write_lines(tmp_path / "r2.jsonl.gz", second_run_recording(base))
+
+
+def _boost_clear_changed(tmp_path):
+    base = first_run_recording(with_fitness_notes(raw_lines(QUICK_REC)))
+    changed = second_run_recording(base)
+    _boost_clear(changed)
+    return write_lines(tmp_path / "r1.jsonl.gz", base), write_lines(tmp_path / "r2.jsonl.gz", changed)
+
+
+def _field_on_one_side(tmp_path):
+    base = first_run_recording(with_fitness_notes(raw_lines(QUICK_REC)))
+    later = second_run_recording(base)
+    host_cards(later)[0]["c2c"] = {"links": 0}
+    return write_lines(tmp_path / "r1.jsonl.gz", base), write_lines(tmp_path / "r2.jsonl.gz", later)
+
+
+def _old_and_new_recording(tmp_path):
+    return QUICK_REC, write_lines(tmp_path / "new.jsonl.gz", with_fitness_notes(raw_lines(QUICK_REC)))
+
+
+def _full_and_quick(tmp_path):
+    return FULL_REC, QUICK_REC
+
+
+def _empty_fitness(side, fitness, why):
+    fitness = fitness if isinstance(fitness, dict) else {}
+    side.clocks, side.links, side.boost = (fitness.get(k) or {} for k in ("clocks", "links", "boost"))
+
+
+def _same(rc, doc):
+    return rc == 0
+
+
+def _differs(rc, doc):
+    return rc == 1
+
+
+def _clocks_not_comparable(rc, doc):
+    clocks = next(x for x in doc["aspects"] if x["name"] == "clocks")
+    return rc == 0 and not clocks["comparable"]
+
+
+MUTANTS = [  # (rule switched off, (module, name, mutant), the pair, what holds without the mutant)
+    ("volatile fields compared", ("diff", "volatile_rule", lambda key: None), _healthy_recordings, _same),
+    ("idle and released MHz compared", ("diff", "CLOCK_PHASES", {}), _healthy_recordings, _same),
+    ("no tolerance", ("diff", "_beyond", lambda va, vb, tolerance: va != vb), _healthy_recordings, _same),
+    ("device instance is behaviour", ("diff", "IDENTITY", IDENTITY - {"device_instance"}), _healthy_recordings, _same),
+    ("a field one side lacks differs", ("diff", "FIELD_NAME", re.compile(r"(?!)")), _field_on_one_side, _same),
+    ("boost statuses not compared", ("diff", "_compare_boost", lambda a, b, aspect: None), _boost_clear_changed,
+     _differs),
+    ("no fitness note read as empty", ("diff_load", "_fitness", _empty_fitness), _old_and_new_recording,
+     _clocks_not_comparable),
+    ("every layout compared", ("diff", "coverage", lambda a, b: Coverage(None)),
+     _full_and_quick, _same),
+    ("calls not attributed to layouts", ("diff_load", "segment_layout", lambda key, layouts: None),
+     _full_and_quick, _same),
+]
+
+
+def diff_in_process(tmp_path, a, b):
+    from rmpeer.cli import main
+
+    out = tmp_path / "mutant.json"
+    out.unlink(missing_ok=True)
+    rc = main(["diff", str(a), str(b), "--json", str(out)])
+    return rc, json.loads(out.read_text())
+
+
+@needs_evidence
+@pytest.mark.parametrize("rule,mutant,pair,holds", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_a_rule_switched_off_changes_the_answer(tmp_path, monkeypatch, capsys, rule, mutant, pair, holds):
+    import importlib
+
+    a, b = pair(tmp_path)
+    assert holds(*diff_in_process(tmp_path, a, b)), f"without the mutant: {rule}"
+    module, name, value = mutant
+    monkeypatch.setattr(importlib.import_module(f"rmpeer.{module}"), name, value)
+    assert not holds(*diff_in_process(tmp_path, a, b)), f"the mutant '{rule}' survived"
