@@ -50,6 +50,9 @@ IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version
 CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
                 "released": "released clock MHz are read a moment after the boost is cleared "
                             "(the clear's RM status is compared instead)"}
+# Without the boost on either side, the card picks its own clocks under traffic too.
+UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
+                                     "asked for the boost"}
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # a field; "0", "0->1": entries (cards, pairs)
 
@@ -229,6 +232,9 @@ def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
     if a.clocks is None or b.clocks is None:
         aspect.not_comparable = _why_not(a, b, "clocks")
         return aspect
+    volatile = dict(CLOCK_PHASES)
+    if _asked(a) is False and _asked(b) is False:
+        volatile.update(UNBOOSTED_PHASES)
     for phase in [p for p in a.clocks if p in b.clocks]:
         cards_a, cards_b = a.clocks[phase] or {}, b.clocks[phase] or {}
         for card in sorted(set(cards_a) | set(cards_b), key=str):
@@ -243,7 +249,7 @@ def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
                 if not key.endswith("_mhz"):
                     if va != vb:
                         aspect.differences.append((where, va, vb))
-                elif phase in CLOCK_PHASES:
+                elif phase in volatile:
                     aspect.left_out[f"{phase} clock MHz"] += 1
                 elif va is None or vb is None:
                     aspect.absent.append(f"{where} (not read by {'A' if va is None else 'B'})")
@@ -257,8 +263,15 @@ def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
     return aspect
 
 
+def _asked(side: Side):
+    """Whether the run asked RM for the boost: True, False, or None where it does not say."""
+    if side.boost is not None and "asked" in side.boost:
+        return side.boost["asked"]
+    return side.context.get("boost")
+
+
 def _boost_note(a: Side, b: Side) -> str:
-    asked = [(a.boost or {}).get("asked"), (b.boost or {}).get("asked")]
+    asked = [_asked(a), _asked(b)]
     return f" (boost asked: A {_yes(asked[0])}, B {_yes(asked[1])})" if asked[0] != asked[1] else ""
 
 

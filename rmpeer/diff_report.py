@@ -110,10 +110,10 @@ def _jsonable(value):
 
 
 def to_json(a, b, aspects, cover, tolerance) -> dict:
-    from .diff import CLOCK_PHASES, VOLATILE, percent
+    from .diff import CLOCK_PHASES, UNBOOSTED_PHASES, VOLATILE, percent
 
     why = {name: text for name, text, _ in VOLATILE}
-    why.update({f"{phase} clock MHz": text for phase, text in CLOCK_PHASES.items()})
+    why.update({f"{phase} clock MHz": text for phase, text in {**CLOCK_PHASES, **UNBOOSTED_PHASES}.items()})
     return {
         "tool": "rmpeer diff", "tolerance": tolerance, "tolerance_text": f"±{percent(tolerance)}",
         "tolerance_applies_to": ["bandwidth per pair", "boosted and after-traffic clock MHz"],

@@ -705,6 +705,16 @@ def _old_and_new_recording(tmp_path):
     return QUICK_REC, write_lines(tmp_path / "new.jsonl.gz", with_fitness_notes(raw_lines(QUICK_REC)))
 
 
+def _two_unboosted_certificates(tmp_path):
+    """Two --no-boost runs: the card picks its clocks, idle and under traffic."""
+    doc = cert_doc(NOBOOST_CERT)
+    second = copy.deepcopy(doc)
+    for phase, mhz in (("idle", 465), ("after-traffic", 420)):
+        for reading in second["fitness"]["clocks"][phase].values():
+            reading["graphics_mhz"] = mhz
+    return write(tmp_path, "a.json", doc), write(tmp_path, "b.json", second)
+
+
 def _full_and_quick(tmp_path):
     return FULL_REC, QUICK_REC
 
@@ -733,6 +743,7 @@ MUTANTS = [  # (rule switched off, (module, name, mutant), the pair, what holds 
     ("no tolerance", ("diff", "_beyond", lambda va, vb, tolerance: va != vb), _healthy_recordings, _same),
     ("device instance is behaviour", ("diff", "IDENTITY", IDENTITY - {"device_instance"}), _healthy_recordings, _same),
     ("a field one side lacks differs", ("diff", "FIELD_NAME", re.compile(r"(?!)")), _field_on_one_side, _same),
+    ("unboosted after-traffic MHz compared", ("diff", "UNBOOSTED_PHASES", {}), _two_unboosted_certificates, _same),
     ("boost statuses not compared", ("diff", "_compare_boost", lambda a, b, aspect: None), _boost_clear_changed,
      _differs),
     ("no fitness note read as empty", ("diff_load", "_fitness", _empty_fitness), _old_and_new_recording,
