@@ -242,10 +242,14 @@ def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
             if not isinstance(ra, dict) or not isinstance(rb, dict):
                 aspect.differences.append((f"{phase}.{card}", ra, rb))
                 continue
-            for key in [k for k in ra if k in rb]:
-                va, vb, where = ra[key], rb[key], f"{phase}.{card}.{key}"
+            for key in list(ra) + [k for k in rb if k not in ra]:
+                where = f"{phase}.{card}.{key}"
                 if key in CLOCK_HOW_READ:
                     continue
+                if key not in ra or key not in rb:
+                    aspect.absent.append(f"{where} (only in {'A' if key in ra else 'B'})")
+                    continue
+                va, vb = ra[key], rb[key]
                 if not key.endswith("_mhz"):
                     if va != vb:
                         aspect.differences.append((where, va, vb))
@@ -255,7 +259,8 @@ def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
                     aspect.absent.append(f"{where} (not read by {'A' if va is None else 'B'})")
                 elif _beyond(va, vb, tolerance):
                     aspect.differences.append((where, f"{va} MHz", f"{vb} MHz ({(vb - va) / (va or 1):+.1%})"))
-    for label, only in (("A", [p for p in a.clocks if p not in b.clocks]), ("B", [p for p in b.clocks if p not in a.clocks])):
+    for label, mine, other in (("A", a.clocks, b.clocks), ("B", b.clocks, a.clocks)):
+        only = [phase for phase in mine if phase not in other]
         if only:
             aspect.info.append(f"read only in {label}: {', '.join(only)}" + _boost_note(a, b))
     _compare_boost(a, b, aspect)

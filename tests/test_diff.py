@@ -482,6 +482,15 @@ def test_a_field_only_one_recording_has_is_not_comparable_and_listed(tmp_path, t
 
 
 @needs_evidence
+def test_a_clock_reading_only_one_recording_takes_is_not_comparable_and_listed(tmp_path, two_recordings):
+    run1, _, base = two_recordings
+    later = second_run_recording(base)
+    _summary(later)["clocks"]["boosted"]["0"]["sm_mhz"] = 1980      # a reading a later recorder adds
+    rc, out, aspects, _ = diff_json(tmp_path, run1, write_lines(tmp_path / "later.jsonl.gz", later))
+    assert rc == 0 and aspects["clocks"]["not_comparable_fields"] == ["boosted.0.sm_mhz (only in B)"]
+
+
+@needs_evidence
 def test_a_recording_without_its_end_line_is_refused(tmp_path):
     cut = [d for d in raw_lines(QUICK_REC) if d.get("note") != "end"]
     rc, out, err = rmpeer(QUICK_REC, write_lines(tmp_path / "cut.jsonl.gz", cut))
