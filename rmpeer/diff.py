@@ -1,18 +1,25 @@
 """`rmpeer diff A B`: what changed in RM's behaviour between two runs.
 
-A and B are transcripts (`rmpeer certify --record`) or certificates (certificate.json,
-replay-certificate.json, gzip or not): the same host on two drivers, or two hosts on one.
-The aspects compared, each from whatever the two files hold:
+A and B are transcripts (`rmpeer certify --record`) or certificates (certificate.json, in
+the format "rmpeer-result/1" or the earlier one; gzip or not): the same host on two drivers,
+two hosts on one driver, or two runs of one host. The aspects compared, each from whatever
+the two files hold:
 
 - RM statuses: every call's outcome, grouped by its step label (not its sequence number,
-  so runs of different length still align);
+  so runs of different length still align), and how many calls each step made;
 - struct sizes: request and params structs (observed in a transcript; from drivers.yaml's
   entry for a certificate's ABI);
-- reply fields: the host facts RM gave (cards, caps, P2P matrix, copy engines, classes, and
-  whatever later recordings add), compared recursively, volatile fields left out;
-- test outcomes (certificates), the target label taken out of the test id;
-- bandwidth per pair, outside a tolerance.
-An aspect one of the files cannot show is reported as not comparable, never as equal.
+- reply fields: the host facts RM gave, compared recursively;
+- clocks: the P-state at each moment, the boosted MHz within the tolerance, the boost's RM
+  statuses; links: each card's NVLinks;
+- test outcomes, the target label taken out of the test id;
+- bandwidth per pair, within the tolerance.
+
+"Differs" means behaviour differs. So:
+- volatile readings (timestamps, durations, free memory, temperatures, idle clock MHz) are
+  left out, and the output names the rules that left something out (VOLATILE, CLOCK_PHASES);
+- an aspect or a field one side does not record is "not comparable", never "differs";
+- runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
 Reading the files is diff_load.py; the table, JSON and Allure results are diff_report.py.
 """
@@ -27,10 +34,35 @@ from pathlib import Path
 from .diff_load import MISSING, Side, load
 from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
-# Facts that differ between any two runs, or that name a machine rather than describe RM.
-VOLATILE = {"created", "t_ns", "hostname", "seed", "duration", "duration_s", "duration_ns"}
-IDENTITY = {"uuid", "pci", "gpu_id", "minor", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note"}
+# Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
+VOLATILE = [
+    ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
+    ("durations", "how long something took", r"duration(_\w+)?|elapsed(_\w+)?|wall_s"),
+    ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
+    ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
+    ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
+]
+# Fields that name a machine, a card or a run rather than describe RM's behaviour.
+# device_instance: RM numbers the cards in the order it attached them (swapped run to run).
+IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed"}
+# Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
+CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
+                "released": "released clock MHz are read a moment after the boost is cleared "
+                            "(the clear's RM status is compared instead)"}
+# Without the boost on either side, the card picks its own clocks under traffic too.
+UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
+                                     "asked for the boost"}
+CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
+FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # a field; "0", "0->1": entries (cards, pairs)
+
+
+def volatile_rule(key: str) -> str | None:
+    """The VOLATILE rule that leaves the field `key` out, if any."""
+    for name, _, pattern in VOLATILE:
+        if re.fullmatch(pattern, str(key)):
+            return name
+    return None
 
 
 @dataclass
@@ -40,10 +72,31 @@ class Aspect:
     differences: list = field(default_factory=list)   # (key, a, b)
     info: list = field(default_factory=list)
     not_comparable: str = ""
+    left_out: Counter = field(default_factory=Counter)   # volatile rule -> fields left out
+    absent: list = field(default_factory=list)           # fields only one side records
 
     @property
     def differs(self) -> bool:
         return bool(self.differences)
+
+
+@dataclass
+class Coverage:
+    """The layouts both runs ran (None: a side does not say which it ran)."""
+
+    common: set | None
+    only_a: list = field(default_factory=list)
+    only_b: list = field(default_factory=list)
+
+    def includes(self, layout) -> bool:
+        return self.common is None or layout is None or layout in self.common
+
+
+def coverage(a: Side, b: Side) -> Coverage:
+    if a.layouts is None or b.layouts is None:
+        return Coverage(None)
+    return Coverage(set(a.layouts) & set(b.layouts), [x for x in a.layouts if x not in b.layouts],
+                    [x for x in b.layouts if x not in a.layouts])
 
 
 # ---- comparing ----------------------------------------------------------------------------
@@ -54,16 +107,34 @@ def _counts(outcomes) -> str:
     return ", ".join(f"{name} x{n}" for name, n in Counter(outcomes).most_common())
 
 
-def compare_calls(a: Side, b: Side) -> list[Aspect]:
+def _why_not(a: Side, b: Side, aspect: str) -> str:
+    """Why an aspect cannot be compared, naming the file(s) that lack it."""
+    reasons = [(name, s.why_not[aspect]) for name, s in (("A", a), ("B", b)) if aspect in s.why_not]
+    if len(reasons) == 2 and reasons[0][1] == reasons[1][1]:
+        return f"A and B: {reasons[0][1]}"
+    return "; ".join(f"{name}: {why}" for name, why in reasons) or "neither file records it"
+
+
+def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
     statuses, counts = Aspect("RM statuses"), Aspect("RM call counts")
     for aspect in (statuses, counts):
         aspect.source = "every call's outcome, grouped by its step label"
         if a.calls is None or b.calls is None:
             aspect.not_comparable = _why_not(a, b, "calls")
+        elif a.sources.get("calls") != b.sources.get("calls"):
+            aspect.not_comparable = f"A holds {a.sources.get('calls')}, B {b.sources.get('calls')}"
     if statuses.not_comparable:
         return [statuses, counts]
-    for label in sorted(set(a.calls) | set(b.calls)):
-        sa, sb = a.calls.get(label, []), b.calls.get(label, [])
+    by_label = []
+    for side in (a, b):
+        calls: dict = {}
+        for layout, label, result in side.calls:
+            if cover.includes(layout):
+                calls.setdefault(label, []).append(result)
+        by_label.append(calls)
+    ca, cb = by_label
+    for label in sorted(set(ca) | set(cb)):
+        sa, sb = ca.get(label, []), cb.get(label, [])
         if sa == sb:
             continue
         if set(sa) != set(sb):
@@ -89,14 +160,26 @@ def compare_structs(a: Side, b: Side) -> Aspect:
     return aspect
 
 
-def diff_tree(a, b, path: str = "") -> list[tuple]:
-    """Every leaf where two JSON-like trees differ: (path, value in a, value in b)."""
+def diff_tree(a, b, path: str = "", aspect: Aspect | None = None) -> list[tuple]:
+    """Every leaf where two JSON-like trees differ: (path, value in a, value in b). Volatile
+    and identity fields are skipped; a field (not an entry such as a card or a pair) that one
+    side lacks is not a difference: it goes to `aspect.absent` as not comparable."""
+    aspect = aspect if aspect is not None else Aspect("")
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for key in list(a) + [k for k in b if k not in a]:
-            if key in VOLATILE or key in IDENTITY:
+            sub = f"{path}.{key}" if path else str(key)
+            if key in IDENTITY:
                 continue
-            out += diff_tree(a.get(key, MISSING), b.get(key, MISSING), f"{path}.{key}" if path else str(key))
+            rule = volatile_rule(key)
+            if rule:
+                aspect.left_out[rule] += 1
+                continue
+            va, vb = a.get(key, MISSING), b.get(key, MISSING)
+            if (va is MISSING or vb is MISSING) and FIELD_NAME.fullmatch(str(key)):
+                aspect.absent.append(f"{sub} (only in {'B' if va is MISSING else 'A'})")
+                continue
+            out += diff_tree(va, vb, sub, aspect)
         return out
     if isinstance(a, list) and isinstance(b, list):
         if all(not isinstance(x, (dict, list)) for x in a + b):
@@ -109,7 +192,7 @@ def diff_tree(a, b, path: str = "") -> list[tuple]:
             return [(path, _items(a, only_a), _items(b, only_b))]
         out = [(f"{path} (count)", len(a), len(b))] if len(a) != len(b) else []
         for i in range(max(len(a), len(b))):
-            out += diff_tree(a[i] if i < len(a) else MISSING, b[i] if i < len(b) else MISSING, f"{path}[{i}]")
+            out += diff_tree(a[i] if i < len(a) else MISSING, b[i] if i < len(b) else MISSING, f"{path}[{i}]", aspect)
         return out
     if a is MISSING or b is MISSING or a != b:
         return [(path, a, b)]
@@ -120,12 +203,10 @@ def _items(values, only) -> str:
     return f"{len(values)} items" + (f", only here: {', '.join(map(str, only))}" if only else "")
 
 
-def _why_not(a: Side, b: Side, aspect: str) -> str:
-    """Why an aspect cannot be compared, naming the file(s) that lack it."""
-    reasons = [(name, s.why_not[aspect]) for name, s in (("A", a), ("B", b)) if aspect in s.why_not]
-    if len(reasons) == 2 and reasons[0][1] == reasons[1][1]:
-        return f"A and B: {reasons[0][1]}"
-    return "; ".join(f"{name}: {why}" for name, why in reasons)
+def _absent_info(aspect: Aspect) -> None:
+    if aspect.absent:
+        shown = ", ".join(aspect.absent[:4]) + (f" and {len(aspect.absent) - 4} more" if len(aspect.absent) > 4 else "")
+        aspect.info.append(f"not comparable, recorded by one side only: {shown}")
 
 
 def compare_facts(a: Side, b: Side) -> Aspect:
@@ -133,27 +214,122 @@ def compare_facts(a: Side, b: Side) -> Aspect:
     if a.facts is None or b.facts is None:
         aspect.not_comparable = _why_not(a, b, "reply fields")
         return aspect
-    aspect.differences = diff_tree(a.facts, b.facts)
+    aspect.differences = diff_tree(a.facts, b.facts, aspect=aspect)
+    _absent_info(aspect)
     return aspect
 
 
-def compare_tests(a: Side, b: Side) -> Aspect:
-    aspect = Aspect("test outcomes", source="certificates' tests, target label taken out of the id")
+def _beyond(va, vb, tolerance: float) -> bool:
+    if va == vb:
+        return False
+    return not va or abs(vb - va) / abs(va) > tolerance
+
+
+def compare_clocks(a: Side, b: Side, tolerance: float) -> Aspect:
+    """P-states at every moment both read; MHz where RM was asked to hold them (boosted,
+    after traffic) within the tolerance; the boost's RM statuses where both asked for it."""
+    aspect = Aspect("clocks", source="P-state through RM, MHz through NVML, at each moment of the run")
+    if a.clocks is None or b.clocks is None:
+        aspect.not_comparable = _why_not(a, b, "clocks")
+        return aspect
+    volatile = dict(CLOCK_PHASES)
+    if _asked(a) is False and _asked(b) is False:
+        volatile.update(UNBOOSTED_PHASES)
+    for phase in [p for p in a.clocks if p in b.clocks]:
+        cards_a, cards_b = a.clocks[phase] or {}, b.clocks[phase] or {}
+        for card in sorted(set(cards_a) | set(cards_b), key=str):
+            ra, rb = cards_a.get(card, MISSING), cards_b.get(card, MISSING)
+            if not isinstance(ra, dict) or not isinstance(rb, dict):
+                aspect.differences.append((f"{phase}.{card}", ra, rb))
+                continue
+            for key in list(ra) + [k for k in rb if k not in ra]:
+                where = f"{phase}.{card}.{key}"
+                if key in CLOCK_HOW_READ:
+                    continue
+                if key not in ra or key not in rb:
+                    aspect.absent.append(f"{where} (only in {'A' if key in ra else 'B'})")
+                    continue
+                va, vb = ra[key], rb[key]
+                if not key.endswith("_mhz"):
+                    if va != vb:
+                        aspect.differences.append((where, va, vb))
+                elif phase in volatile:
+                    aspect.left_out[f"{phase} clock MHz"] += 1
+                elif va is None or vb is None:
+                    aspect.absent.append(f"{where} (not read by {'A' if va is None else 'B'})")
+                elif _beyond(va, vb, tolerance):
+                    aspect.differences.append((where, f"{va} MHz", f"{vb} MHz ({(vb - va) / (va or 1):+.1%})"))
+    for label, mine, other in (("A", a.clocks, b.clocks), ("B", b.clocks, a.clocks)):
+        only = [phase for phase in mine if phase not in other]
+        if only:
+            aspect.info.append(f"read only in {label}: {', '.join(only)}" + _boost_note(a, b))
+    _compare_boost(a, b, aspect)
+    _absent_info(aspect)
+    return aspect
+
+
+def _asked(side: Side):
+    """Whether the run asked RM for the boost: True, False, or None where it does not say."""
+    if side.boost is not None and "asked" in side.boost:
+        return side.boost["asked"]
+    return side.context.get("boost")
+
+
+def _boost_note(a: Side, b: Side) -> str:
+    asked = [_asked(a), _asked(b)]
+    return f" (boost asked: A {_yes(asked[0])}, B {_yes(asked[1])})" if asked[0] != asked[1] else ""
+
+
+def _yes(value) -> str:
+    return {True: "yes", False: "no"}.get(value, "not recorded")
+
+
+def _compare_boost(a: Side, b: Side, aspect: Aspect) -> None:
+    if not (a.boost and b.boost and a.boost.get("asked") and b.boost.get("asked")):
+        return
+    ra, rb = a.boost.get("results") or {}, b.boost.get("results") or {}
+    for card in sorted(set(ra) | set(rb), key=str):
+        for step in ("raise", "clear"):
+            sa = ((ra.get(card) or {}).get(step) or {}).get("status", MISSING)
+            sb = ((rb.get(card) or {}).get(step) or {}).get("status", MISSING)
+            if sa != sb:
+                aspect.differences.append((f"boost.{card}.{step}", sa, sb))
+
+
+def compare_links(a: Side, b: Side) -> Aspect:
+    aspect = Aspect("links", source="each card's NVLinks as RM reports them before the traffic")
+    if a.links is None or b.links is None:
+        aspect.not_comparable = _why_not(a, b, "links")
+        return aspect
+    aspect.differences = diff_tree(a.links, b.links, aspect=aspect)
+    _absent_info(aspect)
+    return aspect
+
+
+def compare_tests(a: Side, b: Side, cover: Coverage) -> Aspect:
+    aspect = Aspect("test outcomes", source="the tests of the layouts both ran, target label taken out of the id")
     if a.tests is None or b.tests is None:
         aspect.not_comparable = _why_not(a, b, "test outcomes")
         return aspect
+    if a.sources.get("tests") != b.sources.get("tests"):
+        aspect.not_comparable = f"A names its tests by {a.sources.get('tests')}, B by {b.sources.get('tests')}"
+        return aspect
     if a.verdict != b.verdict:
         aspect.differences.append(("verdict", a.verdict, b.verdict))
+    skipped = 0
     for test in sorted(set(a.tests) | set(b.tests)):
-        oa, ob = a.tests.get(test, "absent"), b.tests.get(test, "absent")
-        if oa != ob:
+        (la, oa), (lb, ob) = a.tests.get(test, (None, "absent")), b.tests.get(test, (None, "absent"))
+        if not cover.includes(la if test in a.tests else lb):
+            skipped += 1
+        elif oa != ob:
             aspect.differences.append((test, oa, ob))
+    if skipped:
+        aspect.info.append(f"{skipped} tests of layouts only one side ran left out")
     return aspect
 
 
 def compare_bandwidth(a: Side, b: Side, tolerance: float) -> Aspect:
-    aspect = Aspect(f"bandwidth (±{tolerance:.0%})" if tolerance * 100 == int(tolerance * 100)
-                    else f"bandwidth (±{tolerance:.1%})",
+    aspect = Aspect(f"bandwidth (±{percent(tolerance)})",
                     source=f"A: {a.sources.get('bandwidth')}; B: {b.sources.get('bandwidth')}")
     if a.bandwidth is None or b.bandwidth is None:
         aspect.not_comparable = _why_not(a, b, "bandwidth")
@@ -161,9 +337,9 @@ def compare_bandwidth(a: Side, b: Side, tolerance: float) -> Aspect:
     common = sorted(set(a.bandwidth) & set(b.bandwidth))
     for key in common:
         ga, gb = a.bandwidth[key], b.bandwidth[key]
-        change = (gb - ga) / ga if ga else float("inf") if gb else 0.0
-        if abs(change) > tolerance:
-            aspect.differences.append((key, f"{ga:.1f} GB/s", f"{gb:.1f} GB/s ({change:+.1%})"))
+        if _beyond(ga, gb, tolerance):
+            change = f" ({(gb - ga) / ga:+.1%})" if ga else ""
+            aspect.differences.append((key, f"{ga:.1f} GB/s", f"{gb:.1f} GB/s{change}"))
     aspect.info.append(f"{len(common)} pairs compared")
     for label, only in (("A", set(a.bandwidth) - set(b.bandwidth)), ("B", set(b.bandwidth) - set(a.bandwidth))):
         if only:
@@ -173,31 +349,46 @@ def compare_bandwidth(a: Side, b: Side, tolerance: float) -> Aspect:
     return aspect
 
 
+def percent(fraction: float) -> str:
+    text = f"{fraction * 100:.4f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
 def compare(a: Side, b: Side, tolerance: float = 0.05) -> list[Aspect]:
-    return [*compare_calls(a, b), compare_structs(a, b), compare_facts(a, b), compare_tests(a, b),
+    cover = coverage(a, b)
+    return [*compare_calls(a, b, cover), compare_structs(a, b), compare_facts(a, b),
+            compare_clocks(a, b, tolerance), compare_links(a, b), compare_tests(a, b, cover),
             compare_bandwidth(a, b, tolerance)]
 
 
 # ---- the command --------------------------------------------------------------------------
 
+TOLERANCE_FORM = "give a percentage from 0% to 100%, written with %, such as 5%"
+
+
 def parse_tolerance(text: str) -> float:
-    """'5%' or '5' (percent) -> 0.05."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", str(text))
-    if not m or float(m.group(1)) >= 1000:
-        raise ConfigError(f"--tolerance {text!r}: give a percentage such as 5% or 0.5%")
+    """'5%' -> 0.05. A bare number is refused: 0.05 could mean 5% or 0.05%."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", str(text))
+    if not m or float(m.group(1)) > 100:
+        raise ConfigError(f"--tolerance {text}: {TOLERANCE_FORM}")
     return float(m.group(1)) / 100
 
 
 def add_parser(sub) -> None:
     d = sub.add_parser("diff", help="what changed in RM's behaviour between two runs (transcripts or certificates)",
                        description="Compares two runs (transcripts or certificates): RM statuses per step label, "
-                       "calls per step, struct sizes, reply fields of the host facts, test outcomes, and "
-                       "bandwidth per pair. An aspect a file cannot show is reported as not comparable.",
+                       "calls per step, struct sizes, reply fields of the host facts, clocks, links, test outcomes, "
+                       "and bandwidth per pair. Volatile readings (timestamps, durations, free memory, idle clock "
+                       "MHz) are left out; an aspect a file does not record is not comparable; runs of different "
+                       "layouts compare the layouts both ran.",
                        epilog="exit codes: 0 same behaviour, 1 behaviour differs, 2 usage error "
                        "(unreadable file, bad option)")
+    # '--tolerance -1%' must reach parse_tolerance (one line), not argparse's "expected one argument".
+    d._negative_number_matcher = re.compile(r"^-\d*\.?\d+%?$")
     d.add_argument("a", metavar="A", help="a transcript (*.jsonl[.gz]) or a certificate (*.json[.gz])")
     d.add_argument("b", metavar="B", help="the run to compare it with")
-    d.add_argument("--tolerance", default="5%", help="bandwidth change allowed per pair (default 5%%)")
+    d.add_argument("--tolerance", default="5%",
+                   help="change allowed in bandwidth per pair and in boosted clock MHz, 0%%..100%% (default 5%%)")
     d.add_argument("--json", metavar="FILE", help="also write every difference as JSON")
     d.add_argument("--alluredir", metavar="DIR", help="also write Allure results: one per aspect")
     d.add_argument("--limit", type=int, default=25, help="rows shown per aspect (default 25; 0: all)")
@@ -213,9 +404,10 @@ def run(args) -> int:
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
     a, b = load(args.a), load(args.b)
     aspects = compare(a, b, tolerance)
-    print(render_table(a, b, aspects, limit=args.limit))
+    cover = coverage(a, b)
+    print(render_table(a, b, aspects, cover, tolerance, limit=args.limit))
     if args.json:
-        write_json(args.json, to_json(a, b, aspects, tolerance))
+        write_json(args.json, to_json(a, b, aspects, cover, tolerance))
     if args.alluredir:
         write_allure(args.alluredir, a, b, aspects, tolerance)
     return EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK

@@ -1,8 +1,14 @@
-"""Reading `rmpeer diff`'s A and B: a transcript or a certificate, into what it tells.
+"""Reading `rmpeer diff`'s A and B into what each tells, one loader per kind of input:
 
-Each file becomes a Side: the outcome of every call by step label, struct sizes, the host
-facts, test outcomes, bandwidth per pair; None where the file cannot tell (with the reason),
-so that `diff` can say "not comparable" rather than "same".
+- a transcript (`certify --record`): every call, attributed to the layout whose segment it
+  ran in; the host note; the fitness note (clocks, links, boost) where the recording has one;
+- a certificate, format "rmpeer-result/1" (`RunResult.to_dict()`), read through
+  `RunResult.from_dict`;
+- a certificate of the earlier format (a dict with `host` and `tests`, as the certificates
+  in docs/evidence/ are).
+
+Each file becomes a Side; a field is None where the file cannot tell it (the reason in
+`why_not`), so that `diff` says "not comparable" rather than "same" or "differs".
 """
 
 from __future__ import annotations
@@ -18,9 +24,13 @@ from pathlib import Path
 from .errors import ConfigError
 
 OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
+# Segment kinds whose key names the layout they ran in ("setup:one-per-card",
+# "test:test_cross_card_rw:test_read:one-per-card/s0->t1", "fresh:test_x:interleaved").
+LAYOUT_SEGMENTS = {"setup", "traffic", "traffic-close", "teardown", "test", "fresh"}
 
-
+PYTEST_IDS = "pytest node ids"
 MISSING = object()   # a value one side does not have (rendered "absent")
+
 
 @dataclass
 class Side:
@@ -29,10 +39,14 @@ class Side:
     path: str
     kind: str                                   # transcript | certificate
     context: dict = field(default_factory=dict)
-    calls: dict | None = None                   # label -> outcomes in call order
+    layouts: list | None = None                 # the layouts the run ran; None: unknown
+    calls: list | None = None                   # [(layout or None, step label, outcome)] in call order
     structs: dict | None = None                 # struct -> size in bytes
     facts: dict | None = None
-    tests: dict | None = None                   # test id without target -> outcome
+    clocks: dict | None = None                  # phase -> card -> {pstate, graphics_mhz, ...}
+    boost: dict | None = None                   # {asked, results: card -> {raise, clear}}
+    links: dict | None = None                   # card -> {supported, active, reason}
+    tests: dict | None = None                   # test id without target -> (layout or None, outcome)
     verdict: str | None = None
     bandwidth: dict | None = None               # pair key -> GB/s
     sources: dict = field(default_factory=dict)
@@ -59,10 +73,12 @@ def load(path_text: str) -> Side:
         if isinstance(head, dict) and "header" in head:
             return _transcript(path)
         doc = json.loads(text)
+        if isinstance(doc, dict) and "format" in doc:
+            return _result(path, doc)
         if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("host"), dict):
             raise ConfigError(f"{path_text}: not an rmpeer transcript or certificate (no header line; no 'host' "
                               f"and 'tests' in the JSON)")
-        return _certificate(path, doc)
+        return _legacy_certificate(path, doc)
     except (OSError, EOFError, ValueError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError, TypeError,
             KeyError, AttributeError, IndexError) as exc:
         raise ConfigError(f"{path_text}: not a readable rmpeer transcript or certificate ({_short(exc)})") from None
@@ -86,38 +102,59 @@ def outcome(rec) -> str:
     return f"errno {rec.errno}" if rec.errno else "ok"
 
 
+def segment_layout(key: str, layouts) -> str | None:
+    """The layout a segment ran in, where its key names one of the run's layouts."""
+    kind, _, rest = str(key).partition(":")
+    if kind not in LAYOUT_SEGMENTS or not rest:
+        return None
+    name = rest.rsplit(":", 1)[-1].split("/", 1)[0]
+    return name if name in layouts else None
+
+
+# ---- a transcript -----------------------------------------------------------------------
+
 def _transcript(path: Path) -> Side:
-    from .shim.records import read_transcript
+    from .shim.records import END_NOTE, read_transcript
 
     header, lines = read_transcript(path)
     notes = [line for line in lines if isinstance(line, dict)]
-    records = [line for line in lines if not isinstance(line, dict)]
+    if not any(n.get("note") == END_NOTE for n in notes):
+        raise ConfigError(f"{path}: truncated: the recording has no end line (it was cut short), so its "
+                          f"calls cannot stand for a run")
     driver = next((n for n in notes if n.get("note") == "driver"), {})
     host = next((n for n in notes if n.get("note") == "host"), None)
     side = Side(str(path), "transcript")
+    run = header.get("run") or {}
+    side.layouts = [entry[0] for entry in run.get("layouts", [])]
     side.context = {"label": header.get("label"), "created": header.get("created"),
                     "driver": driver.get("version"), "abi": driver.get("abi"), "cards": header.get("cards"),
-                    "layouts": [entry[0] for entry in header.get("run", {}).get("layouts", [])]}
-    side.calls = {}
-    for rec in records:
-        if rec.op in OUTCOME_OPS:
-            key = rec.label if rec.op == "ioctl" else f"{rec.label} [{rec.op}]"
-            side.calls.setdefault(key, []).append(outcome(rec))
-    side.structs = {}
-    for rec in records:
-        if rec.op == "ioctl" and rec.struct:
-            side.structs[rec.struct] = len(rec.request) // 2
-        if rec.op == "ioctl" and rec.payload:
-            side.structs[rec.payload.struct] = len(rec.payload.request) // 2
+                    "layouts": side.layouts, "boost": run.get("boost")}
+    side.calls, side.structs, layout = [], {}, None
+    for line in lines:
+        if isinstance(line, dict):
+            if line.get("note") == "segment":
+                layout = segment_layout(line.get("key"), side.layouts)
+            continue
+        if line.op in OUTCOME_OPS:
+            key = line.label if line.op == "ioctl" else f"{line.label} [{line.op}]"
+            side.calls.append((layout, key, outcome(line)))
+        if line.op == "ioctl" and line.struct:
+            side.structs[line.struct] = len(line.request) // 2
+        if line.op == "ioctl" and line.payload:
+            side.structs[line.payload.struct] = len(line.payload.request) // 2
+    side.sources["calls"] = "every call the recording holds"
     side.sources["struct sizes"] = "the requests recorded"
-    fitness = next((n.get("summary") for n in notes if n.get("note") == "fitness"), None)
     if host is not None:
-        side.facts = {**host["facts"], **_fitness_facts(fitness)}
+        side.facts = host["facts"]
     else:
         side.why_not["reply fields"] = "the transcript holds no host note (cut short?)"
+    fitness = next((n.get("summary") for n in notes if n.get("note") == "fitness"), None)
+    _fitness(side, fitness, "the recording has no fitness note (made before clocks and links were recorded, "
+                            "or cut short)")
     verdicts = [n for n in notes if "nodeid" in n and "outcome" in n]   # should a recording note them
     if verdicts:
-        side.tests = {_test_id(n): n["outcome"] for n in verdicts}
+        side.tests = {_test_id(n): (_test_layout(n, side.layouts), n["outcome"]) for n in verdicts}
+        side.sources["tests"] = PYTEST_IDS
     else:
         side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
     for note in (n for n in notes if n.get("note") == "bandwidth"):
@@ -129,37 +166,97 @@ def _transcript(path: Path) -> Side:
     return side
 
 
-def _certificate(path: Path, doc: dict) -> Side:
+def _fitness(side: Side, fitness, why: str) -> None:
+    """Clocks, boost and links from a fitness summary ({boost, clocks, links, ...})."""
+    fitness = fitness if isinstance(fitness, dict) else {}
+    for name, aspect in (("clocks", "clocks"), ("links", "links"), ("boost", "clocks")):
+        value = fitness.get(name)
+        if isinstance(value, dict) and value:
+            setattr(side, name, value)
+        elif name != "boost":
+            side.why_not[aspect] = why
+
+
+# ---- a certificate: RunResult.to_dict() -------------------------------------------------
+
+def _result(path: Path, doc: dict) -> Side:
+    from .result import RunResult
+
+    result = RunResult.from_dict(doc)     # a wrong format is a ValueError: one line, exit 2
+    host = result.host or {}
+    side = Side(str(path), "certificate")
+    side.layouts = [x.name for x in result.layouts]
+    side.context = {"label": result.target.get("label"), "created": result.started,
+                    "driver": host.get("driver_version"), "abi": host.get("abi_release"),
+                    "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
+                    "subject": result.target.get("kind")}
+    side.facts = host
+    side.calls = [(x.name, s.get("label"), s.get("status")) for x in result.layouts for s in x.statuses
+                  if isinstance(s, dict)]
+    side.sources["calls"] = "the setup statuses each layout recorded"
+    if not side.calls:
+        side.calls, side.why_not["calls"] = None, "the certificate records no RM statuses"
+    _fitness(side, {"clocks": result.clocks, "links": result.links, "boost": result.boost},
+             "the certificate records no clocks and no links")
+    side.verdict = result.verdict
+    side.tests = {c.id: (c.layout, c.outcome) for c in result.checks}
+    side.sources["tests"] = "check ids"
+    side.structs = _abi_struct_sizes(host.get("abi_release"))
+    _structs_source(side, host)
+    if result.bandwidth:
+        side.bandwidth, side.sources["bandwidth"] = _bandwidth(result.bandwidth), "the certificate's bandwidth list"
+    else:
+        side.why_not["bandwidth"] = "the certificate records no bandwidth"
+    return side
+
+
+# ---- a certificate of the earlier format ------------------------------------------------
+
+def _legacy_certificate(path: Path, doc: dict) -> Side:
     host = doc["host"]
     side = Side(str(path), "certificate")
     subject = doc.get("subject") or {}
     target = doc.get("target") or _target(doc["tests"])
+    known = _layout_names()
+    tests = [t for t in doc["tests"] if isinstance(t, dict) and "nodeid" in t]
+    side.tests = {}
+    for t in tests:
+        side.tests[_test_id(t, target)] = (_test_layout(t, known, target), t.get("outcome"))
+    side.layouts = sorted({layout for layout, _ in side.tests.values() if layout})
+    side.sources["tests"] = PYTEST_IDS
     side.context = {"label": subject.get("recorded_label") or target, "created": doc.get("created"),
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
-                    "cards": len(host.get("cards") or []), "subject": subject.get("kind")}
+                    "cards": len(host.get("cards") or []), "subject": subject.get("kind"),
+                    "layouts": side.layouts}
     fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
-    side.facts = {**host, **_fitness_facts(fitness)}
-    side.why_not["calls"] = "a certificate holds test results, not RM calls (diff the transcripts)"
+    side.facts = host
+    _fitness(side, fitness, "the certificate records no clocks and no links (made before they were recorded)")
+    side.why_not["calls"] = "this certificate holds test results, not RM calls (diff the transcripts)"
     side.verdict = doc.get("verdict")
-    side.tests = {}
-    for t in doc["tests"]:
-        if isinstance(t, dict) and "nodeid" in t:
-            side.tests[_test_id(t, target)] = t.get("outcome")
     side.structs = _abi_struct_sizes(host.get("abi_release"))
-    if side.structs is None:
-        side.why_not["struct sizes"] = f"its ABI {host.get('abi_release')!r} is not an entry of matrices/drivers.yaml"
-    side.sources["struct sizes"] = f"drivers.yaml entry {host.get('abi_release')}"
+    _structs_source(side, host)
     rows = fitness.get("bandwidth") or doc.get("bench")
     if isinstance(rows, list) and rows:
         side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the certificate's bandwidth list"
     else:
-        tests = [t for t in doc["tests"] if isinstance(t, dict)]
         rows = [dict(t["properties"]["bandwidth"], layout=(t.get("params") or {}).get("layout"))
                 for t in tests if isinstance((t.get("properties") or {}).get("bandwidth"), dict)]
         side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the read/write tests' steady GB/s"
         if not rows:
             side.bandwidth, side.why_not["bandwidth"] = None, "the certificate records no bandwidth"
     return side
+
+
+def _structs_source(side: Side, host: dict) -> None:
+    side.sources["struct sizes"] = f"drivers.yaml entry {host.get('abi_release')}"
+    if side.structs is None:
+        side.why_not["struct sizes"] = f"its ABI {host.get('abi_release')!r} is not an entry of matrices/drivers.yaml"
+
+
+def _layout_names() -> set:
+    from .layouts import LayoutMatrix
+
+    return set(LayoutMatrix().entries)
 
 
 def _target(tests) -> str | None:
@@ -176,13 +273,6 @@ def _target(tests) -> str | None:
     return None
 
 
-def _fitness_facts(fitness) -> dict:
-    """What a run read of the clocks and the NVLinks, compared like the host facts."""
-    if not isinstance(fitness, dict):
-        return {}
-    return {k: fitness[k] for k in ("clocks", "links") if fitness.get(k) is not None}
-
-
 def _test_id(test: dict, target: str | None = None) -> str:
     """The test id without its target ('h200x2/', 'replay:h200x2/'), so two hosts align."""
     nodeid = test["nodeid"]
@@ -191,6 +281,17 @@ def _test_id(test: dict, target: str | None = None) -> str:
         for prefix in (f"replay:{target}", target):
             nodeid = nodeid.replace(f"[{prefix}/", "[").replace(f"[{prefix}]", "[]")
     return re.sub(r"\[replay:[^/\]]*/", "[", nodeid).removeprefix("suites/")
+
+
+def _test_layout(test: dict, layouts, target: str | None = None) -> str | None:
+    """The layout a test ran in: its `layout` parameter, else the first part of its id's
+    parameters where that is a layout name ('[one-per-card/s0->t1]') or a card list."""
+    named = (test.get("params") or {}).get("layout")
+    if named:
+        return named
+    m = re.search(r"\[([^\]]*)\]$", _test_id(test, target))
+    first = m.group(1).split("/", 1)[0] if m else ""
+    return first if first and (first in layouts or first.startswith("cards-")) else None
 
 
 def _abi_struct_sizes(release) -> dict | None:

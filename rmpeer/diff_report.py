@@ -44,8 +44,41 @@ def describe(side) -> str:
     return f"{side.path} ({'; '.join(bits)})"
 
 
-def render_table(a, b, aspects, *, limit: int = 25) -> str:
-    lines = [f"A: {describe(a)}", f"B: {describe(b)}", ""]
+def coverage_line(cover) -> str:
+    if cover.common is None:
+        return "compared: everything both files hold (one does not say which layouts it ran)"
+    line = f"compared: layouts {', '.join(sorted(cover.common)) or 'none in common'}"
+    for label, only in (("A", cover.only_a), ("B", cover.only_b)):
+        if only:
+            line += f"; only in {label} (left out): {', '.join(only)}"
+    return line
+
+
+def tolerance_line(tolerance) -> str:
+    from .diff import percent
+
+    return f"tolerance: ±{percent(tolerance)} on bandwidth per pair and on boosted and after-traffic clock MHz"
+
+
+def left_out(aspects) -> dict:
+    """Volatile rule -> how many fields it left out, over all aspects."""
+    total: dict = {}
+    for x in aspects:
+        for rule, n in x.left_out.items():
+            total[rule] = total.get(rule, 0) + n
+    return total
+
+
+def left_out_line(aspects) -> str:
+    rules = left_out(aspects)
+    if not rules:
+        return "left out as volatile: nothing"
+    return "left out as volatile: " + ", ".join(f"{rule} ({n})" for rule, n in rules.items())
+
+
+def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
+    lines = [f"A: {describe(a)}", f"B: {describe(b)}", coverage_line(cover), tolerance_line(tolerance),
+             left_out_line(aspects), ""]
     for aspect in aspects:
         if aspect.not_comparable:
             lines.append(f"{aspect.name}: not comparable: {aspect.not_comparable}")
@@ -63,8 +96,8 @@ def render_table(a, b, aspects, *, limit: int = 25) -> str:
                 lines.append("  " + "  ".join(cells).rstrip())
             if len(rows) > len(shown):
                 lines.append(f"  ... and {len(rows) - len(shown)} more (--limit 0 shows all; --json writes all)")
-        lines.append("")
     differing = [x.name for x in aspects if x.differs]
+    lines.append("")
     lines.append(_colour(f"BEHAVIOUR DIFFERS: {', '.join(differing)}", "31") if differing
                  else _colour("SAME BEHAVIOUR", "32") + (" (not comparable: "
                  + ", ".join(x.name for x in aspects if x.not_comparable) + ")"
@@ -76,13 +109,22 @@ def _jsonable(value):
     return None if value is MISSING else value
 
 
-def to_json(a, b, aspects, tolerance) -> dict:
+def to_json(a, b, aspects, cover, tolerance) -> dict:
+    from .diff import CLOCK_PHASES, UNBOOSTED_PHASES, VOLATILE, percent
+
+    why = {name: text for name, text, _ in VOLATILE}
+    why.update({f"{phase} clock MHz": text for phase, text in {**CLOCK_PHASES, **UNBOOSTED_PHASES}.items()})
     return {
-        "tool": "rmpeer diff", "tolerance": tolerance,
+        "tool": "rmpeer diff", "tolerance": tolerance, "tolerance_text": f"±{percent(tolerance)}",
+        "tolerance_applies_to": ["bandwidth per pair", "boosted and after-traffic clock MHz"],
         "a": {"path": a.path, "kind": a.kind, **a.context}, "b": {"path": b.path, "kind": b.kind, **b.context},
+        "coverage": {"layouts_compared": None if cover.common is None else sorted(cover.common),
+                     "only_in_a": cover.only_a, "only_in_b": cover.only_b},
+        "left_out": {rule: {"fields": n, "why": why.get(rule, "")} for rule, n in left_out(aspects).items()},
         "same": not any(x.differs for x in aspects),
         "aspects": [{"name": x.name, "source": x.source, "comparable": not x.not_comparable,
                      "why_not": x.not_comparable or None, "differs": x.differs, "info": x.info,
+                     "not_comparable_fields": x.absent, "left_out": dict(x.left_out),
                      "differences": [{"key": str(k), "a": _jsonable(va), "b": _jsonable(vb),
                                       "a_missing": va is MISSING, "b_missing": vb is MISSING}
                                      for k, va, vb in x.differences]}
@@ -102,6 +144,7 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     comparable), and a passed 'same behaviour' result when nothing differs."""
     from allure_commons.logger import AllureFileLogger
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
+    from .diff import percent
 
     try:
         logger = AllureFileLogger(folder)
@@ -109,7 +152,7 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
         raise ConfigError(f"--alluredir {folder}: cannot write there ({exc.strerror or exc})") from None
     pair = f"{Path(a.path).name} vs {Path(b.path).name}"
     params = [Parameter(name="A", value=describe(a)), Parameter(name="B", value=describe(b)),
-              Parameter(name="tolerance", value=f"{tolerance:.1%}")]
+              Parameter(name="tolerance", value=f"±{percent(tolerance)}")]
     labels = [Label(name="parentSuite", value="rmpeer diff"), Label(name="suite", value=pair),
               Label(name="epic", value="driver release"), Label(name="framework", value="rmpeer")]
     results = []
