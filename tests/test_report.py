@@ -555,7 +555,10 @@ def assert_fleet_page(browser, html: Path, hosts: dict) -> None:
     assert {r["environment"] for r in shown} == set(hosts)           # each result under its own host
     for r in shown:
         assert {"name": "parentSuite", "value": r["environment"]} in r["labels"]
-    # one environment (and block) per host in the picker; the header shows no run-to-run gap
+    # the header of all hosts shows when, not a duration (Allure's would be the gap between the runs)
+    header = re.search(r"\d{4} at \d+:\d\d:\d\d [AP]M.*", browser.text())
+    assert header and "(" not in header.group(0), header
+    # one environment (and block) per host in the picker
     browser.click("[data-testid=environment-picker-button]")
     browser.wait_for("document.querySelector('[data-testid=environment-picker-item]')")
     picker = browser.eval("[...document.querySelectorAll('[data-testid=environment-picker-item]')].map(e => e.innerText)")
@@ -616,3 +619,103 @@ def test_the_same_host_twice_is_refused(fleet_runs, tmp_path):
     run = fleet_runs["runs"]["node-x1"]["dir"]
     with pytest.raises(ConfigError, match="is in both"):
         allure_html.build_report([str(run), str(run / "allure-results")], tmp_path / "r.html")
+
+
+# -- the labels every result carries, and the pieces of the fleet report --------------------------
+
+def test_results_name_their_host_and_the_declared_check(tmp_path):
+    """RMPEER_NODE_NAME names the host; rm_check(name, area=...) gives epic and feature."""
+    (tmp_path / "test_marked.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.rm_check('read', area='read/write')\n"
+        "def test_marked():\n    pass\n\n"
+        "def test_plain():\n    pass\n")
+    results = tmp_path / "results"
+    cmd = [sys.executable, "-m", "pytest", str(tmp_path / "test_marked.py"), "-q", "-p", "no:cacheprovider",
+           *pytest_args(), "--alluredir", str(results)]
+    done = subprocess.run(cmd, cwd=tmp_path, env=pytest_env(dict(os.environ, RMPEER_NODE_NAME="rack7-node3")),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    by_name = {}
+    for path in results.glob("*-result.json"):
+        r = json.loads(path.read_text())
+        by_name[r["name"]] = ({l["name"]: l.get("value") for l in r["labels"]},
+                           {p["name"]: p.get("value") for p in r["parameters"]})
+    labels, params = by_name["test_marked"]
+    assert (labels["epic"], labels["feature"]) == ("read/write", "read")
+    assert labels["parentSuite"] == labels["rmpeer_host"] == "rack7-node3" and "rack7-node3" in params["host"]
+    labels, _ = by_name["test_plain"]
+    assert labels["feature"] == "plain" and labels["parentSuite"] == "rack7-node3"   # no marker: the old tables
+    assert "host=rack7-node3" in (results / "environment.properties").read_text()
+
+
+def fake_results(folder: Path, host: str | None, verdict: str | None = None) -> Path:
+    folder.mkdir(parents=True)
+    labels = [{"name": "rmpeer_host", "value": host}] if host else []
+    (folder / "a-result.json").write_text(json.dumps({"name": "t", "status": "passed", "start": 1000, "stop": 3500,
+                                                      "labels": labels}))
+    (folder / "environment.properties").write_text("host=x\nreplay\\:h200x2.driver=580.159.04 open\n")
+    if verdict:
+        (folder.parent / "certificate.json").write_text(json.dumps(
+            {"verdict": verdict, "reasons": ["r1"], "duration_s": 2.5, "host": {"driver_version": "580.1"}}))
+    return folder
+
+
+def test_result_folders_are_found_in_each_form_they_come(tmp_path):
+    from rmpeer.report import hosts
+
+    one = fake_results(tmp_path / "fleet" / "a" / "allure-results", "a (h200x2)", "CERTIFIED")
+    two = fake_results(tmp_path / "fleet" / "b", "b (h200x2)")
+    assert hosts.result_dirs([tmp_path / "fleet"]) == [one, two]                  # a folder of host folders
+    assert hosts.result_dirs([one.parent, two]) == [one, two]                     # certify --output, or results
+    found = hosts.collect([one, two])
+    assert [(h.host, h.verdict, h.duration_s, h.driver) for h in found] == [
+        ("a (h200x2)", "CERTIFIED", 2.5, "580.1"), ("b (h200x2)", hosts.NO_CERTIFICATE, None, "")]
+    assert "no certificate" in found[1].reasons[0] and found[1].span_s == 2.5
+    assert hosts.variables(found[0])["replay:h200x2.driver"] == "580.159.04 open"  # escapes read back
+    with pytest.raises(ConfigError, match="no such folder"):
+        hosts.result_dirs([tmp_path / "nowhere"])
+
+
+def test_results_that_do_not_name_their_host_cannot_be_merged(tmp_path):
+    from rmpeer.report import hosts
+
+    with pytest.raises(ConfigError, match="do not name their host"):
+        hosts.collect([fake_results(tmp_path / "old", None)])
+
+
+def test_the_host_table_escapes_and_bounds_what_it_shows(tmp_path):
+    from rmpeer.report import hosts
+
+    h = hosts.HostResults("<b>n1</b>", tmp_path, verdict="NOT CERTIFIED", reasons=[f"r{i} <x>" for i in range(5)],
+                          duration_s=1.25, driver="580.1 open")
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        """The host rows as a browser parses them: attributes and each cell's text."""
+
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr" and dict(attrs).get("data-testid") == "rmpeer-host-row":
+                self.rows.append((dict(attrs), []))
+            elif tag == "td" and self.rows:
+                self.cell = self.rows[-1][1]
+                self.cell.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "td":
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell[-1] += data
+
+    parsed = Rows()
+    parsed.feed(hosts.host_table([h]))
+    (attrs, cells), = parsed.rows
+    assert attrs["data-host"] == "<b>n1</b>" and attrs["data-verdict"] == "NOT CERTIFIED"
+    assert cells[0] == "<b>n1</b>" and cells[3] == "1.2 s" and cells[4] == "580.1 open"
+    assert cells[2] == "r0 <x>r1 <x>r2 <x>... and 2 more"
