@@ -203,10 +203,7 @@ def _single_run(path: Path) -> bool:
 
     if not path.is_dir() or not any(path.glob("*-result.json")):
         return not (path / "allure-results").is_dir() and not any(p.is_dir() for p in path.glob("*/"))
-    try:
-        return len(hosts_of(path)) <= 1
-    except (OSError, ValueError):
-        return True       # check_results names the unreadable file
+    return len(hosts_of(path)) <= 1
 
 
 FLEET_CONFIG = """// written by rmpeer report for a report of several hosts: one environment per host

@@ -95,8 +95,14 @@ def hosts_of(results: Path) -> dict[str, list]:
     """host -> its results (parsed) in one results folder."""
     by_host: dict = {}
     for path in sorted(results.glob("*-result.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        host = next((l.get("value") for l in data.get("labels", []) if l.get("name") == HOST_LABEL), None)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue      # allure_html.check_results names it
+        if not isinstance(data, dict):
+            continue
+        labels = [l for l in data.get("labels") or [] if isinstance(l, dict)]
+        host = next((l.get("value") for l in labels if l.get("name") == HOST_LABEL), None)
         by_host.setdefault(host, []).append(data)
     return by_host
 
