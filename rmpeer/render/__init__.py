@@ -1,1 +1,1 @@
-"""Renderers of a RunResult: each output format a fleet reads, made from the typed result alone."""
+"""Renderers: each turns a RunResult (rmpeer.result) into one output and reads nothing else."""
