@@ -253,6 +253,21 @@ def test_prometheus_mutants_are_caught(monkeypatch, tmp_path, mutant):
         assert_series(samples(prometheus.write_textfile(run_result(), tmp_path).read_text()))
 
 
+@pytest.mark.parametrize("writer", ["junit", "prometheus"])
+def test_a_place_that_cannot_be_written_is_one_clear_error(tmp_path, writer):
+    """A user's error (a file where a folder must be): a ConfigError (exit 2) naming the option."""
+    from rmpeer.errors import ConfigError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=f"--{writer} .*a-file"):
+        if writer == "junit":
+            junit.write_junit([run_result()], blocker / "junit.xml")
+        else:
+            prometheus.write_textfile(run_result(), blocker / "textfile")
+    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
 # -- JSON Lines --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("verdict, code, name", [(CERTIFIED, EXIT_OK, "CERTIFIED"),

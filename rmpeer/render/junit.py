@@ -16,6 +16,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
@@ -149,8 +150,13 @@ def write_junit(results: list[RunResult], path) -> Path:
     """Write junit_xml(results) to path (a temp file beside it, then a rename: a CI job that
     collects the file never reads half of it)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(junit_xml(results), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(junit_xml(results), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(f"--junit {path}: cannot write it ({exc.strerror or exc})") from None
     return path

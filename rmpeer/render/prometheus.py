@@ -17,6 +17,7 @@ from statistics import median
 
 from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 
+from ..errors import ConfigError
 from ..result import CERTIFIED, RunResult
 
 FILENAME = "rmpeer.prom"
@@ -145,7 +146,10 @@ def registry_of(result: RunResult) -> CollectorRegistry:
 def write_textfile(result: RunResult, directory) -> Path:
     """DIR/rmpeer.prom, replaced atomically; DIR is created if missing."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILENAME
-    write_to_textfile(str(path), registry_of(result))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_to_textfile(str(path), registry_of(result))     # removes its temp file on failure
+    except OSError as exc:
+        raise ConfigError(f"--prometheus {directory}: cannot write {FILENAME} there ({exc.strerror or exc})") from None
     return path
