@@ -414,3 +414,309 @@ def test_a_test_page_shows_labels_parameters_and_attachments(report, browser):
     assert '"driver_version"' in browser.text("[data-testid=code-attachment-content]")
     assert browser.eval("document.querySelector('[data-testid=image-attachment-content] img').naturalWidth") > 100
     assert browser.outside_requests() == []
+
+
+# -- one report of many hosts -------------------------------------------------------------------
+# Each host's results come from a real `rmpeer certify --replay` run under its own node name
+# (RMPEER_NODE_NAME). The 50-host report reuses four such runs: each further host is a copy
+# of one of them with the host name rewritten everywhere it occurs, as another node's run of
+# the same recording would write it (running 50 replays would take minutes).
+
+FLEET_RUNS = {   # node name -> (recording, matrices): CERTIFIED x1 and x2, DEGRADED, NOT CERTIFIED
+    "node-x1": ("h200x1-2", None), "node-x2": ("h200x2-", None),
+    "node-slow": ("degraded/h200x1-", None), "node-abi": ("h200x2-", "grown"),
+}
+
+
+def recording(prefix: str) -> Path:
+    from rmpeer.resources import transcripts_dir
+
+    found = sorted(transcripts_dir().glob(f"{prefix}*.jsonl.gz"))
+    if not found:
+        pytest.skip(f"no recording {prefix}* in fixtures/transcripts/")
+    return found[-1]
+
+
+def certify_as(node: str, transcript: Path, out: Path, matrices: Path | None) -> dict:
+    """`rmpeer certify --replay` (one small layout) as the host `node`; its certificate."""
+    env = dict(os.environ, RMPEER_NODE_NAME=node)
+    if matrices is not None:
+        env["RMPEER_MATRICES"] = str(matrices)
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(transcript), "--layout",
+                           "one-per-card", "--output", str(out)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode in (0, 1, 4), done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads((out / "replay-certificate.json").read_text())
+
+
+def host_of(results: Path) -> str:
+    hosts = {l["value"] for p in results.glob("*-result.json") for l in json.loads(p.read_text())["labels"]
+             if l["name"] == "rmpeer_host"}
+    assert len(hosts) == 1, hosts
+    return hosts.pop()
+
+
+def as_host(run: Path, node: str, out: Path) -> None:
+    """A copy of a certify --output folder as host `node` ran it: the node name replaced in
+    every result (parameter, labels, history id) and file name made unique again."""
+    import hashlib
+    import uuid
+
+    old_host = host_of(run / "allure-results")
+    old_node = old_host.split(" (")[0]
+    new_host = old_host.replace(old_node, node, 1)
+    (out / "allure-results").mkdir(parents=True)
+    renamed = {p.name: p.name.replace(p.name.split("-attachment")[0], str(uuid.uuid4()))
+               for p in (run / "allure-results").glob("*-attachment*")}
+    for path in (run / "allure-results").iterdir():
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        if path.name.endswith("-result.json"):
+            data = json.loads(text)
+            data["uuid"] = str(uuid.uuid4())
+            data["historyId"] = hashlib.md5((data.get("historyId", "") + new_host).encode()).hexdigest()
+            for p in data.get("parameters", []):
+                p["value"] = p["value"].replace(old_host, new_host)
+            for label in data.get("labels", []):
+                if label["value"] == old_host:
+                    label["value"] = new_host
+            text = json.dumps(data)
+            for old, new in renamed.items():
+                text = text.replace(old, new)
+            (out / "allure-results" / f"{data['uuid']}-result.json").write_text(text, encoding="utf-8")
+        elif path.name == "environment.properties":
+            (out / "allure-results" / path.name).write_text(text.replace(f"host={old_node}", f"host={node}"))
+        else:
+            shutil.copyfile(path, out / "allure-results" / renamed.get(path.name, path.name))
+    cert = json.loads((run / "replay-certificate.json").read_text())
+    cert["node"] = node
+    (out / "replay-certificate.json").write_text(json.dumps(cert))
+
+
+@pytest.fixture(scope="module")
+def fleet_runs(tmp_path_factory):
+    """SLOW (~15 s): four real replays, each as its own node."""
+    allure_or_skip()
+    from rmpeer.report.browser import chromium_path
+
+    if not chromium_path():
+        pytest.skip("no Chromium to open the report: apt-get install chromium")
+    tmp = tmp_path_factory.mktemp("fleet")
+    runs = {}
+    for node, (prefix, matrices) in FLEET_RUNS.items():
+        grown = grown_struct_matrices(tmp / node) if matrices == "grown" else None
+        runs[node] = {"dir": tmp / "runs" / node,
+                      "cert": certify_as(node, recording(prefix), tmp / "runs" / node, grown)}
+    verdicts = {node: r["cert"]["verdict"] for node, r in runs.items()}
+    assert verdicts == {"node-x1": "CERTIFIED", "node-x2": "CERTIFIED", "node-slow": "DEGRADED",
+                        "node-abi": "NOT CERTIFIED"}, verdicts
+    return {"tmp": tmp, "runs": runs}
+
+
+def expected_hosts(run_dirs: dict) -> dict:
+    """host -> (verdict, results written), from what the runs wrote (not from the report)."""
+    out = {}
+    for d in run_dirs.values():
+        results = list((d / "allure-results").glob("*-result.json"))
+        out[host_of(d / "allure-results")] = (json.loads((d / "replay-certificate.json").read_text())["verdict"],
+                                             len(results))
+    return out
+
+
+def fleet_page(browser, html: Path) -> float:
+    """Open the report as a person does; seconds until the host table and Allure's totals show
+    (the load event comes first: the host table is plain HTML before Allure's scripts)."""
+    import time
+
+    browser.open("about:blank")
+    start = time.monotonic()
+    browser._call("Page.navigate", session=True, url=html.as_uri())
+    browser.wait_for("document.querySelector('[data-testid=rmpeer-hosts]')", timeout=60)
+    table = time.monotonic() - start
+    browser.wait_for("document.readyState === 'complete' && "
+                     "document.querySelector('[data-testid=metadata-item-total]')", timeout=120)
+    seconds = time.monotonic() - start
+    print(f"{html.name}: {html.stat().st_size >> 10} KiB; host table shown after {table:.1f} s, "
+          f"the whole report after {seconds:.1f} s")
+    return seconds
+
+
+def assert_fleet_page(browser, html: Path, hosts: dict) -> None:
+    rows = browser.eval("[...document.querySelectorAll('[data-testid=rmpeer-host-row]')].map(r => "
+                        "[r.dataset.host, r.children[1].innerText, r.innerText])")
+    assert {host: verdict for host, verdict, _ in rows} == {h: v for h, (v, _) in hosts.items()}
+    assert len(rows) == len(hosts)
+    total = sum(n for _, n in hosts.values())
+    assert browser.text("[data-testid=metadata-item-total] [data-testid=metadata-value]") == str(total)
+    # nothing is a retry: every result written is shown as a result of its own
+    shown = [json.loads(v) for k, v in allure_html.embedded_files(html.read_text()).items()
+             if k.startswith("data/test-results/")]
+    assert len(shown) == total
+    assert not [r["name"] for r in shown if r.get("isRetry") or r.get("retriesCount") or r.get("retries")]
+    assert {r["environment"] for r in shown} == set(hosts)           # each result under its own host
+    for r in shown:
+        assert {"name": "parentSuite", "value": r["environment"]} in r["labels"]
+    # the header of all hosts shows when, not a duration (Allure's would be the gap between the runs)
+    header = re.search(r"\d{4} at \d+:\d\d:\d\d [AP]M.*", browser.text())
+    assert header and "(" not in header.group(0), header
+    # one environment (and block) per host in the picker
+    browser.click("[data-testid=environment-picker-button]")
+    browser.wait_for("document.querySelector('[data-testid=environment-picker-item]')")
+    picker = browser.eval("[...document.querySelectorAll('[data-testid=environment-picker-item]')].map(e => e.innerText)")
+    assert set(hosts) <= set(picker)
+    browser.eval("document.querySelector('[data-testid=environment-picker-button]').click()")
+    assert allure_html.external_urls(html.read_text()) == [] and browser.outside_requests() == []
+
+
+def choose_host(browser, host: str) -> str:
+    """Pick one host in the environment picker; the text of the page then."""
+    browser.click("[data-testid=environment-picker-button]")
+    browser.wait_for("document.querySelector('[data-testid=environment-picker-item]')")
+    assert browser.eval(f"(() => {{ const e = [...document.querySelectorAll('[data-testid=environment-picker-item]')]"
+                        f".find(e => e.innerText.trim() === {json.dumps(host)}); if (!e) return false; "
+                        "e.querySelector('button').click(); return true; })()")
+    browser.wait_for("document.body.innerText.includes('Variables')")
+    return browser.text()
+
+
+def test_x1_and_x2_in_one_report(fleet_runs, browser):
+    runs = {n: fleet_runs["runs"][n]["dir"] for n in ("node-x1", "node-x2")}
+    html = fleet_runs["tmp"] / "x1-x2.html"
+    args = argparse.Namespace(results=[str(d) for d in runs.values()], output=str(html), title="two hosts")
+    assert allure_html.main_report(args) == 0
+    hosts = expected_hosts(runs)
+    fleet_page(browser, html)
+    header = browser.text("[data-testid=report-title]")
+    assert header == "two hosts"
+    assert_fleet_page(browser, html, hosts)
+    # the environment block of one host: its own driver and verdict, and its own run's duration
+    x2 = host_of(runs["node-x2"] / "allure-results")
+    cert = fleet_runs["runs"]["node-x2"]["cert"]
+    text = choose_host(browser, x2)
+    assert "verdict" in text and cert["verdict"] in text and cert["host"]["driver_version"] in text
+    seconds, ms = divmod(round(cert["duration_s"] * 1000), 1000)     # Allure writes 2.6 s as "2s 600ms"
+    assert f"({seconds}s {ms}ms)" in text if ms else re.search(rf"\({seconds}s(?: 0ms)?\)", text), text[:600]
+    browser.eval("localStorage.clear()")     # the picked environment would carry over to the next page
+    save_for_docs(browser, {"tmp": fleet_runs["tmp"]}, "report-fleet.png")
+
+
+def test_fifty_hosts_in_one_report(fleet_runs, browser):
+    folder = fleet_runs["tmp"] / "fleet-of-50"
+    sources = list(fleet_runs["runs"].values())
+    for i in range(50):
+        as_host(sources[i % len(sources)]["dir"], f"node-{i:02d}", folder / f"node-{i:02d}")
+    html = fleet_runs["tmp"] / "fleet-50.html"
+    args = argparse.Namespace(results=[str(folder)], output=str(html), title="fifty hosts")   # a folder of folders
+    assert allure_html.main_report(args) == 0
+    hosts = expected_hosts({p.name: p for p in folder.iterdir()})
+    assert len(hosts) == 50 and {v for v, _ in hosts.values()} == {"CERTIFIED", "DEGRADED", "NOT CERTIFIED"}
+    seconds = fleet_page(browser, html)
+    # a generous bound, not a benchmark: 7 s on an idle 2-core machine, 17 s on a busy one
+    assert seconds < 30, f"the 50-host report took {seconds:.1f} s to show"
+    assert_fleet_page(browser, html, hosts)
+    assert browser.text("[data-testid=rmpeer-hosts-summary]").startswith("50 hosts: ")
+
+
+def test_the_same_host_twice_is_refused(fleet_runs, tmp_path):
+    run = fleet_runs["runs"]["node-x1"]["dir"]
+    with pytest.raises(ConfigError, match="is in both"):
+        allure_html.build_report([str(run), str(run / "allure-results")], tmp_path / "r.html")
+
+
+# -- the labels every result carries, and the pieces of the fleet report --------------------------
+
+def test_results_name_their_host_and_the_declared_check(tmp_path):
+    """RMPEER_NODE_NAME names the host; rm_check(name, area=...) gives epic and feature."""
+    (tmp_path / "test_marked.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.rm_check('read', area='read/write')\n"
+        "def test_marked():\n    pass\n\n"
+        "def test_plain():\n    pass\n")
+    results = tmp_path / "results"
+    cmd = [sys.executable, "-m", "pytest", str(tmp_path / "test_marked.py"), "-q", "-p", "no:cacheprovider",
+           *pytest_args(), "--alluredir", str(results)]
+    done = subprocess.run(cmd, cwd=tmp_path, env=pytest_env(dict(os.environ, RMPEER_NODE_NAME="rack7-node3")),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    by_name = {}
+    for path in results.glob("*-result.json"):
+        r = json.loads(path.read_text())
+        by_name[r["name"]] = ({l["name"]: l.get("value") for l in r["labels"]},
+                           {p["name"]: p.get("value") for p in r["parameters"]})
+    labels, params = by_name["test_marked"]
+    assert (labels["epic"], labels["feature"]) == ("read/write", "read")
+    assert labels["parentSuite"] == labels["rmpeer_host"] == "rack7-node3" and "rack7-node3" in params["host"]
+    labels, _ = by_name["test_plain"]
+    assert labels["feature"] == "plain" and labels["parentSuite"] == "rack7-node3"   # no marker: the old tables
+    assert "host=rack7-node3" in (results / "environment.properties").read_text()
+
+
+def fake_results(folder: Path, host: str | None, verdict: str | None = None) -> Path:
+    folder.mkdir(parents=True)
+    labels = [{"name": "rmpeer_host", "value": host}] if host else []
+    (folder / "a-result.json").write_text(json.dumps({"name": "t", "status": "passed", "start": 1000, "stop": 3500,
+                                                      "labels": labels}))
+    (folder / "environment.properties").write_text("host=x\nreplay\\:h200x2.driver=580.159.04 open\n")
+    if verdict:
+        (folder.parent / "certificate.json").write_text(json.dumps(
+            {"verdict": verdict, "reasons": ["r1"], "duration_s": 2.5, "host": {"driver_version": "580.1"}}))
+    return folder
+
+
+def test_result_folders_are_found_in_each_form_they_come(tmp_path):
+    from rmpeer.report import hosts
+
+    one = fake_results(tmp_path / "fleet" / "a" / "allure-results", "a (h200x2)", "CERTIFIED")
+    two = fake_results(tmp_path / "fleet" / "b", "b (h200x2)")
+    assert hosts.result_dirs([tmp_path / "fleet"]) == [one, two]                  # a folder of host folders
+    assert hosts.result_dirs([one.parent, two]) == [one, two]                     # certify --output, or results
+    found = hosts.collect([one, two])
+    assert [(h.host, h.verdict, h.duration_s, h.driver) for h in found] == [
+        ("a (h200x2)", "CERTIFIED", 2.5, "580.1"), ("b (h200x2)", hosts.NO_CERTIFICATE, None, "")]
+    assert "no certificate" in found[1].reasons[0] and found[1].span_s == 2.5
+    assert hosts.variables(found[0])["replay:h200x2.driver"] == "580.159.04 open"  # escapes read back
+    with pytest.raises(ConfigError, match="no such folder"):
+        hosts.result_dirs([tmp_path / "nowhere"])
+
+
+def test_results_that_do_not_name_their_host_cannot_be_merged(tmp_path):
+    from rmpeer.report import hosts
+
+    with pytest.raises(ConfigError, match="do not name their host"):
+        hosts.collect([fake_results(tmp_path / "old", None)])
+
+
+def test_the_host_table_escapes_and_bounds_what_it_shows(tmp_path):
+    from rmpeer.report import hosts
+
+    h = hosts.HostResults("<b>n1</b>", tmp_path, verdict="NOT CERTIFIED", reasons=[f"r{i} <x>" for i in range(5)],
+                          duration_s=1.25, driver="580.1 open")
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        """The host rows as a browser parses them: attributes and each cell's text."""
+
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr" and dict(attrs).get("data-testid") == "rmpeer-host-row":
+                self.rows.append((dict(attrs), []))
+            elif tag == "td" and self.rows:
+                self.cell = self.rows[-1][1]
+                self.cell.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "td":
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell[-1] += data
+
+    parsed = Rows()
+    parsed.feed(hosts.host_table([h]))
+    (attrs, cells), = parsed.rows
+    assert attrs["data-host"] == "<b>n1</b>" and attrs["data-verdict"] == "NOT CERTIFIED"
+    assert cells[0] == "<b>n1</b>" and cells[3] == "1.2 s" and cells[4] == "580.1 open"
+    assert cells[2] == "r0 <x>r1 <x>r2 <x>... and 2 more"

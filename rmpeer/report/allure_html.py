@@ -157,22 +157,21 @@ def check_output(output: Path) -> None:
         raise ConfigError(f"--output {output}: {existing} is not writable by this user")
 
 
-def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Path:
-    """Allure results -> one HTML file a person opens offline; returns its path."""
-    results, output = Path(results_dir), Path(output_html)
-    check_results(results)
-    check_output(output)
-    cmd = allure_command()
+def _generate(cmd: list[str], config: Path, results: list[Path], title: str) -> str:
+    """`allure generate` of results folders into one page, analytics removed."""
     with tempfile.TemporaryDirectory(prefix="rmpeer-allure-") as tmp:
         # --cwd: Allure must not pick up another allurerc from the caller's directory.
-        done = subprocess.run(cmd + ["generate", "--config", str(CONFIG), "--cwd", tmp, "--output", tmp,
-                                     "--name", title, str(results.resolve())],
+        done = subprocess.run(cmd + ["generate", "--config", str(config), "--cwd", tmp, "--output", tmp,
+                                     "--name", title, *(str(r.resolve()) for r in results)],
                               capture_output=True, text=True, timeout=600)
         pages = [p for p in (Path(tmp) / "index.html", Path(tmp) / "awesome" / "index.html") if p.exists()]
         if done.returncode or not pages:
             raise RmpeerError(f"allure generate failed (exit {done.returncode}): "
                               + (done.stderr or done.stdout).strip()[-2000:])
-        html = strip_analytics(pages[0].read_text(encoding="utf-8"))
+        return strip_analytics(pages[0].read_text(encoding="utf-8"))
+
+
+def _write(html: str, output: Path) -> Path:
     remote = external_urls(html)
     if remote:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
@@ -185,8 +184,107 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     return output
 
 
+def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Path:
+    """Allure results -> one HTML file a person opens offline; returns its path.
+    results_dir may be one folder or a list: several hosts' folders make one fleet report."""
+    given = [results_dir] if isinstance(results_dir, (str, os.PathLike)) else list(results_dir)
+    if len(given) == 1 and _single_run(Path(given[0])):
+        results, output = Path(given[0]), Path(output_html)
+        check_results(results)
+        check_output(output)
+        return _write(_generate(allure_command(), CONFIG, [results], title), output)
+    return build_fleet_report(given, output_html, title=title)
+
+
+def _single_run(path: Path) -> bool:
+    """A folder that holds results itself (not a folder of per-host folders) and names at most
+    one host: the plain report of one run."""
+    from .hosts import hosts_of
+
+    if not path.is_dir() or not any(path.glob("*-result.json")):
+        return not (path / "allure-results").is_dir() and not any(p.is_dir() for p in path.glob("*/"))
+    return len(hosts_of(path)) <= 1
+
+
+FLEET_CONFIG = """// written by rmpeer report for a report of several hosts: one environment per host
+import base from {base};
+const host = (name) => ({{ labels }}) => labels.some((l) => l.name === {label} && l.value === name);
+const hosts = {hosts};
+export default {{
+  ...base,
+  environments: Object.fromEntries(hosts.map((h) =>
+    [h.id, {{ name: h.name, matcher: host(h.name), variables: h.variables }}])),
+}};
+"""
+OPTIONS = re.compile(r"(window\.allureReportOptions\s*=\s*)(\{.*?\})(;?\s*\n)")
+
+
+def _fleet_options(html: str, env_ids: dict, hosts) -> str:
+    """The report's own header shows one duration: for the whole report Allure takes the
+    time from the first result to the last, which for hosts run one after the other is the
+    gap between their runs. That figure is dropped (the header shows when the report was
+    made), and each host's header shows its own run's duration from its certificate."""
+    m = OPTIONS.search(html)
+    if not m:
+        raise RmpeerError("the Allure page has no window.allureReportOptions: this Allure version "
+                          f"writes its page differently from {ALLURE_VERSION}, which rmpeer was checked with")
+    options = json.loads(m.group(2))
+    options.pop("runSummary", None)
+    by_env = options.get("runSummaryByEnv") or {}
+    for h in hosts:
+        run = by_env.get(env_ids[h.host])
+        if run is not None and h.duration_s is not None:
+            run["duration"] = int(round(h.duration_s * 1000))
+    text = json.dumps(options, ensure_ascii=False).replace("</", "<\\/")
+    return html[:m.start(2)] + text + html[m.end(2):]
+
+
+def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Path:
+    """Many hosts' results -> one page: each host an environment of the report (with its own
+    environment block) and the parent suite and a parameter of each of its results (so no
+    host's result is taken for a retry of another's), and a host table first."""
+    from . import hosts as fleet
+
+    output = Path(output_html)
+    dirs = fleet.result_dirs(paths)
+    for d in dirs:
+        check_results(d)
+    check_output(output)
+    cmd = allure_command()
+    hosts = fleet.collect(dirs)
+    env_ids = {h.host: f"host-{i:03d}" for i, h in enumerate(hosts, 1)}
+    with tempfile.TemporaryDirectory(prefix="rmpeer-fleet-") as tmp:
+        copies = []
+        for i, d in enumerate(dirs):
+            # each run's environment.properties and executor.json would overwrite the others':
+            # they are left out, and each host's environment becomes its environment block
+            copy = Path(tmp) / f"results-{i:03d}"
+            copy.mkdir()
+            for f in d.iterdir():
+                if f.is_file() and f.name not in ("environment.properties", "executor.json"):
+                    try:
+                        os.link(f, copy / f.name)
+                    except OSError:
+                        shutil.copyfile(f, copy / f.name)
+            copies.append(copy)
+        config = Path(tmp) / "allurerc.mjs"
+        config.write_text(FLEET_CONFIG.format(
+            base=json.dumps(CONFIG.resolve().as_uri()), label=json.dumps(fleet.HOST_LABEL),
+            hosts=json.dumps([{"id": env_ids[h.host], "name": h.host, "variables": fleet.variables(h)}
+                              for h in hosts], ensure_ascii=False)))
+        html = _generate(cmd, config, copies, title)
+    html = _fleet_options(html, env_ids, hosts)
+    table = fleet.host_table(hosts)
+    if '<div id="app">' not in html:
+        raise RmpeerError(f"the Allure page has no <div id=\"app\">: this Allure version writes its page "
+                          f"differently from {ALLURE_VERSION}, which rmpeer was checked with")
+    html = html.replace('<div id="app">', table + '<div id="app">', 1)
+    return _write(html, output)
+
+
 def main_report(args) -> int:
-    """`rmpeer report [--results DIR] [--output FILE] [--title TEXT]`."""
+    """`rmpeer report [--results DIR [DIR ...]] [--output FILE] [--title TEXT]`: one folder is one
+    run's report; several folders, or a folder of per-host folders, one report of many hosts."""
     out = build_report(args.results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
     print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")

@@ -1,0 +1,155 @@
+"""`--prometheus DIR`: the run as node_exporter's textfile collector reads it (DIR/rmpeer.prom).
+
+Written with prometheus-client (a registry of gauges and `write_to_textfile`), which writes a
+temporary file beside the target (rmpeer.prom.<pid>.<thread>, a name the collector ignores)
+and renames it, so a scrape never reads half a file. The format carries no timestamps and
+no host label (the scrape adds the instance); values are in base units (bytes per second,
+seconds). Per-GPU series carry dcgm-exporter's label names (gpu, UUID, pci_bus_id,
+modelName, and peer_gpu for a pair) in dcgm-exporter's spelling, so they join with DCGM's
+series; join on UUID where RM's card order and NVML's index could differ."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from statistics import median
+
+from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+
+from ..errors import ConfigError
+from ..result import CERTIFIED, RunResult
+
+FILENAME = "rmpeer.prom"
+GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "modelName")
+GB = 1e9       # rmpeer's GB/s are bytes per nanosecond (rmpeer/bandwidth.py): decimal gigabytes
+
+
+def dcgm_bus_id(pci: str) -> str:
+    """RM's "0000:19:00.0" as NVML and dcgm-exporter write it: "00000000:19:00.0"."""
+    domain, sep, rest = (pci or "").partition(":")
+    try:
+        return f"{int(domain, 16):08X}:{rest.upper()}" if sep else pci
+    except ValueError:
+        return pci
+
+
+def gpu_labels(result: RunResult) -> dict[int, dict]:
+    """card index -> its dcgm-style labels."""
+    return {int(c["index"]): {"gpu": str(c["index"]), "UUID": c.get("uuid", ""),
+                              "pci_bus_id": dcgm_bus_id(c.get("pci", "")), "modelName": c.get("name", "")}
+            for c in result.host.get("cards", [])}
+
+
+def _card_labels(cards: dict, card: int) -> dict:
+    return cards.get(card, {"gpu": str(card), "UUID": "", "pci_bus_id": "", "modelName": ""})
+
+
+def check_passed(result: RunResult) -> dict[str, int]:
+    """Per declared check name: 1 when at least one of its checks passed and none failed or
+    errored, else 0. A check that only skipped (not asked for, as the topology check without
+    --expect-topology) has shown nothing either way and has no series."""
+    seen: dict[str, set] = defaultdict(set)
+    for c in result.checks:
+        seen[c.check].add(c.outcome)
+    return {name: int("passed" in outcomes and not outcomes & {"failed", "error"})
+            for name, outcomes in seen.items() if outcomes - {"skipped"}}
+
+
+def copy_ok(result: RunResult) -> dict[tuple[int, int], int]:
+    """Per card pair: 1 when every copy between them was byte-exact, 0 when one was not.
+    A pair with no copy run (refused as the topology expects, or skipped) has no series."""
+    out: dict = {}
+    for p in result.pairs:
+        if p.ok is None:
+            continue
+        key = (p.src_card, p.dst_card)
+        out[key] = out.get(key, 1) & int(bool(p.ok))
+    return out
+
+
+def bandwidth(result: RunResult) -> dict[tuple[int, int, str], float]:
+    """(card, peer card, op) -> the median bytes per second of the run's bandwidth figures."""
+    figures = defaultdict(list)
+    for f in result.bandwidth:
+        if f.get("gbps") is not None:
+            figures[(int(f["src_card"]), int(f["dst_card"]), f["op"])].append(float(f["gbps"]) * GB)
+    return {k: median(v) for k, v in figures.items()}
+
+
+def floors(result: RunResult) -> dict[str, float]:
+    """op -> the topology's floor in bytes per second; read and write share the cross-card floor,
+    so a floor joins the bandwidth series on op."""
+    given = (result.topology or {}).get("floors") or {}
+    out = {}
+    for ops, key in ((("read", "write"), "cross_card_gbps"), (("same-card",), "same_card_gbps"),
+                     (("bidirectional",), "bidirectional_gbps")):
+        if given.get(key) is not None:
+            out.update({op: float(given[key]) * GB for op in ops})
+    return out
+
+
+def active_links(result: RunResult) -> dict[int, int]:
+    out = {}
+    for card, state in result.links.items():
+        active = (state or {}).get("active")
+        if active is not None:
+            out[int(card)] = len(active) if isinstance(active, (list, tuple)) else int(active)
+    return out
+
+
+def _epoch(iso: str) -> float | None:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() if iso else None
+    except ValueError:
+        return None
+
+
+def registry_of(result: RunResult) -> CollectorRegistry:
+    reg = CollectorRegistry()
+    gauge = lambda name, doc, labels=(): Gauge(name, doc, labels, registry=reg)
+    cards = gpu_labels(result)
+
+    gauge("rmpeer_certified", "1 when the host is CERTIFIED at this tier, else 0 (the verdict label says why)",
+          ("tier", "verdict")).labels(tier=result.tier, verdict=result.verdict).set(int(result.verdict == CERTIFIED))
+    passed = gauge("rmpeer_check_passed", "1 when every run of this declared check passed", ("check",))
+    for name, value in sorted(check_passed(result).items()):
+        passed.labels(check=name).set(value)
+    ok = gauge("rmpeer_p2p_copy_ok", "1 when every peer copy from gpu to peer_gpu was byte-exact",
+               (*GPU_LABELS, "peer_gpu"))
+    for (src, dst), value in sorted(copy_ok(result).items()):
+        ok.labels(**_card_labels(cards, src), peer_gpu=str(dst)).set(value)
+    bw = gauge("rmpeer_p2p_bandwidth_bytes_per_second", "median copy bandwidth from gpu to peer_gpu",
+               (*GPU_LABELS, "peer_gpu", "op"))
+    for (src, dst, op), value in sorted(bandwidth(result).items()):
+        bw.labels(**_card_labels(cards, src), peer_gpu=str(dst), op=op).set(value)
+    floor = gauge("rmpeer_bandwidth_floor_bytes_per_second", "the topology's floor for a copy of this op", ("op",))
+    for op, value in sorted(floors(result).items()):
+        floor.labels(op=op).set(value)
+    links = gauge("rmpeer_nvlink_active_links", "NVLinks RM reports active on this GPU", GPU_LABELS)
+    for card, n in sorted(active_links(result).items()):
+        links.labels(**_card_labels(cards, card)).set(n)
+    gauge("rmpeer_run_duration_seconds", "how long the run took").set(float(result.duration_s))
+    started = _epoch(result.started)
+    if started is not None:
+        # when the run ended: an alert on "no run for N hours" compares time() with this
+        gauge("rmpeer_last_run_timestamp_seconds", "Unix time the run finished").set(started + float(result.duration_s))
+    until = _epoch(result.valid_until or "")
+    if until is not None:
+        gauge("rmpeer_certificate_valid_until_timestamp_seconds", "Unix time the certificate expires").set(until)
+    gauge("rmpeer_build_info", "rmpeer's version and the driver it checked (always 1)",
+          ("version", "driver_version")).labels(version=result.version,
+                                                driver_version=result.host.get("driver_version", "")).set(1)
+    return reg
+
+
+def write_textfile(result: RunResult, directory) -> Path:
+    """DIR/rmpeer.prom, replaced atomically; DIR is created if missing."""
+    directory = Path(directory)
+    path = directory / FILENAME
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_to_textfile(str(path), registry_of(result))     # removes its temp file on failure
+    except OSError as exc:
+        raise ConfigError(f"--prometheus {directory}: cannot write {FILENAME} there ({exc.strerror or exc})") from None
+    return path
