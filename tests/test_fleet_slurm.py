@@ -35,7 +35,7 @@ WRAPPER = """#!/bin/sh
 export RMPEER={rmpeer} RMPEER_STATE_DIR={root}/node-state/$SLURMD_NODENAME RMPEER_LOG_FILE={root}/hooks.log
 export SLURM_CONF={root}/slurm.conf PATH={bin}:$PATH
 [ -e {root}/stand-in/$SLURMD_NODENAME.jsonl.gz ] && export RMPEER_STAND_IN={root}/stand-in/$SLURMD_NODENAME.jsonl.gz
-echo "$(date -u +%FT%TZ) {hook} on $SLURMD_NODENAME job $SLURM_JOB_ID extra=$SLURM_JOB_EXTRA" >>{root}/hooks.log
+echo "$(date -u +%FT%TZ) {hook} on $SLURMD_NODENAME job $SLURM_JOB_ID extra=$SLURM_JOB_EXTRA comment=$SLURM_JOB_COMMENT" >>{root}/hooks.log
 exec {root}/files/{hook}
 """
 
@@ -210,10 +210,12 @@ def test_the_prolog_lets_a_job_run_on_a_certified_node_and_one_that_opted_out(sl
     assert slurm.wait_job(job)["JobState"] == "COMPLETED"
     assert marker.exists() and slurm.state(node) == "IDLE"
     stand_in(slurm, node, wrong_memory(tmp_path / "wrong-memory.jsonl.gz"))
-    job = submit(slurm, node, tmp_path / "ran-anyway", "--extra=rmpeer=off")
+    # --extra came with Slurm 23.02; Debian 12's 22.05 has --comment, which the prolog also reads.
+    has_extra = "--extra=" in slurm.run("sbatch", "--help").stdout
+    job = submit(slurm, node, tmp_path / "ran-anyway", "--extra=rmpeer=off" if has_extra else "--comment=rmpeer=off")
     assert slurm.wait_job(job)["JobState"] == "COMPLETED"
     assert (tmp_path / "ran-anyway").exists() and slurm.state(node) == "IDLE"
-    assert f"node {node} job {job}: skipped: the job asked for it (--extra=rmpeer=off)" in \
+    assert f"node {node} job {job}: skipped: the job asked for it (rmpeer=off)" in \
         (slurm.root / "hooks.log").read_text()
 
 
