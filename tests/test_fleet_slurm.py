@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,18 @@ echo "$(date -u +%FT%TZ) {hook} on $SLURMD_NODENAME job $SLURM_JOB_ID extra=$SLU
 exec {root}/files/{hook}
 """
 
+HEALTH_WRAPPER = """#!/bin/sh
+# slurmd's timer runs this on every node every few seconds, with SLURMD_NODENAME and no PATH.
+# It runs rmpeer's health check only where a test asked: a stand-in recording, or .live for
+# the live path (no GPU here). The rest is what /etc/default/rmpeer would say.
+h={root}/health-stand-in/$SLURMD_NODENAME
+if [ -e $h.jsonl.gz ]; then export RMPEER_STAND_IN=$h.jsonl.gz; elif [ ! -e $h.live ]; then exit 0; fi
+export RMPEER={rmpeer} RMPEER_STATE_DIR={root}/node-state/$SLURMD_NODENAME RMPEER_LOG_FILE={root}/hooks.log
+export SLURM_CONF={root}/slurm.conf
+exec {root}/files/rmpeer-healthcheck
+"""
+HEALTH_INTERVAL = 10
+
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
@@ -52,14 +65,14 @@ def cluster(tmp_path_factory):
     os.chmod(root, 0o755)
     copy_out("slurm", root / "files")
     (root / "stand-in").mkdir()
-    hooks = {}
-    for hook in ("rmpeer-prolog", "rmpeer-healthcheck"):
-        path = root / f"{hook}-wrapper"
-        path.write_text(WRAPPER.format(rmpeer=RMPEER, root=root, bin=Path(RMPEER).parent, hook=hook))
+    (root / "health-stand-in").mkdir()
+    prolog, health = root / "prolog-wrapper", root / "health-wrapper"
+    prolog.write_text(WRAPPER.format(rmpeer=RMPEER, root=root, bin=Path(RMPEER).parent, hook="rmpeer-prolog"))
+    health.write_text(HEALTH_WRAPPER.format(rmpeer=RMPEER, root=root))
+    for path in (prolog, health):
         path.chmod(0o755)
-        hooks[hook] = str(path)
-    c = harness.LocalSlurm(root, nodes=3, prolog=hooks["rmpeer-prolog"])
-    c.health = hooks["rmpeer-healthcheck"]
+    c = harness.LocalSlurm(root, nodes=3, prolog=str(prolog), health_check=str(health),
+                           health_interval=HEALTH_INTERVAL)
     try:
         c.start()
         yield c
@@ -73,11 +86,21 @@ def slurm(cluster):
     """The cluster as each test finds it: no job, no stand-in, every node idle."""
     yield cluster
     cluster.run("scancel", "--user=root", check=False)
-    for f in (cluster.root / "stand-in").iterdir():
+    health = list((cluster.root / "health-stand-in").iterdir())
+    for f in [*(cluster.root / "stand-in").iterdir(), *health]:
         f.unlink()
-    for node in cluster.nodes:
-        if "DRAIN" in cluster.state(node):
+    # A health check already under way may still drain after its stand-in is gone: resume
+    # until the nodes stay up for a health-check interval.
+    quiet_since = time.monotonic()
+    while True:
+        drained = [n for n in cluster.nodes if "DRAIN" in cluster.state(n)]
+        for node in drained:
             cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
+        if drained:
+            quiet_since = time.monotonic()
+        if not health or time.monotonic() - quiet_since > HEALTH_INTERVAL + 5:
+            break
+        time.sleep(1)
 
 
 def stand_in(cluster, node, recording):
@@ -177,8 +200,6 @@ def submit(cluster, node, marker, *extra):
 
 
 def wait_for(cluster, predicate, seconds=120):
-    import time
-
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if predicate():
@@ -235,28 +256,32 @@ def test_tool_errors_in_the_prolog_never_drain(slurm, tmp_path):
     assert "(2 passed" not in slurm.reasons()
 
 
-def health_check(cluster, node):
-    """The HealthCheckProgram as slurmd runs it: as root, no terminal, SLURMD_NODENAME set."""
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME": node}
-    return subprocess.run([cluster.health], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=120).returncode
+def health_stand_in(cluster, node, recording):
+    """What slurmd's health check on `node` meets: a recording, or "live" (no GPU here)."""
+    if recording == "live":
+        (cluster.root / "health-stand-in" / f"{node}.live").touch()
+    else:
+        shutil.copyfile(recording, cluster.root / "health-stand-in" / f"{node}.jsonl.gz")
 
 
-def test_the_health_check_drains_with_an_rmpeer_reason_and_never_on_a_tool_error(slurm, tmp_path):
-    slow, usage, no_gpu = slurm.nodes[0], slurm.nodes[1 % len(slurm.nodes)], slurm.nodes[-1]
-    stand_in(slurm, slow, IDLE_CLOCKS)
-    assert health_check(slurm, slow) == 0
+def test_slurmds_health_check_drains_with_an_rmpeer_reason_and_never_on_a_tool_error(slurm, tmp_path):
+    """HealthCheckProgram run by slurmd itself, on its timer (HealthCheckInterval)."""
+    slow, usage, live = slurm.nodes[0], slurm.nodes[1 % len(slurm.nodes)], slurm.nodes[-1]
+    log = slurm.root / "hooks.log"
+    health_stand_in(slurm, slow, IDLE_CLOCKS)
+    assert wait_for(slurm, lambda: "DRAIN" in slurm.state(slow), 180), slurm.show_node(slow)
     info = slurm.show_node(slow)
-    assert "DRAIN" in info["State"] and info["Reason"].startswith("rmpeer: bandwidth-floor: "), info
+    assert info["Reason"].startswith("rmpeer: bandwidth-floor: ") and "below the floor" in info["Reason"], info
+    assert f"{slow}|rmpeer: bandwidth-floor:" in slurm.reasons()
     if len(slurm.nodes) < 3:
         return
     garbage = tmp_path / "not-a-recording.jsonl.gz"
     garbage.write_text("not a recording\n")
-    stand_in(slurm, usage, garbage)
-    stand_in(slurm, no_gpu, None)     # live passive: no GPU here (exit 3; exit 2 before the tiers land)
-    for node in (usage, no_gpu):
-        assert health_check(slurm, node) == 0
+    health_stand_in(slurm, usage, garbage)
+    health_stand_in(slurm, live, "live")       # live passive, no GPU: exit 3 (exit 2 before the tiers land)
+    said = lambda node: f"rmpeer-healthcheck: node {node}: no verdict (rmpeer exit "
+    assert wait_for(slurm, lambda: log.exists() and all(log.read_text().count(said(n)) >= 2 for n in (usage, live)),
+                    180), log.read_text()[-3000:]
+    assert f"{said(usage)}2: rmpeer: tool: certify exit 2: " in log.read_text()
+    for node in (usage, live):
         assert slurm.state(node) == "IDLE", slurm.show_node(node)
-    log = (slurm.root / "hooks.log").read_text()
-    assert f"rmpeer-healthcheck: node {usage}: no verdict (rmpeer exit 2" in log
-    assert f"rmpeer-healthcheck: node {no_gpu}: no verdict (rmpeer exit " in log

@@ -48,8 +48,10 @@ def free_port() -> int:
 class LocalSlurm:
     """munged, slurmctld and one slurmd per node name, all under `root`."""
 
-    def __init__(self, root: Path, nodes: int = 3, prolog: str | None = None, health_check: str | None = None):
+    def __init__(self, root: Path, nodes: int = 3, prolog: str | None = None, health_check: str | None = None,
+                 health_interval: int = 0):
         self.root, self.wanted, self.prolog, self.health_check = Path(root), nodes, prolog, health_check
+        self.health_interval = health_interval
         self.procs: list[subprocess.Popen] = []
         self.host = socket.gethostname().split(".")[0]
         self.conf = self.root / "slurm.conf"
@@ -122,8 +124,8 @@ class LocalSlurm:
         if self.prolog:
             lines.append(f"Prolog={self.prolog}")
         if self.health_check:
-            # Run only when asked (scontrol reboot or an interval far off): the tests trigger it.
-            lines += [f"HealthCheckProgram={self.health_check}", "HealthCheckInterval=0"]
+            lines += [f"HealthCheckProgram={self.health_check}", f"HealthCheckInterval={self.health_interval}",
+                      "HealthCheckNodeState=ANY"]
         one = len(names) == 1
         for name in names:
             port = "" if one else f" NodeHostname=localhost NodeAddr=127.0.0.1 Port={free_port()}"
