@@ -118,10 +118,10 @@ def fleet(cluster, *args, stand_ins=None, timeout=300):
     return done.returncode, done.stdout + done.stderr
 
 
-def sweep(cluster, shared, stand_ins):
+def sweep(cluster, shared, stand_ins, *extra):
     nodes = ",".join(cluster.nodes)
     rc, out = fleet(cluster, "sweep", "--nodes", nodes, "--tier", "full", "--shared", str(shared), "--wait",
-                    "--rmpeer", RMPEER, "--time", "10", stand_ins=stand_ins)
+                    "--rmpeer", RMPEER, "--time", "10", *extra, stand_ins=stand_ins)
     assert "submitted job" in out, out
     return rc, out
 
@@ -137,7 +137,12 @@ def folder_of(tmp_path, recordings: dict) -> Path:
 def test_a_sweep_over_healthy_recordings_leaves_every_node_idle(slurm, tmp_path):
     shared = tmp_path / "shared"
     recs = folder_of(tmp_path, {n: HEALTHY for n in slurm.nodes})
-    sweep(slurm, shared, recs)
+    sweep(slurm, shared, recs, "--max-nodes", "2")      # a large fleet is split into several jobs
+    record = json.loads((shared / "sweep.json").read_text())
+    n = len(slurm.nodes)
+    assert [len(j["nodes"]) for j in record["jobs"]] == [min(2, n - i) for i in range(0, n, 2)]
+    assert all(j["job"].isdigit() for j in record["jobs"])
+    assert sorted(n for j in record["jobs"] for n in j["nodes"]) == sorted(slurm.nodes)
     rc, out = fleet(slurm, "collect", str(shared), "--drain", "--no-report", stand_ins=recs)
     assert rc == 0, out
     lines = [json.loads(x) for x in (shared / "summary.jsonl").read_text().splitlines()]
