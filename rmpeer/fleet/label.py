@@ -102,7 +102,10 @@ def _apply(wants: list[dict]) -> list[str]:
             node = api.read_node(want["node"])
             taints = [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v is not None}
                       for t in (node.spec.taints or [])]
-            api.patch_node(want["node"], node_patch(want, taints))
+            # A JSON merge patch (RFC 7386): a label set to null is removed, the taint list is
+            # replaced whole (it holds the node's other taints as read above). Named, because
+            # the client would otherwise pick json-patch+json, which wants a list of operations.
+            api.patch_node(want["node"], node_patch(want, taints), _content_type="application/merge-patch+json")
             done.append(f"{want['node']}: {want['labels'][RESULT]}: patched")
         except client.ApiException as exc:
             done.append(f"{want['node']}: not patched: {exc.status} {exc.reason}")
