@@ -67,7 +67,8 @@ def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
         for o in outcomes:
             line = o.summary()
             if json_line and o.result is not None:
-                line = {**json.loads(json_line(o.result, str(o.certificate))), **line}
+                run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
+                line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
             f.write(json.dumps(line, default=str) + "\n")
 
 
