@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .diff import add_parser as add_diff
     add_diff(sub)
     add_abi(sub)
+    from .fleet.cli import add_parser as add_fleet
+    add_fleet(sub)
     return p
 
 
@@ -95,6 +97,9 @@ def main(argv=None) -> int:
         if args.command == "diff":
             from .diff import run
             return run(args)
+        if args.command == "fleet":
+            from .fleet.cli import run as run_fleet
+            return run_fleet(args)
         if args.command == "abi":
             from .abi.fromheaders import run
             return run(args)

@@ -1,0 +1,149 @@
+"""`rmpeer fleet collect DIR`: a sweep's node table, its merged outputs, and (with --drain) the
+drains and resumes it calls for.
+
+- Outputs under DIR: summary.jsonl (one line per node), junit.xml (one <testsuite> per node,
+  rmpeer.render.junit), report.html (`rmpeer report` over every node's Allure results, where
+  the Allure CLI is installed).
+- --drain: a NOT CERTIFIED node is drained with its `rmpeer: <check>: <detail>` reason; a
+  DEGRADED one too, unless --degraded keep, but a node DEGRADED by bandwidth floors alone is
+  first run once more (one dip does not drain a node). A node that now passes is resumed only
+  if its drain reason starts with `rmpeer:` (a human's drain stays). A node that gave no
+  verdict (tool error, no result) is neither drained nor resumed.
+Exit: 0 every node passed, 1 a node failed or is degraded, 5 a node gave no verdict."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from . import slurmctl
+from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, load_node, load_sweep, reason_line
+from .sweep import SWEEP, rmpeer_command
+
+
+def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
+    record = json.loads((shared / SWEEP).read_text()) if (shared / SWEEP).is_file() else {}
+    found = {o.node: o for o in load_sweep(shared)}
+    for node in record.get("nodes", []):
+        if node not in found:
+            found[node] = NodeOutcome(node, ERROR, line=reason_line("tool", "no result: the node did not run "
+                                                                             "or did not finish"))
+    return [found[n] for n in sorted(found)], record
+
+
+def rerun(outcome: NodeOutcome, shared: Path, tier: str, args) -> NodeOutcome:
+    """The one second chance of a node DEGRADED by floors alone."""
+    cmd = [*(args.rmpeer.split() if args.rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
+           "--shared", str(shared)]
+    print(f"{outcome.node}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
+    slurmctl.run_on(outcome.node, cmd, time_limit_min=args.time, timeout=args.time * 60 + 120)
+    again = load_node(shared / outcome.node)
+    again.reasons = again.reasons or outcome.reasons
+    return again
+
+
+def table(outcomes: list[NodeOutcome]) -> str:
+    width = max([4] + [len(o.node) for o in outcomes])
+    rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'time':>6}  reason"]
+    for o in outcomes:
+        took = f"{o.duration_s:.1f}s" if o.duration_s is not None else "-"
+        stand = f" (REPLAY of {Path(o.replay_of).name})" if o.replay_of else ""
+        rows.append(f"{o.node:<{width}}  {o.state:<8}  {o.verdict or '-':<13}  {took:>6}  {o.line or ''}{stand}")
+    counts = {s: sum(o.state == s for o in outcomes) for s in (PASS, DEGRADED_STATE, FAIL_STATE, ERROR)}
+    rows.append(f"{len(outcomes)} node(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return "\n".join(rows)
+
+
+def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
+    try:
+        from ..render.jsonline import json_line
+    except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
+        json_line = None
+    with path.open("w") as f:
+        for o in outcomes:
+            line = o.summary()
+            if json_line and o.result is not None:
+                run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
+                line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
+            f.write(json.dumps(line, default=str) + "\n")
+
+
+def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:
+    results = [o.result for o in outcomes if o.result is not None]
+    try:
+        from ..render.junit import write_junit as render
+    except ImportError:
+        return "junit.xml not written: rmpeer.render.junit is not in this rmpeer"
+    if not results:
+        return "junit.xml not written: no node's certificate is a RunResult (an older rmpeer wrote them)"
+    render(results, path)
+    return f"wrote {path}"
+
+
+def write_report(outcomes: list[NodeOutcome], path: Path) -> str:
+    dirs = [str(o.certificate.parent / "allure-results") for o in outcomes
+            if o.certificate and (o.certificate.parent / "allure-results").is_dir()]
+    if not dirs:
+        return "report.html not written: no node left Allure results"
+    try:
+        from ..report.allure_html import allure_command
+
+        allure_command()
+    except Exception as exc:   # noqa: BLE001 - no Allure CLI: the report is optional
+        return f"report.html not written: {exc}"
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "report", "--results", *dirs, "--output", str(path),
+                           "--title", f"rmpeer fleet: {len(dirs)} node(s)"], capture_output=True, text=True,
+                          timeout=600)
+    return f"wrote {path}" if done.returncode == 0 else f"report.html not written: {done.stderr.strip()[-300:]}"
+
+
+def act(outcomes: list[NodeOutcome], degraded: str) -> list[str]:
+    """The drains and resumes; what was done, one line each."""
+    done = []
+    for o in outcomes:
+        info = slurmctl.node_info(o.node)
+        if not info:
+            done.append(f"{o.node}: not a Slurm node here; nothing done")
+            continue
+        if o.state == FAIL_STATE or (o.state == DEGRADED_STATE and degraded == "drain"):
+            err = slurmctl.drain(o.node, o.line)
+            done.append(f"{o.node}: drained: {o.line}" + (f" (scontrol: {err})" if err else ""))
+        elif o.state == PASS and slurmctl.is_drained(info):
+            if slurmctl.ours(info):
+                err = slurmctl.resume(o.node)
+                done.append(f"{o.node}: resumed (was: {info['Reason']})" + (f" (scontrol: {err})" if err else ""))
+            else:
+                done.append(f"{o.node}: passes, but stays drained: its reason is not rmpeer's ({info['Reason']})")
+    return done
+
+
+def collect(args) -> int:
+    shared = Path(args.dir).resolve()
+    if not shared.is_dir():
+        raise ConfigError(f"{shared}: no such folder (the --shared folder of a sweep)")
+    outcomes, record = gather(shared)
+    if not outcomes:
+        raise ConfigError(f"{shared}: no node's result in it (each node writes <dir>/<node>/status.json)")
+    if args.drain:
+        if not shutil.which("srun"):
+            raise ConfigError("--drain needs Slurm's client commands (srun, scontrol) on this machine")
+        tier = record.get("tier", "full")
+        outcomes = [rerun(o, shared, tier, args) if o.state == DEGRADED_STATE and o.floors_only else o
+                    for o in outcomes]
+    print(table(outcomes))
+    write_summary(outcomes, shared / "summary.jsonl")
+    notes = [f"wrote {shared / 'summary.jsonl'}", write_junit(outcomes, shared / "junit.xml")]
+    if not args.no_report:
+        notes.append(write_report(outcomes, shared / "report.html"))
+    if args.drain:
+        notes += act(outcomes, args.degraded)
+    for n in notes:
+        print(n)
+    states = {o.state for o in outcomes}
+    if states & {FAIL_STATE, DEGRADED_STATE}:
+        return EXIT_NOT_CERTIFIED
+    return EXIT_INCOMPLETE if ERROR in states else EXIT_OK

@@ -1,0 +1,129 @@
+"""`rmpeer fleet label DIR`: Kubernetes node labels and taints from collected results.
+
+Scheme (no standard GPU-health label exists; rmpeer uses its own domain, as CHS, HyperPod and
+Autopilot do):
+  rmpeer.io/result       pass | degraded | fail | error
+  rmpeer.io/checked-at   when the node's run ended, UTC, e.g. 20261130T003650Z
+  rmpeer.io/certificate  the certificate's id (removed when the run left none)
+  taint rmpeer.io/p2p    failed:NoSchedule (fail), degraded:PreferNoSchedule (degraded),
+                         removed on pass; an `error` (the tool gave no verdict) leaves the
+                         node's taints as they are: a tool error never taints nor untaints.
+Without --apply the patches are printed, one JSON line per node; with --apply they are sent
+with the kubernetes client (pip install 'rmpeer[fleet]'), reading each node's taints first
+(a node's taint list is replaced whole by a patch, so the others are kept as they are)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from pathlib import Path
+
+from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_sweep
+
+DOMAIN = "rmpeer.io"
+RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",
+                                          f"{DOMAIN}/p2p")
+TAINTS = {FAIL_STATE: ("failed", "NoSchedule"), DEGRADED_STATE: ("degraded", "PreferNoSchedule")}
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_value(text: str) -> str:
+    """A string as a valid label value: 63 characters at most, [A-Za-z0-9._-], alphanumeric ends."""
+    value = re.sub(r"[^A-Za-z0-9._-]", "-", text)[:63].strip("-_.")
+    assert _LABEL_VALUE.match(value), value
+    return value
+
+
+def checked_at(outcome: NodeOutcome, folder: Path) -> str:
+    stamp = ""
+    if (folder / STATUS).is_file():
+        stamp = json.loads((folder / STATUS).read_text()).get("at", "")
+    if not stamp and outcome.result is not None:
+        stamp = outcome.result.started
+    if not stamp and outcome.certificate:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outcome.certificate.stat().st_mtime))
+    return label_value(stamp.replace("-", "").replace(":", "").split(".")[0].removesuffix("Z") + "Z") if stamp else ""
+
+
+def certificate_id(outcome: NodeOutcome) -> str | None:
+    if outcome.result is not None and outcome.result.certificate_id:
+        return label_value(outcome.result.certificate_id)
+    if outcome.certificate and outcome.certificate.is_file():
+        return "sha256-" + hashlib.sha256(outcome.certificate.read_bytes()).hexdigest()[:32]
+    return None
+
+
+def desired(outcome: NodeOutcome, folder: Path) -> dict:
+    """What the node should carry: labels (None removes one) and the rmpeer taint
+    ({value, effect}, None to remove it, or "keep")."""
+    labels = {RESULT: outcome.state, CHECKED_AT: checked_at(outcome, folder) or None,
+              CERTIFICATE: certificate_id(outcome)}
+    if outcome.state == ERROR:
+        taint = "keep"
+    elif outcome.state == PASS:
+        taint = None
+    else:
+        value, effect = TAINTS[outcome.state]
+        taint = {"key": TAINT, "value": value, "effect": effect}
+    return {"node": outcome.node, "labels": labels, "taint": taint}
+
+
+def node_patch(want: dict, current_taints: list[dict]) -> dict:
+    """The patch for one node, given the taints it has now (dicts with key, value, effect)."""
+    patch = {"metadata": {"labels": dict(want["labels"])}}
+    if want["taint"] == "keep":
+        return patch
+    others = [t for t in current_taints if t.get("key") != TAINT]
+    new = others + ([want["taint"]] if want["taint"] else [])
+    if new != list(current_taints):
+        patch["spec"] = {"taints": new}
+    return patch
+
+
+def _apply(wants: list[dict]) -> list[str]:
+    try:
+        from kubernetes import client, config
+    except ImportError:
+        raise ConfigError("--apply needs the kubernetes client: pip install 'rmpeer[fleet]'") from None
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        try:
+            config.load_kube_config()
+        except (config.ConfigException, OSError) as exc:
+            raise ConfigError(f"--apply: no cluster configuration (in-cluster or kubeconfig): {exc}") from None
+    api = client.CoreV1Api()
+    done = []
+    for want in wants:
+        try:
+            node = api.read_node(want["node"])
+            taints = [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v is not None}
+                      for t in (node.spec.taints or [])]
+            # A JSON merge patch (RFC 7386): a label set to null is removed, the taint list is
+            # replaced whole (it holds the node's other taints as read above). Named, because
+            # the client would otherwise pick json-patch+json, which wants a list of operations.
+            api.patch_node(want["node"], node_patch(want, taints), _content_type="application/merge-patch+json")
+            done.append(f"{want['node']}: {want['labels'][RESULT]}: patched")
+        except client.ApiException as exc:
+            done.append(f"{want['node']}: not patched: {exc.status} {exc.reason}")
+    return done
+
+
+def main_label(args) -> int:
+    shared = Path(args.dir).resolve()
+    if not shared.is_dir():
+        raise ConfigError(f"{shared}: no such folder")
+    outcomes = load_sweep(shared)
+    if not outcomes:
+        raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
+    wants = [desired(o, shared / o.node) for o in outcomes]
+    if args.apply:
+        for line in _apply(wants):
+            print(line)
+    else:
+        for want in wants:
+            print(json.dumps({"node": want["node"], "patch": node_patch(want, []), "taint": want["taint"]}))
+    return EXIT_NOT_CERTIFIED if any(o.state in (FAIL_STATE, DEGRADED_STATE) for o in outcomes) else EXIT_OK

@@ -1,0 +1,143 @@
+"""`rmpeer fleet node`: one node's run, as the hooks call it (prolog, HealthCheckProgram, the
+sweep's task, node-problem-detector, the Kubernetes Job).
+
+It runs `rmpeer certify` for a tier into a folder, and answers with the exit code of
+rmpeer/errors.py and, for NOT CERTIFIED or DEGRADED, one line on stdout:
+`rmpeer: <check>: <detail>`, the reason a hook drains with. Whatever happens it writes
+status.json in the folder (node, exit, tier, line), so a collector can tell a node that gave
+no verdict from one that never ran.
+
+Stand-in hosts: with RMPEER_STAND_IN set to a recording (or to a folder holding
+<node>.jsonl.gz), the node certifies that recording instead of its GPUs
+(`certify --replay`); certify then says REPLAY everywhere, and the certificate's subject is
+the replay. A recording decides its own layouts, so the tier does not apply to it."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from .outcome import STATUS, certificate_in, load_certificate, reason_line
+
+STAND_IN = "RMPEER_STAND_IN"
+
+
+def node_name() -> str:
+    """Slurm's name for this node where Slurm runs us (several node names can share a host),
+    else the short host name."""
+    return os.environ.get("SLURMD_NODENAME") or os.environ.get("NODE_NAME") or socket.gethostname().split(".")[0]
+
+
+def stand_in(node: str) -> str | None:
+    given = os.environ.get(STAND_IN, "").strip()
+    if not given:
+        return None
+    path = Path(given)
+    return str(path / f"{node}.jsonl.gz") if path.is_dir() else given
+
+
+def certify_knows(option: str) -> bool:
+    """REMOVE at merge with the tiers branch (--tier, --if-stale, --require-idle are there)."""
+    from ..cli import build_parser
+
+    certify = build_parser()._subparsers._group_actions[0].choices["certify"]
+    return any(option in a.option_strings for a in certify._actions)
+
+
+def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | None,
+                 require_idle: bool = False) -> tuple[list, str]:
+    """The certify command line, and a note when the tier cannot be honoured as asked."""
+    args = ["certify", "--output", str(output)]
+    if replay:
+        return args + ["--replay", replay], ""
+    if certify_knows("--tier"):
+        return (args + ["--tier", tier] + (["--if-stale", if_stale] if if_stale else [])
+                + (["--require-idle"] if require_idle and certify_knows("--require-idle") else [])), ""
+    # REMOVE at merge: before the tiers branch, --quick is the quick tier and full is the default.
+    if tier == "passive":
+        return [], "this rmpeer has no passive tier (certify --tier passive): nothing ran"
+    return args + (["--quick"] if tier == "quick" else []), ""
+
+
+class _Tee(io.StringIO):
+    """stderr as it was, and kept: certify's own one-line error becomes the status line."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream = stream
+
+    def write(self, text):
+        self.stream.write(text)
+        return super().write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def run_certify(args: list) -> tuple[int, str]:
+    """certify in this process (no second interpreter start in a prolog's budget): its exit
+    code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
+    INCOMPLETE run (a tool error), never a verdict."""
+    from ..cli import main
+
+    err = _Tee(sys.stderr)
+    try:
+        with contextlib.redirect_stdout(sys.stderr), contextlib.redirect_stderr(err):
+            code = int(main(args) or 0)
+    except SystemExit as exc:       # argparse: a usage error
+        code = exc.code if isinstance(exc.code, int) else EXIT_CONFIG
+    except BaseException as exc:    # noqa: BLE001 - whatever broke, the node is not judged by it
+        print(f"rmpeer: certify stopped: {exc}", file=err)
+        code = EXIT_INCOMPLETE
+    said = [ln.strip() for ln in err.getvalue().splitlines() if ln.strip()]
+    return code, next((ln for ln in reversed(said) if ln.startswith(("rmpeer: ", "rmpeer certify: "))), "")
+
+
+def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False) -> tuple[int, str]:
+    node = node_name()
+    output.mkdir(parents=True, exist_ok=True)
+    (output / STATUS).unlink(missing_ok=True)
+    replay = stand_in(node)
+    args, note = certify_args(tier, output, if_stale, replay, require_idle)
+    started, wall = time.monotonic(), time.time()
+    line = ""
+    if not args:
+        code, line = EXIT_CONFIG, f"rmpeer: tool: {note}"
+    else:
+        code, said = run_certify(args)
+        cert = certificate_in(output)
+        if cert and cert.stat().st_mtime < wall - 1:
+            cert = None     # an earlier run's: this run wrote none
+        if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and cert:
+            outcome = load_certificate(node, cert)
+            line = outcome.line
+            # REMOVE at merge with the tiers branch: certify exits 1 for DEGRADED until then.
+            if code == EXIT_NOT_CERTIFIED and outcome.state == "degraded":
+                code = EXIT_DEGRADED
+        elif code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
+            code, line = EXIT_INCOMPLETE, reason_line("tool", f"exit {code} but no certificate in {output}")
+        elif code != EXIT_OK:
+            line = reason_line("tool", f"certify exit {code}: " + (said.split(": ", 1)[-1] if said else "no verdict"))
+    status = {"node": node, "tier": tier, "exit": code, "line": line, "stand_in": replay or "",
+              "duration_s": round(time.monotonic() - started, 2),
+              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with contextlib.suppress(OSError):
+        tmp = output / (STATUS + ".tmp")
+        tmp.write_text(json.dumps(status) + "\n")
+        tmp.replace(output / STATUS)
+    return code, line
+
+
+def main_node(args) -> int:
+    output = Path(args.output) if args.output else Path(args.shared) / node_name()
+    code, line = run_node(args.tier, output, args.if_stale, args.require_idle)
+    if line:
+        print(line, flush=True)
+    return code

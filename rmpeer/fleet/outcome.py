@@ -1,0 +1,127 @@
+"""What one node's folder of a sweep says: the node's status line (written by
+`rmpeer fleet node` whatever happened) and its certificate, read back as a RunResult.
+
+A node is one of four states, and only a verdict moves a node: `pass` (CERTIFIED), `degraded`,
+`fail` (NOT CERTIFIED) and `error` (the tool could not give a verdict: exit 2, 3, 5, 6, 7, a
+missing folder, an unreadable certificate). An `error` never drains nor resumes a node."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
+from ..result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+
+STATUS = "status.json"
+CERTIFICATES = ("certificate.json", "replay-certificate.json")
+PASS, DEGRADED_STATE, FAIL_STATE, ERROR = "pass", "degraded", "fail", "error"
+STATE_OF_VERDICT = {CERTIFIED: PASS, DEGRADED: DEGRADED_STATE, NOT_CERTIFIED: FAIL_STATE}
+EXIT_OF_STATE = {PASS: EXIT_OK, DEGRADED_STATE: EXIT_DEGRADED, FAIL_STATE: EXIT_NOT_CERTIFIED}
+REASON_PREFIX = "rmpeer:"
+REASON_LIMIT = 200      # a drain reason stays readable in `sinfo -R`
+
+
+@dataclass
+class NodeOutcome:
+    node: str
+    state: str                       # pass | degraded | fail | error
+    verdict: str = ""                # the certificate's, where there is one
+    reasons: list = field(default_factory=list)
+    line: str = ""                   # "rmpeer: <check>: <detail>", the drain reason
+    floors_only: bool = False        # DEGRADED by bandwidth floors and nothing else
+    exit_code: int | None = None
+    duration_s: float | None = None
+    certificate: Path | None = None
+    result: RunResult | None = None  # None for the old format or no certificate
+    replay_of: str = ""              # a stand-in: the recording it replayed
+
+    def summary(self) -> dict:
+        return {"node": self.node, "state": self.state, "verdict": self.verdict, "exit": self.exit_code,
+                "reason": self.line, "reasons": self.reasons, "duration_s": self.duration_s,
+                "certificate": str(self.certificate) if self.certificate else None, "replay_of": self.replay_of}
+
+
+def certificate_in(folder: Path) -> Path | None:
+    return next((folder / n for n in CERTIFICATES if (folder / n).is_file()), None)
+
+
+def reason_line(check: str, detail: str) -> str:
+    text = " ".join(f"{REASON_PREFIX} {check}: {detail}".split())
+    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
+
+
+def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeOutcome:
+    state = STATE_OF_VERDICT.get(result.verdict, ERROR)
+    bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
+    first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
+    if first:
+        line = reason_line(first.check, f"{first.subject}: expected {first.expected}, found {first.found}")
+    else:
+        line = reason_line(result.verdict.lower(), (result.reasons or ["no reason given"])[0])
+    floors = bool(bad) and all(f.severity == DEGRADE and f.check == "bandwidth-floor" for f in bad)
+    return NodeOutcome(node, state, result.verdict, list(result.reasons), line if state != PASS else "",
+                       floors and state == DEGRADED_STATE, EXIT_OF_STATE.get(state), result.duration_s, path,
+                       result, result.target.get("transcript", "") if result.is_replay else "")
+
+
+def _from_old_certificate(node: str, cert: dict, path: Path) -> NodeOutcome:
+    """REMOVE when the core branch lands: certify's format before RunResult (verdict, reasons,
+    counts, subject). Reasons there are sentences; the check is the verdict's word."""
+    verdict = cert.get("verdict", "")
+    state = STATE_OF_VERDICT.get(verdict, ERROR)
+    reasons = [r.removeprefix("AssertionError: ").removeprefix(f"{verdict}: ") for r in cert.get("reasons", [])]
+    check = "bandwidth-floor" if reasons and all("below the floor" in r for r in reasons) else verdict.lower()
+    line = reason_line(check, reasons[0] if reasons else "no reason given") if state != PASS else ""
+    subject = cert.get("subject", {})
+    return NodeOutcome(node, state, verdict, reasons, line, state == DEGRADED_STATE and check == "bandwidth-floor",
+                       EXIT_OF_STATE.get(state), cert.get("duration_s"), path, None,
+                       subject.get("transcript", "") if subject.get("kind") == "replay" else "")
+
+
+def load_certificate(node: str, path: Path) -> NodeOutcome:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return NodeOutcome(node, ERROR, line=reason_line("certificate", f"unreadable {path}: {exc}"), certificate=path)
+    if isinstance(data, dict) and data.get("format"):
+        try:
+            return from_result(node, RunResult.from_dict(data), path)
+        except (TypeError, ValueError) as exc:
+            return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {exc}"), certificate=path)
+    return _from_old_certificate(node, data, path)
+
+
+def load_node(folder: Path) -> NodeOutcome:
+    """A node's folder: its status (the exit code of its run) and its certificate. Fails closed:
+    no status and no certificate, an exit code that says the run gave no verdict, or an exit
+    code that contradicts the certificate, is an `error`, never a pass."""
+    node = folder.name
+    status = {}
+    if (folder / STATUS).is_file():
+        try:
+            status = json.loads((folder / STATUS).read_text())
+        except ValueError:
+            status = {"exit": None, "line": f"unreadable {folder / STATUS}"}
+    cert = certificate_in(folder)
+    code = status.get("exit")
+    if cert is None or (status and code not in (EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_DEGRADED)):
+        why = status.get("line") or ("no result: the node did not run, or did not finish" if not status
+                                      else f"exit {code}")
+        line = why if why.startswith(REASON_PREFIX) else reason_line("tool", why)
+        return NodeOutcome(node, ERROR, line=line, exit_code=code,
+                           duration_s=status.get("duration_s"), replay_of=status.get("stand_in", ""))
+    out = load_certificate(node, cert)
+    if status and out.state != ERROR and code != out.exit_code:
+        return NodeOutcome(node, ERROR, out.verdict, out.reasons,
+                           reason_line("tool", f"exit {code} does not match the certificate's {out.verdict}"),
+                           exit_code=code, certificate=cert)
+    return out
+
+
+def load_sweep(shared: Path) -> list[NodeOutcome]:
+    """Every node folder under a sweep's shared folder (a folder with a status or a certificate)."""
+    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and
+               ((p / STATUS).exists() or certificate_in(p))]
+    return [load_node(p) for p in folders]

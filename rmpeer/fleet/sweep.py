@@ -1,0 +1,93 @@
+"""`rmpeer fleet sweep`: one `sbatch --exclusive --ntasks-per-node=1 -N n` job over the nodes
+(several jobs above --max-nodes, as aznhc splits at about 300), each node writing its own
+folder <shared>/<node>/ through `rmpeer fleet node --shared`. The shared folder gets
+sweep.json (nodes, tier, job ids) for the collector, which reports a listed node that wrote
+nothing as an error."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..result import TIERS
+
+SWEEP = "sweep.json"
+
+
+def expand(nodes: str) -> list[str]:
+    """A Slurm host list (node[1-3],gpu7) as names, by Slurm's own parser."""
+    done = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True, timeout=30)
+    if done.returncode or not done.stdout.split():
+        raise ConfigError(f"--nodes {nodes!r}: not a Slurm host list ({done.stderr.strip() or 'no names'})")
+    return done.stdout.split()
+
+
+def rmpeer_command() -> list[str]:
+    """How a node starts this same rmpeer (the sweep assumes the same install path on every node)."""
+    exe = shutil.which("rmpeer")
+    here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0].endswith("rmpeer") else None
+    if here and here.is_file():
+        return [str(here)]
+    return [exe] if exe else [sys.executable, "-m", "rmpeer"]
+
+
+def batch_script(names: list[str], tier: str, shared: Path, rmpeer: list[str], time_min: int) -> str:
+    task = " ".join(shlex.quote(a) for a in [*rmpeer, "fleet", "node", "--tier", tier, "--shared", str(shared)])
+    return "\n".join([
+        "#!/bin/sh",
+        "#SBATCH --job-name=rmpeer-sweep",
+        "#SBATCH --exclusive",
+        "#SBATCH --ntasks-per-node=1",
+        f"#SBATCH --nodes={len(names)}",
+        f"#SBATCH --nodelist={','.join(names)}",
+        f"#SBATCH --time={time_min}",
+        f"#SBATCH --output={shared}/slurm-%j.out",
+        "# One rmpeer per node; each writes <shared>/<node>/ (status.json and its certificate).",
+        f"srun --ntasks-per-node=1 --kill-on-bad-exit=0 {task}",
+        "",
+    ])
+
+
+def submit(args) -> int:
+    if args.tier not in TIERS:
+        raise ConfigError(f"--tier {args.tier!r}: one of {', '.join(TIERS)}")
+    if not shutil.which("sbatch"):
+        raise ConfigError("sbatch is not on PATH: the sweep submits a Slurm job")
+    shared = Path(args.shared).resolve()
+    try:
+        shared.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--shared {shared}: cannot create it ({exc.strerror})") from None
+    names = expand(args.nodes)
+    chunks = [names[i:i + args.max_nodes] for i in range(0, len(names), args.max_nodes)]
+    rmpeer = shlex.split(args.rmpeer) if args.rmpeer else rmpeer_command()
+    jobs = []
+    for n, chunk in enumerate(chunks):
+        script = shared / f"sweep-{n}.sh"
+        script.write_text(batch_script(chunk, args.tier, shared, rmpeer, args.time))
+        cmd = ["sbatch", "--parsable", *(["--wait"] if args.wait else []),
+               *([f"--partition={args.partition}"] if args.partition else []), str(script)]
+        # With --wait each sbatch blocks: start them all, then wait for each.
+        jobs.append((chunk, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    record = {"nodes": names, "tier": args.tier, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                          time.gmtime())}
+    failed = False
+    for chunk, proc in jobs:
+        out, err = proc.communicate()
+        job = out.strip().split(";")[0]
+        record["jobs"].append({"job": job, "nodes": chunk, "sbatch_exit": proc.returncode})
+        if not job:
+            failed = True
+            print(f"rmpeer fleet sweep: sbatch refused {len(chunk)} node(s): {err.strip()}", file=sys.stderr)
+        else:
+            print(f"submitted job {job}: {len(chunk)} node(s), tier {args.tier}, results under {shared}")
+    (shared / SWEEP).write_text(json.dumps(record, indent=1) + "\n")
+    if failed:
+        raise ConfigError("the sweep was not (wholly) submitted; see the lines above")
+    return 0

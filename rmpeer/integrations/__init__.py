@@ -1,0 +1,2 @@
+"""Files rmpeer ships for the cluster's own hooks: slurm/ and kubernetes/ (copied out by
+`rmpeer fleet files slurm|kubernetes DIR`)."""

@@ -1,0 +1,1 @@
+"""A real Slurm cluster on localhost for the fleet tests (see harness.py)."""

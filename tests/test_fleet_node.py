@@ -1,0 +1,160 @@
+"""`rmpeer fleet node` and the collector's reading of node folders, offline: stand-in hosts
+are recordings (RMPEER_STAND_IN), replayed by certify and labelled REPLAY. The exit codes are
+rmpeer/errors.py's, the reason line is `rmpeer: <check>: <detail>`, and every way a node can
+fail to give a verdict reads as `error`, never as a pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from fleet_nodes import RMPEER, fleet_node, make_sweep
+from slurm.recordings import HEALTHY, IDLE_CLOCKS
+
+from rmpeer.fleet import outcome as oc
+from rmpeer.fleet.files import copy_out
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    return make_sweep(tmp_path_factory.mktemp("sweep"))
+
+
+def test_each_node_exits_with_its_verdict_and_says_why(sweep):
+    shared, runs = sweep
+    assert {n: r[0] for n, r in runs.items()} == {"gpu-ok": 0, "gpu-slow": 4, "gpu-bad": 1, "gpu-tool": 2}
+    assert runs["gpu-ok"][1] == ""
+    assert runs["gpu-slow"][1].startswith("rmpeer: bandwidth-floor: ") and "below the floor" in runs["gpu-slow"][1]
+    assert runs["gpu-bad"][1].startswith("rmpeer: ") and "wrong memory" in runs["gpu-bad"][1]
+    assert runs["gpu-tool"][1].startswith("rmpeer: tool: certify exit 2: ")
+    assert all(len(r[1].strip()) <= oc.REASON_LIMIT for r in runs.values())
+    assert "REPLAY of h200x2" in runs["gpu-ok"][2], "a stand-in says it is a replay"
+
+
+def test_each_node_folder_reads_back_as_its_state(sweep):
+    shared, _ = sweep
+    got = {o.node: o for o in oc.load_sweep(shared)}
+    assert {n: o.state for n, o in got.items()} == {"gpu-ok": "pass", "gpu-slow": "degraded", "gpu-bad": "fail",
+                                                    "gpu-tool": "error"}
+    assert got["gpu-slow"].floors_only and not got["gpu-bad"].floors_only
+    assert Path(got["gpu-ok"].replay_of).resolve() == HEALTHY.resolve(), "the stand-in is named as what was run"
+    status = json.loads((shared / "gpu-tool" / oc.STATUS).read_text())
+    assert status["exit"] == 2 and status["node"] == "gpu-tool" and status["stand_in"]
+
+
+def copy_node(shared: Path, node: str, dest: Path) -> Path:
+    import shutil
+
+    shutil.copytree(shared / node, dest / node)
+    return dest / node
+
+
+@pytest.mark.parametrize("exit_code", [2, 3, 5, 6, 7, None])
+def test_a_passing_certificate_beside_a_run_that_gave_no_verdict_is_an_error(sweep, tmp_path, exit_code):
+    shared, _ = sweep
+    folder = copy_node(shared, "gpu-ok", tmp_path)
+    status = json.loads((folder / oc.STATUS).read_text())
+    status["exit"] = exit_code
+    (folder / oc.STATUS).write_text(json.dumps(status))
+    got = oc.load_node(folder)
+    assert got.state == "error", got
+
+
+def test_an_exit_code_that_contradicts_the_certificate_is_an_error(sweep, tmp_path):
+    shared, _ = sweep
+    folder = copy_node(shared, "gpu-bad", tmp_path)
+    status = json.loads((folder / oc.STATUS).read_text())
+    status["exit"] = 0
+    (folder / oc.STATUS).write_text(json.dumps(status))
+    got = oc.load_node(folder)
+    assert got.state == "error" and "does not match" in got.line
+
+
+def test_an_unreadable_certificate_is_an_error(sweep, tmp_path):
+    shared, _ = sweep
+    folder = copy_node(shared, "gpu-ok", tmp_path)
+    oc.certificate_in(folder).write_text("{ truncated")
+    assert oc.load_node(folder).state == "error"
+
+
+def test_an_earlier_runs_certificate_is_not_taken_for_this_runs(sweep, tmp_path):
+    """A run that writes no certificate must not be judged by the one an earlier run left."""
+    shared, _ = sweep
+    folder = copy_node(shared, "gpu-ok", tmp_path)
+    old = time.time() - 3600
+    os.utime(oc.certificate_in(folder), (old, old))
+    garbage = tmp_path / "garbage.jsonl.gz"
+    garbage.write_text("not a recording\n")
+    rc, line, _ = fleet_node(tmp_path, "gpu-ok", garbage)
+    assert rc == 2 and line.startswith("rmpeer: tool: ")
+    assert oc.load_node(folder).state == "error"
+
+
+def test_the_live_path_without_a_gpu_is_a_tool_error(tmp_path):
+    rc, line, _ = fleet_node(tmp_path, "live", None, tier="quick")
+    assert rc == 3 and line.startswith("rmpeer: tool: certify exit 3: no NVIDIA device")
+    assert oc.load_node(tmp_path / "live").state == "error"
+
+
+def nhc(tmp_path, recording) -> tuple[int, str]:
+    """The NHC check sourced by bash as NHC does, with NHC's `die` recording its message."""
+    files = tmp_path / "files"
+    copy_out("slurm", files)
+    script = (f'die() {{ echo "DIE $1 $2"; return 1; }}; log() {{ echo "LOG $*"; }}; '
+              f'. {files}/check_rmpeer.nhc; check_rmpeer; echo "rc=$?"')
+    env = {"PATH": os.environ["PATH"], "RMPEER": RMPEER, "RMPEER_STATE_DIR": str(tmp_path / "state"),
+           "NODE_NAME": "n1", **({"RMPEER_STAND_IN": str(recording)} if recording else {})}
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout
+
+
+def test_the_nhc_check_dies_with_an_rmpeer_reason(tmp_path):
+    _, out = nhc(tmp_path, IDLE_CLOCKS)
+    assert "DIE 1 rmpeer: bandwidth-floor: " in out and "rc=1" in out
+
+
+@pytest.mark.parametrize("recording", [HEALTHY, "garbage"])
+def test_the_nhc_check_passes_a_healthy_node_and_a_tool_error(tmp_path, recording):
+    if recording == "garbage":
+        recording = tmp_path / "garbage.jsonl.gz"
+        recording.write_text("not a recording\n")
+    _, out = nhc(tmp_path, recording)
+    assert "DIE" not in out and "rc=0" in out
+    if recording.name == "garbage.jsonl.gz":
+        assert "LOG rmpeer: no verdict (exit 2" in out
+
+
+def test_the_shipped_slurm_files_are_executable_shell(tmp_path):
+    files = copy_out("slurm", tmp_path)
+    names = {p.name for p in files}
+    assert names == {"rmpeer-prolog", "rmpeer-healthcheck", "check_rmpeer.nhc"}
+    for p in files:
+        assert subprocess.run(["sh", "-n", str(p)]).returncode == 0, p
+        if p.name.startswith("rmpeer-"):
+            assert os.access(p, os.X_OK)
+    prolog = (tmp_path / "rmpeer-prolog").read_text()
+    assert "scontrol" not in prolog.split("\n# Settings")[1], "a prolog never calls scontrol"
+
+
+def test_a_crash_inside_certify_is_a_tool_error_never_a_verdict(tmp_path, monkeypatch):
+    """Fault injection: certify raising something it never should. The node gives no verdict
+    (exit 5, INCOMPLETE): a hook neither passes nor drains it on that."""
+    import rmpeer.cli
+    from rmpeer.fleet import node
+
+    def broken(argv=None):
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(rmpeer.cli, "main", broken)
+    monkeypatch.setenv("RMPEER_STAND_IN", str(HEALTHY))
+    monkeypatch.setenv("NODE_NAME", "crashy")
+    code, line = node.run_node("full", tmp_path / "crashy")
+    assert code == 5 and line == "rmpeer: tool: certify exit 5: certify stopped: injected fault"
+    got = oc.load_node(tmp_path / "crashy")
+    assert got.state == "error" and got.exit_code == 5
