@@ -5,6 +5,7 @@ import pytest
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh]
 
 
+@pytest.mark.rm_check("teardown-frees-memory", area="lifecycle")
 def test_teardown_frees_everything(fresh_setup, host_run):
     """A whole setup of the layout, torn down: every free is accepted, and the cards' free
     video memory returns to what it was."""
@@ -22,11 +23,17 @@ def test_teardown_frees_everything(fresh_setup, host_run):
     assert after == before
 
 
+@pytest.mark.rm_check("shared-teardown", area="lifecycle")
 def test_shared_setup_was_torn_down_cleanly(host_run, peer_case):
-    """The setup every other check of this layout shared was freed without a refusal (it is
-    torn down before any check that builds its own)."""
+    """The setup every other check of this layout shared was freed without a refusal, and
+    RM holds none of its objects afterwards (it is torn down before any check that builds
+    its own)."""
     if peer_case.layout.name not in host_run.closed_layouts:
         host_run.layout(peer_case)   # no other check of this layout ran: build it here
     host_run.release_layout()
-    refused = host_run.closed_layouts[peer_case.layout.name]
-    assert refused == [], [f"{r.label}: {r.status_name}" for r in refused]
+    closed = host_run.closed_layouts[peer_case.layout.name]
+    refused = [f"{r.label}: {r.status_name}" for r in closed.refused_frees]
+    assert refused == [], f"expected every free accepted, found refused: {refused}"
+    assert closed.setup.sessions and not closed.left_allocated, (
+        f"expected no object of the layout left, found {len(closed.left_allocated)} still allocated, "
+        f"the first {closed.left_allocated[0][2] if closed.left_allocated else None}")

@@ -43,12 +43,14 @@ def expected(topology, step: str) -> str:
 
 
 def sent(record, abi, struct_name=None):
-    """The request RM received, decoded through the ABI (the params block when struct_name)."""
+    """The request this run sent RM, decoded through the ABI (the params block when
+    struct_name). rmpeer.rm.client keeps the run's own bytes in the record, in a replay too."""
     if struct_name:
         return abi.struct(struct_name).decode(bytes.fromhex(record.payload.request))
     return abi.struct(record.struct).decode(bytes.fromhex(record.request))
 
 
+@pytest.mark.rm_check("setup:pair", area="setup")
 @pytest.mark.rm_pairs("p2p")
 def test_pair(peers, topology, host_run, s, t):
     step = peers.report.pair(s, t)
@@ -63,6 +65,7 @@ def test_pair(peers, topology, host_run, s, t):
     assert step.status_name == expected(topology, "pair"), step.record.status_text
 
 
+@pytest.mark.rm_check("setup:reservation", area="setup")
 @pytest.mark.rm_pairs("all")
 def test_reservation(peers, topology, host_run, s, t):
     step = peers.report.reserve(s, t)
@@ -73,6 +76,7 @@ def test_reservation(peers, topology, host_run, s, t):
     assert step.status_name == expected(topology, "reserve"), step.record.status_text
 
 
+@pytest.mark.rm_check("setup:map", area="setup")
 @pytest.mark.rm_pairs("all")
 def test_map(peers, topology, host_run, s, t):
     """Cross card: P2P_ENABLE=NOSLI; same card (t = s, or virtual ranks): the plain map."""
@@ -93,6 +97,7 @@ def test_map(peers, topology, host_run, s, t):
         assert step.reply["dmaOffset"] == window(host_run.layouts.va, peers.plan.extent, t)
 
 
+@pytest.mark.rm_check("setup:order", area="setup")
 def test_setup_order(peers):
     """As RM saw them: every pair (the seed's order), then the reservation and map of each
     window in the seed's order."""

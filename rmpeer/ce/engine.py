@@ -129,7 +129,7 @@ class CopyEngine:
         and build a new one; the other channels never notice."""
         group = self.channel_handles[0]
         self.rm.free(self.session.plan.device, group, label=f"ce:s{self.session.index}:free-faulted-group")
-        self.rm.objects = [o for o in self.rm.objects if o[1] not in self.channel_handles]
+        self.rm.forget(self.channel_handles)
         self.notifier.cpu.write(0, bytes(self.rm.abi.struct("NvNotification").size))
         self.generation += 1
         self._channel()

@@ -6,6 +6,8 @@ raises RmError naming the step, the handles, the status and the bytes.
 
 from __future__ import annotations
 
+import dataclasses
+
 import errno
 import os
 
@@ -63,11 +65,17 @@ class RmClient:
             fields = {**fields, payload_field: pbuf.address}
             if size_field:
                 fields[size_field] = len(payload)
-        top = self.shim.buffer(st.pack(**fields))
+        sent = st.pack(**fields)
+        top = self.shim.buffer(sent)
         nr = self.abi.escape(escape)
         rec = self.shim.ioctl(self.ctl_fd, self.abi.ioctl_request(nr, st.size), top, label=label,
                               escape=nr, struct=st, payload=pbuf, payload_struct=payload_struct,
                               status_field=status_field)
+        # the record says what THIS run sent (a replay hands back the recorded call; a check of
+        # the request must read the run's bytes, not the recording's)
+        rec.request = sent.hex()
+        if payload is not None and rec.payload is not None:
+            rec.payload = dataclasses.replace(rec.payload, request=bytes(payload).hex())
         if check and (rec.errno or rec.status):
             raise RmError(label, handles, rec, struct=st, payload_struct=payload_struct)
         return rec
@@ -105,6 +113,12 @@ class RmClient:
                           {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
                           label=label, handles={"hClient": self.handle, "hParent": parent,
                                                 "hObject": handle}, check=check)
+
+    def forget(self, handles) -> None:
+        """Drop objects RM freed along with a parent freed before them (e.g. a faulted
+        channel's group frees its channel): the table stays what RM holds."""
+        gone = set(handles)
+        self.objects = [o for o in self.objects if o[1] not in gone]
 
     def control(self, obj: int, name: str, *, label: str | None = None, check: bool = True,
                 payload: bytes | None = None, **fields) -> dict:
