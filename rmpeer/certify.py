@@ -76,12 +76,28 @@ class Progress:
         self.flush()
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised where the run stands so that it ends as a SIGINT does."""
+class Signals:
+    """SIGINT and SIGTERM end the run where it stands (as a KeyboardInterrupt, which pytest
+    turns into an interrupted session); the signal's name is kept for the verdict's reason."""
 
+    def __init__(self):
+        self.seen = None
+        self.previous = {}
 
-def _on_sigterm(signum, frame):
-    raise Interrupted("SIGTERM")
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def _on_signal(self, signum, frame):
+        first = self.seen is None
+        self.seen = self.seen or signal.Signals(signum).name
+        if first:
+            raise KeyboardInterrupt(self.seen)
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
 
 
 def _run_pytest(spec, host, collector, stream) -> int:
@@ -123,10 +139,12 @@ def certify(args) -> int:
     if spec.is_replay:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
+    if spec.tier == "passive":
+        return _passive(spec, args, say, replay_of, started, target)
     from .pytest_plugin.results import Collector
 
     host, collector, stopped, code = HostRun(spec), Collector(), None, None
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    signals = Signals().__enter__()
     try:
         try:
             host.open()
@@ -141,17 +159,38 @@ def certify(args) -> int:
                 say(f"  {line}")
             spec.output.mkdir(parents=True, exist_ok=True)
             code = _run_pytest(spec, host, collector, out_stream)
-        except KeyboardInterrupt as exc:
-            stopped = "SIGTERM" if isinstance(exc, Interrupted) else "SIGINT"
+        except KeyboardInterrupt:
+            stopped = signals.seen or "SIGINT"
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            stopped = stopped or signals.seen      # pytest caught it and said "interrupted"
             if stopped or code == 2:
                 host.abandon()     # the RM client freed: every object and any boost go with it
             else:
                 host.close()
-    except KeyboardInterrupt:        # a second signal while closing: the client is freed by exit
-        stopped = stopped or "SIGINT"
+    except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
+        stopped = stopped or signals.seen or "SIGINT"
+    finally:
+        signals.__exit__()
     result = _result(spec, host, collector, target, started, stopped, code)
+    return _report(result, spec, args, say, replay_of, started)
+
+
+def _passive(spec, args, say, replay_of, started, target) -> int:
+    """--tier passive: no traffic, no peer setup. The tiers module (rmpeer.passive) reads the
+    host and returns its RunResult (checks and findings); certify judges and renders it the
+    same way as a full run's."""
+    try:
+        from . import passive
+    except ImportError:
+        from .errors import ConfigError
+
+        raise ConfigError("--tier passive: not available in this build yet (use --tier quick)") from None
+    result = passive.run(spec)
+    result.version, result.matrices, result.target, result.tier = __version__, matrices_digest(), target, "passive"
+    result.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+    result.duration_s = round(time.time() - started, 1)
+    result.verdict, result.reasons = judge(result)
+    spec.output.mkdir(parents=True, exist_ok=True)
     return _report(result, spec, args, say, replay_of, started)
 
 

@@ -32,6 +32,7 @@ class LayoutRun:
         self._traffic = None
         self.refused_frees: list = []
         self.left_allocated: list = []
+        self.held_at_teardown = self.frees_accepted = 0
         self.result = LayoutResult(case.layout.name, list(case.layout.cards), case.extent)
         host.result.layouts.append(self.result)
         try:
@@ -88,7 +89,10 @@ class LayoutRun:
             shim.segment(f"traffic-close:{self.case.layout.name}")
             self._traffic.close()
         shim.segment(f"teardown:{self.case.layout.name}")
+        rm = self.setup.rm
+        self.held_at_teardown, accepted = len(self.setup.allocated()), rm.frees_accepted
         self.refused_frees = self.setup.teardown()
+        self.frees_accepted = rm.frees_accepted - accepted
         self.left_allocated = self.setup.allocated()
         self.result.refused_frees = [f"{r.label}: {r.status_name}" for r in self.refused_frees]
         return self.refused_frees

@@ -39,7 +39,7 @@ def check_findings(checks: list) -> list:
 
 def verdict(findings: list, checks: list) -> tuple[str, list]:
     """(verdict, reasons): one reason per distinct finding text, counting its repeats."""
-    ran = [c for c in checks if c.outcome in ("passed", "failed")]
+    ran = [c for c in checks if c.outcome in ("passed", "failed", "error")]
     everything = list(findings)
     if not ran:
         everything.append(Finding("run", "host", "at least one hardware check run", "no hardware check ran",
@@ -113,8 +113,9 @@ def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
         if x["level"] not in (BELOW, OUTLIER):
             continue
         if x["level"] == BELOW:
-            expected = f"at least {x['floor']:g} GB/s (the floor of {getattr(topology, 'name', '?')})"
-            found = f"{x['gbps']:.1f} GB/s, below the floor; {clocks_text(clocks)}"
+            expected = f"at least {x['floor']:g} GB/s"
+            found = (f"{x['gbps']:.1f} GB/s, below the floor of {x['floor']:g} GB/s "
+                     f"({getattr(topology, 'name', '?')}); {clocks_text(clocks)}")
         else:
             expected = f"within 15% of its siblings' median {x['median']:.1f} GB/s"
             found = f"{x['gbps']:.1f} GB/s; {clocks_text(clocks)}"

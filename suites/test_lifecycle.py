@@ -34,6 +34,9 @@ def test_shared_setup_was_torn_down_cleanly(host_run, peer_case):
     closed = host_run.closed_layouts[peer_case.layout.name]
     refused = [f"{r.label}: {r.status_name}" for r in closed.refused_frees]
     assert refused == [], f"expected every free accepted, found refused: {refused}"
-    assert closed.setup.sessions and not closed.left_allocated, (
-        f"expected no object of the layout left, found {len(closed.left_allocated)} still allocated, "
-        f"the first {closed.left_allocated[0][2] if closed.left_allocated else None}")
+    assert closed.held_at_teardown > 0 and closed.frees_accepted == closed.held_at_teardown, (
+        f"expected RM to accept a free of each of the {closed.held_at_teardown} objects the layout held, "
+        f"found {closed.frees_accepted} frees accepted")
+    assert not closed.left_allocated, (
+        f"expected no object of the layout left, found {len(closed.left_allocated)}, "
+        f"the first {closed.left_allocated[0][2]}")

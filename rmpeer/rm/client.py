@@ -43,6 +43,7 @@ class RmClient:
         self.ctl_fd = open_device_node(shim, CTL_PATH, label="open:nvidiactl")
         self.handle = 0
         self.objects: list[tuple[int, int, str]] = []   # (parent, handle, label), in alloc order
+        self.frees_accepted = 0      # every free RM accepted: what a teardown check counts
         self.handle = self.alloc(0, 0, "NV01_ROOT_CLIENT", label="alloc:client")
         self.objects.clear()  # the client itself is freed last, by close()
 
@@ -109,10 +110,13 @@ class RmClient:
             if self.objects[i][1] == handle:
                 del self.objects[i]
                 break
-        return self._call("NV_ESC_RM_FREE", "NVOS00_PARAMETERS",
-                          {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
-                          label=label, handles={"hClient": self.handle, "hParent": parent,
-                                                "hObject": handle}, check=check)
+        rec = self._call("NV_ESC_RM_FREE", "NVOS00_PARAMETERS",
+                         {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
+                         label=label, handles={"hClient": self.handle, "hParent": parent,
+                                               "hObject": handle}, check=check)
+        if not (rec.errno or rec.status):
+            self.frees_accepted += 1
+        return rec
 
     def forget(self, handles) -> None:
         """Drop objects RM freed along with a parent freed before them (e.g. a faulted
