@@ -85,6 +85,8 @@ class LayoutRun:
     def close(self) -> list:
         """Tear the layout down, newest object first; the frees RM refused."""
         shim = self.host.runtime.shim
+        if shim.mode == "replay":
+            self._as_recorded(shim)
         if self._traffic is not None:   # its own stretch: a replay of a run without traffic skips it
             shim.segment(f"traffic-close:{self.case.layout.name}")
             self._traffic.close()
@@ -96,6 +98,49 @@ class LayoutRun:
         self.left_allocated = self.setup.allocated()
         self.result.refused_frees = [f"{r.label}: {r.status_name}" for r in self.refused_frees]
         return self.refused_frees
+
+
+    def _as_recorded(self, shim) -> None:
+        """A replay of some of the checks (a file alone, an xdist worker) tears the layout down
+        as the recording did: with the traffic the recorded run built on it, and its engines
+        as the recorded run's last check left them (a channel replaced by a detection test)."""
+        name = self.case.layout.name
+        if self._traffic is None and f"traffic:{name}" in shim.segments:
+            self.traffic
+        if self._traffic is not None:
+            channels = recorded_channels(shim, self.setup.rm.abi, f"teardown:{name}")
+            for st in self._traffic.sessions:
+                engine = st.engine
+                mine = channels.get(engine.session.index)
+                if mine is not None and mine[0] != engine.generation:
+                    engine.adopt_channel(mine[1], mine[0])
+
+
+def recorded_channels(shim, abi, key: str) -> dict:
+    """session -> (generation, [handles]) of the copy-engine channels the recording's segment
+    `key` frees (its teardown: the channels the recorded run's engines had at the end)."""
+    from .ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
+
+    starts = shim.segments.get(key, [])
+    if not starts:
+        return {}
+    at = next((i for i in starts if i >= shim.pos), starts[0])
+    freed: dict = {}
+    request = abi.struct("NVOS00_PARAMETERS")
+    for line in shim.lines[at + 1:]:
+        if isinstance(line, dict):
+            if line.get("note") == "segment":
+                break
+            continue
+        m = CHANNEL_LABEL.fullmatch(line.label.removeprefix("free:"))
+        if m and line.op == "ioctl":
+            handle = request.decode(bytes.fromhex(line.request))["hObjectOld"]
+            freed.setdefault((int(m[1]), int(m[2])), {})[m[3]] = handle
+    out = {}
+    for (session, generation), parts in sorted(freed.items()):
+        if set(parts) == set(CHANNEL_PARTS):
+            out[session] = (generation, [parts[p] for p in CHANNEL_PARTS])
+    return out
 
 
 def pair_finding(pair: PairResult, spots: dict | None = None) -> Finding:
@@ -179,6 +224,8 @@ class HostRun:
             from .fitness import Fitness
 
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
+            if self.target.is_replay:
+                self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
             if self.with_staging:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
@@ -273,6 +320,17 @@ class HostRun:
             r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
             r.findings += [f for f in self.fitness.findings(self.spec.topology) if f not in r.findings]
         return r
+
+
+def recorded_provoked_xids(shim, abi) -> set:
+    """The Xids a recorded run provoked on purpose: an MMU fault for each channel it replaced
+    after a fault (only a detection test faults a channel and replaces it; a fault in a check
+    fails that check instead). A replay's kernel log is the recorded run's, whichever of its
+    checks this replay runs."""
+    from .ce.engine import FAULTED_GROUP
+
+    replaced = any(getattr(line, "label", "").endswith(FAULTED_GROUP) for line in shim.lines)
+    return {abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT")} if replaced else set()
 
 
 def _quietly(clean_up) -> None:

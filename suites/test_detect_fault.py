@@ -13,7 +13,6 @@ MMU_FAULT_XID = 31          # ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (nverror.h),
 
 
 @pytest.mark.rm_check("fault-detected", area="negative")
-@pytest.mark.rm_provokes_xid(31)     # MMU_FAULT_XID: the kernel logs it, not a fault of the host
 def test_unmapped_copy_faults_and_channel_is_replaced(traffic, peers, expect_xid):
     st = traffic.sessions[0]
     engine = st.engine

@@ -124,6 +124,11 @@ class RmClient:
         gone = set(handles)
         self.objects = [o for o in self.objects if o[1] not in gone]
 
+    def adopt(self, entries) -> None:
+        """Objects RM holds that this client did not allocate in this process (a replay that
+        jumps to a recorded moment): (parent, handle, label), newest last."""
+        self.objects.extend(entries)
+
     def control(self, obj: int, name: str, *, label: str | None = None, check: bool = True,
                 payload: bytes | None = None, **fields) -> dict:
         """An RM control on `obj`; returns the reply params decoded (with the record as '_record').
