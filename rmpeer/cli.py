@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quick", action="store_true",
                    help="only the one-per-card and interleaved layouts (with the detection and fitness checks); "
                         "the same as --tier quick")
-    c.add_argument("--tier", choices=("passive", "quick", "full"),
+    c.add_argument("--tier", metavar="TIER",
                    help="how deep: passive (no traffic), quick, or full (default)")
     c.add_argument("--require-idle", action="store_true",
                    help="refuse (exit 7) when other processes hold the GPUs")

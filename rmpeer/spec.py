@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,11 @@ def _checked_output(text) -> Path:
         raise ConfigError(f"--output {out}: cannot write there ({probe} is not a directory)")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ConfigError(f"--output {out}: cannot write there ({probe} is read-only for this user)")
+    try:    # access() says yes to root everywhere: a file made and removed at once settles it
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--output {out}: cannot write there ({exc.strerror})") from None
     return out
 
 

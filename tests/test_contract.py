@@ -167,7 +167,7 @@ CERTIFY_ROWS: list = [
         r"--output needs a folder"),
     row("certify-seventeen-sessions", ["certify", "--layout", seventeen()], 2, r"17 sessions > 16"),
     row("certify-abi-garbage", ["certify", "--rm-abi", "garbage"], 2, r"garbage"),
-    row("certify-tier-unknown", ["certify", "--tier", "deep"], 2, r"invalid choice: 'deep'"),
+    row("certify-tier-unknown", ["certify", "--tier", "deep"], 2, r"--tier 'deep': one of passive, quick, full"),
     row("bench-size-zero", ["bench", "--sizes", "0"], 2, r"--sizes: .*below the minimum"),
     row("bench-no-gpu", ["bench"], 3, r"no NVIDIA device"),
     row("bench-bad-sizes", ["bench", "--sizes", "lots"], 2, r"'lots' is not a size"),
