@@ -19,7 +19,7 @@ from . import __version__
 from .errors import EXIT_OK, ConfigError, NoDeviceError
 from .hostrun import HostRun
 from .layouts import Layout, LayoutMatrix, parse_size
-from .spec import _checked_output, live_spec
+from .spec import checked_output, live_spec
 from .targets import Case
 
 SETUP_SESSIONS = (1, 2, 4, 8, 16)
@@ -92,7 +92,7 @@ def bench(args) -> int:
             matrix.check_extent(n)
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
-    out = _checked_output(args.output)
+    out = checked_output(args.output)
     try:
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
                          output=out)

@@ -24,7 +24,7 @@ from .hostrun import HostRun
 from .judge import EXIT_CODES, judge
 from .render.certificate import write_certificate
 from .render.table import render_fitness, render_table, use_colour
-from .result import FAIL, UNFINISHED, Finding
+from .result import DEGRADE, FAIL, UNFINISHED, Finding
 from .spec import from_certify_args
 
 REASONS_SHOWN = 20
@@ -208,6 +208,12 @@ def _result(spec, host, collector, target, started, stopped, code):
     result.checks = collector.checks()
     result.findings += [Finding("topology", "host", f"the topology {spec.topology_name}", problem, FAIL)
                         for problem in spec.topology_problems()]
+    if (spec.topology is None or spec.topology.floors is None) and not spec.policies.no_floors:
+        # never a silent pass: without floors the bandwidth was measured but not judged
+        found = ("no entry of matrices/topologies.yaml matches this host" if spec.topology is None
+                 else f"the entry {spec.topology.name} has no floors")
+        result.findings.append(Finding("bandwidth-floor", "host", "floors for this host's bandwidth "
+                                       "(a topology entry with floors, or --no-floors)", found, DEGRADE))
     if stopped:
         result.findings.append(Finding("run", "host", "the run to finish", f"it was stopped by {stopped}",
                                        UNFINISHED))

@@ -98,7 +98,7 @@ def _checked_abi(abi):
     return abi
 
 
-def _checked_output(text) -> Path:
+def checked_output(text) -> Path:
     """The output folder, refused before the run when it cannot be written (nothing is created)."""
     if text is None or not str(text).strip():
         raise ConfigError("--output needs a folder (an empty name would write into the current directory)")
@@ -204,7 +204,7 @@ def from_certify_args(args) -> RunSpec:
     """`rmpeer certify`'s options, checked (options first, then the device), as one spec."""
     from .layouts import parse_size
 
-    output = _checked_output(args.output)
+    output = checked_output(args.output)
     policies = Policies(require_idle=bool(getattr(args, "require_idle", False)),
                         no_floors=bool(getattr(args, "no_floors", False)),
                         wait_s=float(getattr(args, "wait", 0) or 0))

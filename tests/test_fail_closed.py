@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -85,3 +84,33 @@ def test_the_json_summary_is_one_object_on_stdout(tmp_path):
     summary = json.loads(done.stdout)
     assert summary["verdict"] == "CERTIFIED" and summary["subject"] == "replay"
     assert os.path.exists(summary["certificate"])
+
+
+@needs_recording
+@pytest.mark.parametrize("no_floors, code, verdict", [(False, 4, "DEGRADED"), (True, 0, "CERTIFIED")],
+                         ids=["without-floors-degraded", "no-floors-certified"])
+def test_a_host_without_floors_is_never_a_silent_pass(tmp_path, no_floors, code, verdict):
+    """The recorded host with its topology entry removed: its bandwidth is judged against
+    nothing, so the verdict says so (DEGRADED), unless --no-floors accepts that."""
+    import re
+    import shutil
+
+    from rmpeer.resources import matrices_dir
+
+    matrices = tmp_path / "matrices"
+    shutil.copytree(matrices_dir(), matrices)
+    topologies = matrices / "topologies.yaml"
+    text = topologies.read_text()
+    kept = re.sub(r"\n  h200x2-nv18:\n(    .*\n|\s*\n)*", "\n", text)
+    assert kept != text
+    topologies.write_text(kept)
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(TWO[0]), "--layout",
+                           "one-per-card", "--output", str(tmp_path / "out"), *(["--no-floors"] if no_floors else [])],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, RMPEER_MATRICES=str(matrices)))
+    text = done.stdout + done.stderr
+    assert done.returncode == code, text[-3000:]
+    cert = _certificate(tmp_path / "out")
+    assert cert["verdict"] == verdict and cert["topology"] is None
+    if not no_floors:
+        assert any("no entry of matrices/topologies.yaml matches this host" in r for r in cert["reasons"])

@@ -62,7 +62,7 @@ def test_a_failed_pair_shows_in_its_cell(result):
     broken = RunResult.from_dict(result.to_dict())
     first = next(p for p in broken.pairs if p.op == "read" and p.src_card != p.dst_card)
     first.ok = False
-    assert f"R:FAIL 1/" in render_table(broken)
+    assert "R:FAIL 1/" in render_table(broken)
 
 
 def test_the_fitness_lines_say_the_boost_was_released(result):
