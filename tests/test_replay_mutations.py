@@ -48,6 +48,7 @@ MUTANTS = {
     "swap-windows": ["NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS field offset"],
     "no-status-sentinel": ["NVOS46_PARAMETERS field status"],
     "no-boost": ["perf:boost"],
+    "unchecked-flagless-plan": ["test_map", "'NO' == 'NOSLI'"],
 }
 
 

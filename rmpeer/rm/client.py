@@ -44,6 +44,7 @@ class RmClient:
         self.handle = 0
         self.objects: list[tuple[int, int, str]] = []   # (parent, handle, label), in alloc order
         self.frees_accepted = 0      # every free RM accepted: what a teardown check counts
+        self.calls_sent = 0          # every ioctl this client sent, in order
         self.handle = self.alloc(0, 0, "NV01_ROOT_CLIENT", label="alloc:client")
         self.objects.clear()  # the client itself is freed last, by close()
 
@@ -75,6 +76,8 @@ class RmClient:
         # the record says what THIS run sent (a replay hands back the recorded call; a check of
         # the request must read the run's bytes, not the recording's)
         rec.request = sent.hex()
+        self.calls_sent += 1
+        rec.sent_seq = self.calls_sent     # the run's own order (a replay's seq is the recording's)
         if payload is not None and rec.payload is not None:
             rec.payload = dataclasses.replace(rec.payload, request=bytes(payload).hex())
         if check and (rec.errno or rec.status):
