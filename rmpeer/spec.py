@@ -158,7 +158,11 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     header = transcript_summary(target.path)["header"]
     run = header.get("run", {})
     topology = TopologyMatrix().get(topology_name) if topology_name else None
-    cases, left_out = _cases(target, list(layouts), None, LayoutMatrix())
+    wanted = list(layouts)
+    if tier == "quick" and not wanted:     # the quick layouts the recording holds
+        recorded = {entry[0] for entry in run.get("layouts", [])}
+        wanted = [name for name in QUICK_LAYOUTS if name in recorded]
+    cases, left_out = _cases(target, wanted, None, LayoutMatrix())
     facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
