@@ -63,3 +63,23 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     text = str(err.value)
     assert "\n" not in text and "--rm-abi 575.64.05" in text and "does not match the running driver 580.95.05" in text
     assert host.runtime is None
+
+
+@pytest.mark.skipif(not TWO, reason="no two-card recording")
+def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
+    from rmpeer.spec import QUICK_LAYOUTS
+
+    full = replay_spec(str(TWO[0]))
+    quick = replay_spec(str(TWO[0]), tier="quick")
+    held = [c.layout.name for c in full.cases]
+    assert [c.layout.name for c in quick.cases] == [n for n in QUICK_LAYOUTS if n in held]
+    assert quick.tier == "quick" and len(quick.cases) < len(full.cases)
+
+
+def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
+    from rmpeer.spec import checked_output
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="--output needs a folder"):
+        checked_output("")
+    assert checked_output("a/b/c") == tmp_path / "a/b/c" and list(tmp_path.iterdir()) == []
