@@ -14,7 +14,6 @@ import time
 from dataclasses import asdict, dataclass
 
 from .layouts import Layout
-from .targets import Case
 
 REPEATS = 5              # steady copies per figure, after one first copy
 MORE_REPEATS = 5         # added once when the spread of the first ones exceeds STABLE_SPREAD
@@ -43,29 +42,39 @@ class Figure:
         return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in d.items() if v is not None}
 
 
+OPS = ("read", "write", "same-card", "bidirectional", "all")
+
+
+def figures_of(cards: int, ops=OPS) -> list:
+    """(src_card, dst_card, op) of every figure `measure` makes on a host of `cards` cards."""
+    out = [(a, b, op) for a in range(cards) for b in range(cards) if a != b for op in ("read", "write") if op in ops]
+    out += [(a, a, "same-card") for a in range(cards)] if "same-card" in ops else []
+    out += [(a, b, "bidirectional") for a in range(cards) for b in range(cards) if a < b] if "bidirectional" in ops else []
+    out += [(-1, -1, "all")] if cards > 2 and "all" in ops else []
+    return out
+
+
 def rig_layout(cards: int) -> Layout:
     return Layout("bandwidth", tuple(c for c in range(cards) for _ in range(2)),
                   "two sessions per card, for bandwidth between and within cards")
 
 
 class Rig:
-    """Engines and scratch buffers on a bandwidth layout of a HostRun, at `size` bytes."""
+    """Engines and scratch buffers on a bandwidth layout at `size` bytes. `layout(layout,
+    extent)` builds the layout's peer setup and returns (setup, release); the run provides
+    it (the rig needs no more of the run than that, the shim and the number of cards)."""
 
-    def __init__(self, host_run, size: int):
-        from .ce.classes import pick_generation
-        from .ce.engine import CopyEngine, pick_lce
-        from .traffic import channel_layout
+    def __init__(self, layout, shim, cards: int, size: int):
+        from .traffic import build_engine, channel_layout
 
-        self.host, self.size = host_run, size
-        self.layout_run = host_run.layout(Case(host_run.target, rig_layout(host_run.target.cards), size))
-        setup = self.layout_run.setup
-        rm, host = setup.rm, setup.host
-        host_run.shim.segment(f"bandwidth:rig:{size >> 20}MiB")
+        self.size = size
+        setup, self._release = layout(rig_layout(cards), size)
+        self.setup = setup
+        shim.segment(f"bandwidth:rig:{size >> 20}MiB")
         self.channel = channel_layout()
         self.engines, self.scratch = [], []
         for session in setup.sessions:
-            engine = CopyEngine(rm, session, host, setup.va, pick_generation(session.card.classes, rm.abi), self.channel,
-                                pick_lce(session.card)).create()
+            engine = build_engine(setup, session, self.channel)
             mem = engine.mem
             self.engines.append(engine)
             self.scratch.append(mem.map_gpu(mem.video(size, label=f"bw:s{session.index}:scratch"), sysmem=False,
@@ -75,15 +84,15 @@ class Rig:
         # Copies at once start behind a gate that opens once every engine is armed (so the
         # figure is the engines', not Python's launch skew). A replay does what its
         # recording did: recordings made before the gate have no `gated` in their header.
-        header = host_run.shim.header.get("run", {}) if host_run.target.is_replay else {}
-        self.gated = header.get("gated", False) if host_run.target.is_replay else True
+        replay = shim.mode == "replay"
+        self.gated = shim.header.get("run", {}).get("gated", False) if replay else True
         self.gate_value = 0
 
     def session_on(self, card: int, k: int = 0) -> int:
         return [s for s, c in enumerate(self.cards) if c == card][k]
 
     def window(self, t: int) -> int:
-        return self.layout_run.setup.plan.window(t)
+        return self.setup.plan.window(t)
 
     def _timeout(self, n: int) -> float:
         return self.channel["timeout_s"] + n / 50e9      # 50 GB/s: far below any healthy engine
@@ -120,7 +129,7 @@ class Rig:
     def close(self) -> None:
         for engine in self.engines:
             engine.mem.release_cpu_maps()
-        self.host.release_layout()
+        self._release()
 
 
 def steady(measure) -> tuple[float, float, float]:
@@ -134,7 +143,7 @@ def steady(measure) -> tuple[float, float, float]:
     return first, median, (max(runs) - min(runs)) / median
 
 
-def measure(rig: Rig, n: int, ops=("read", "write", "same-card", "bidirectional", "all")) -> list[Figure]:
+def measure(rig: Rig, n: int, ops=OPS) -> list[Figure]:
     """Every figure of `ops` at n bytes (n <= rig.size)."""
     cards = sorted(set(rig.cards))
     figures = []

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from . import __version__
 from .errors import EXIT_OK, ConfigError, NoDeviceError
-from .hostrun import HostRun, RunOptions
-from .layouts import Layout, parse_size
-from .targets import Case, live_target
+from .hostrun import HostRun
+from .layouts import Layout, LayoutMatrix, parse_size
+from .spec import checked_output, live_spec
+from .targets import Case
 
 SETUP_SESSIONS = (1, 2, 4, 8, 16)
 SETUP_EXTENT = 2 << 20         # the smallest extent: setup cost without allocation cost
@@ -85,21 +86,25 @@ def bench(args) -> int:
     sizes = sorted({parse_size(s) for s in args.sizes.split(",") if s.strip()}) if args.sizes else []
     if not sizes:
         raise ConfigError("--sizes: give one or more sizes such as 64MiB,256MiB,1GiB")
-    out = Path(args.output).resolve()
-    target = live_target()
-    if target is None:
-        raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine; rmpeer bench "
-                            "measures a live host only")
+    matrix = LayoutMatrix()
+    for n in sizes:     # every option checked before looking for a device (exit 2 before 3)
+        try:
+            matrix.check_extent(n)
+        except ConfigError as exc:
+            raise ConfigError(f"--sizes: {exc}") from None
+    out = checked_output(args.output)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"--output {out}: cannot write there ({exc.strerror})") from None
-    options = RunOptions(boost=not args.no_boost, record=str(Path(args.record).resolve()) if args.record else None,
-                         extent=max(sizes))
-    host = HostRun(target, options, with_staging=False).open()   # no byte is checked here
+        spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
+                         output=out)
+    except NoDeviceError:
+        raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine; rmpeer bench "
+                            "measures a live host only") from None
+    target = spec.target
+    out.mkdir(parents=True, exist_ok=True)
+    host = HostRun(spec, with_staging=False).open()   # no byte is checked here
     started = time.time()
     try:
-        rig = Rig(host, max(sizes))
+        rig = Rig(host.layout_factory, host.shim, target.cards, max(sizes))
         try:
             results = [f.as_dict() for n in sizes for f in measure(rig, n)]
             host.fitness.read_clocks("after-traffic")
@@ -117,7 +122,7 @@ def bench(args) -> int:
     result = {"tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "host": {"label": target.label, "cards": [{"name": c.name, "pci": c.pci, "uuid": c.uuid}
                                                          for c in facts.cards]},
-              "driver": f"{facts.driver_version} ({facts.flavour})", "boost": options.boost,
+              "driver": f"{facts.driver_version} ({facts.flavour})", "boost": spec.boost,
               "clocks": host.fitness.clocks, "results": results, "setup": setup,
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}

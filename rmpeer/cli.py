@@ -6,14 +6,18 @@ import argparse
 import sys
 
 from . import __version__
-from .errors import EXIT_CONFIG, EXIT_OK, RmpeerError
+from . import errors
+from .errors import EXIT_CONFIG, EXIT_INCOMPLETE, EXIT_OK, RmpeerError
 
-EXIT_CODES = """exit codes:
-  0  certified (or the command succeeded; diff: the same behaviour)
-  1  NOT CERTIFIED (a conformance check failed) or DEGRADED (correct, but below the host's
-     bandwidth floors, a link down or erring, an unexpected Xid); diff: the behaviour differs
-  2  usage or configuration error: bad option, malformed matrix, unknown driver
-  3  no access to the GPUs: no /dev/nvidiactl, or no permission to open it"""
+
+def _exit_codes() -> str:
+    """The exit-code table of rmpeer/errors.py's docstring (one source for --help and README)."""
+    lines = errors.__doc__.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  0  "))
+    return "exit codes:\n" + "\n".join(line for line in lines[start:] if line.strip())
+
+
+EXIT_CODES = _exit_codes()
 
 
 def _card_count(text: str) -> int:
@@ -38,7 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--replay", help="certify a recording (a transcript) instead of this host")
     c.add_argument("--output", default="reports", help="where the certificate and results go (default: reports)")
     c.add_argument("--quick", action="store_true",
-                   help="only the one-per-card and interleaved layouts (with the detection and fitness checks)")
+                   help="only the one-per-card and interleaved layouts (with the detection and fitness checks); "
+                        "the same as --tier quick")
+    c.add_argument("--tier", metavar="TIER",
+                   help="how deep: passive (no traffic), quick, or full (default)")
+    c.add_argument("--require-idle", action="store_true",
+                   help="refuse (exit 7) when other processes hold the GPUs")
+    c.add_argument("--no-floors", action="store_true",
+                   help="a host without bandwidth floors is judged without them, not DEGRADED")
+    c.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait up to this long for another rmpeer run on this host to finish (default 0)")
     c.add_argument("--no-boost", action="store_true",
                    help="measure the host at the clocks it has (default: RM's boost to maximum clocks)")
     c.add_argument("--json", action="store_true", help="print the certificate's summary as JSON on stdout")
@@ -108,7 +121,7 @@ def main(argv=None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("rmpeer: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INCOMPLETE if args.command == "certify" else 130
     except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
         sys.stderr.close()
         return EXIT_OK

@@ -1,31 +1,20 @@
-"""The spine of every run: a target opened once, each layout's peer setup built once and
-shared by every check of it, traffic through its windows, everything torn down.
+"""The run of one target: opened once, each layout's peer setup built once and shared by
+every check of it, traffic through its windows, everything torn down; and the RunResult
+of that run, filled in as it goes.
 
 The pytest plugin, `rmpeer certify` (through the plugin) and `rmpeer bench` all use these
-two classes; nothing else builds RM objects of a layout.
+two classes; nothing else builds RM objects of a layout. What the run does comes from its
+RunSpec (rmpeer.spec), resolved before; nothing here resolves an option again.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .layouts import LayoutMatrix
-from .targets import Case, Target
-
-
-@dataclass
-class RunOptions:
-    """What a run was asked for (command-line options of certify, bench or pytest)."""
-
-    layouts: list = field(default_factory=list)
-    topology: str | None = None
-    abi: str | None = None
-    extent: int | None = None
-    record: str | None = None
-    pattern_seed: int = 0
-    boost: bool = True
+from .result import FAIL, Finding, LayoutResult, PairResult, RunResult
+from .targets import Case
 
 
 class LayoutRun:
@@ -42,12 +31,19 @@ class LayoutRun:
         self.setup = PeerSetup(runtime.rm, runtime.host, self.plan, host.layouts.va)
         self._traffic = None
         self.refused_frees: list = []
+        self.left_allocated: list = []
+        self.held_at_teardown = self.frees_accepted = 0
+        self.result = LayoutResult(case.layout.name, list(case.layout.cards), case.extent)
+        host.result.layouts.append(self.result)
         try:
             self.setup.create_sessions()
             self.setup.run()
         except BaseException:
             _quietly(self.setup.teardown)   # nothing of a failed setup stays allocated
             raise
+        finally:
+            self.result.statuses = [{"label": s.label, "s": s.s, "t": s.t, "status": s.status_name}
+                                    for s in self.setup.report.steps]
 
     @property
     def traffic(self):
@@ -56,7 +52,7 @@ class LayoutRun:
             from .traffic import PeerTraffic
 
             self.host.runtime.shim.segment(f"traffic:{self.case.layout.name}")
-            traffic = PeerTraffic(self.setup, self.host.staging_buffers(), pattern_seed=self.host.pattern_seed)
+            traffic = PeerTraffic(self.setup, self.host.staging_buffers(), pattern_seed=self.host.spec.pattern_seed)
             try:
                 traffic.create()
             except BaseException:
@@ -65,62 +61,121 @@ class LayoutRun:
             self._traffic = traffic
         return self._traffic
 
+    def transfer(self, op: str, s: int, t: int) -> PairResult:
+        """s's engine reads t's buffer (op read) or writes into it (op write), every byte
+        checked; the outcome goes into the run's result (and a Finding when it is wrong)."""
+        check = self.traffic.read(s, t) if op == "read" else self.traffic.write(s, t)
+        cards = self.plan.cards
+        ok = check.ok and all(check.spots.values())
+        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], op, ok, check.length,
+                          round(check.first_gbps, 2), round(check.steady_gbps, 2), check.mismatch)
+        self.host.result.pairs.append(pair)
+        if not ok:
+            self.host.result.findings.append(pair_finding(pair, check.spots))
+        return pair
+
+    def refused(self, s: int, t: int, status: str) -> PairResult:
+        """A window whose map the topology expects RM to refuse: no byte moves through it."""
+        cards = self.plan.cards
+        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], "map", None)
+        pair.mismatch = {"refused_as_expected": status}
+        self.host.result.pairs.append(pair)
+        return pair
+
     def close(self) -> list:
         """Tear the layout down, newest object first; the frees RM refused."""
         shim = self.host.runtime.shim
+        if shim.mode == "replay":
+            self._as_recorded(shim)
         if self._traffic is not None:   # its own stretch: a replay of a run without traffic skips it
             shim.segment(f"traffic-close:{self.case.layout.name}")
             self._traffic.close()
         shim.segment(f"teardown:{self.case.layout.name}")
+        rm = self.setup.rm
+        self.held_at_teardown, accepted = len(self.setup.allocated()), rm.frees_accepted
         self.refused_frees = self.setup.teardown()
+        self.frees_accepted = rm.frees_accepted - accepted
+        self.left_allocated = self.setup.allocated()
+        self.result.refused_frees = [f"{r.label}: {r.status_name}" for r in self.refused_frees]
         return self.refused_frees
 
 
-class HostRun:
-    """A target opened for a whole run: its RM client and host facts, the cards' staging
-    buffers, and at most one layout built at a time."""
+    def _as_recorded(self, shim) -> None:
+        """A replay of some of the checks (a file alone, an xdist worker) tears the layout down
+        as the recording did: with the traffic the recorded run built on it, and its engines
+        as the recorded run's last check left them (a channel replaced by a detection test)."""
+        name = self.case.layout.name
+        if self._traffic is None and f"traffic:{name}" in shim.segments:
+            self.traffic
+        if self._traffic is not None:
+            channels = recorded_channels(shim, self.setup.rm.abi, f"teardown:{name}")
+            for st in self._traffic.sessions:
+                engine = st.engine
+                mine = channels.get(engine.session.index)
+                if mine is not None and mine[0] != engine.generation:
+                    engine.adopt_channel(mine[1], mine[0])
 
-    def __init__(self, target: Target, options: RunOptions, layouts: LayoutMatrix | None = None, *,
-                 with_staging: bool = True):
-        self.target, self.options, self.with_staging = target, options, with_staging
+
+def recorded_channels(shim, abi, key: str) -> dict:
+    """session -> (generation, [handles]) of the copy-engine channels the recording's segment
+    `key` frees (its teardown: the channels the recorded run's engines had at the end)."""
+    from .ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
+
+    starts = shim.segments.get(key, [])
+    if not starts:
+        return {}
+    at = next((i for i in starts if i >= shim.pos), starts[0])
+    freed: dict = {}
+    request = abi.struct("NVOS00_PARAMETERS")
+    for line in shim.lines[at + 1:]:
+        if isinstance(line, dict):
+            if line.get("note") == "segment":
+                break
+            continue
+        m = CHANNEL_LABEL.fullmatch(line.label.removeprefix("free:"))
+        if m and line.op == "ioctl":
+            handle = request.decode(bytes.fromhex(line.request))["hObjectOld"]
+            freed.setdefault((int(m[1]), int(m[2])), {})[m[3]] = handle
+    out = {}
+    for (session, generation), parts in sorted(freed.items()):
+        if set(parts) == set(CHANNEL_PARTS):
+            out[session] = (generation, [parts[p] for p in CHANNEL_PARTS])
+    return out
+
+
+def pair_finding(pair: PairResult, spots: dict | None = None) -> Finding:
+    """What a wrong read or write found, in words: where, whose bytes were expected, whose came."""
+    where = f"{pair.layout} s{pair.s} (card {pair.src_card}) -> t{pair.t} (card {pair.dst_card})"
+    m = pair.mismatch
+    if m:
+        found = (f"{m['differing_bytes']} bytes differ, the first at offset {m['offset']:#x} "
+                 f"(word {m.get('found')}): {m['explanation']}")
+        expected = (f"every byte of the {'buffer' if pair.op == 'read' else 'write'} pattern of session "
+                    f"{m.get('expected_owner')}")
+    else:
+        bad = sorted(name for name, good in (spots or {}).items() if not good)
+        expected, found = "the window's edges and 2 MiB boundary intact", f"{', '.join(bad)} wrong"
+    return Finding(pair.op, where, expected, found, FAIL)
+
+
+class HostRun:
+    """The run of one target: its RM client and host facts, the cards' staging buffers, at
+    most one layout built at a time, and the RunResult the run fills in."""
+
+    def __init__(self, spec, layouts: LayoutMatrix | None = None, *, with_staging: bool = True):
+        self.spec, self.with_staging = spec, with_staging
+        self.target = spec.target
         self.layouts = layouts or LayoutMatrix()
         self.runtime = None
         self.staging: dict = {}
         self.current: LayoutRun | None = None
-        self.closed_layouts: dict = {}    # layout name -> refused frees at its teardown
+        self.closed_layouts: dict = {}    # layout name -> its closed LayoutRun
         self.proc_gpus: list = []         # the kernel module's own account of the cards
         self.fitness = None
         self.open_error = None            # why open() failed, for every later test of the target
+        self.closed = False
+        self.result = RunResult(tier=spec.tier, left_out=list(spec.left_out))
         self.shim = self._shim()
-
-    @property
-    def pattern_seed(self) -> int:
-        if self.target.is_replay:
-            return self.shim.header["run"]["pattern_seed"]
-        return self.options.pattern_seed
-
-    @property
-    def boost(self) -> bool:
-        """Raise the clocks with RM's boost (a replay does what its recording did)."""
-        if self.target.is_replay:
-            return self.shim.header["run"].get("boost", False)
-        return self.options.boost
-
-    @property
-    def extent(self) -> int:
-        """The staging buffers' size: the largest extent of the run's layouts."""
-        if self.target.is_replay:
-            return self.shim.header["run"]["extent"]
-        return max([c.extent for c in self.cases] + [self.options.extent or self.layouts.default_extent])
-
-    @property
-    def cases(self) -> list:
-        """The layouts this run checks on a live target (planned once: the plan is pure)."""
-        if not hasattr(self, "_cases"):
-            from .targets import cases_for
-
-            self._cases, _ = cases_for(self.target, self.options.layouts, self.options.extent, self.layouts)
-        return self._cases
 
     def _shim(self):
         if self.target.is_replay:
@@ -129,45 +184,64 @@ class HostRun:
             return ReplayShim(self.target.path)
         from .shim.live import LiveShim
 
-        return LiveShim(self._transcript() if self.options.record else None)
+        return LiveShim(self._transcript() if self.spec.record else None)
 
     def _transcript(self):
         from .shim.records import TranscriptWriter, host_header, read_proc_version_text
-        cases = self.cases
+
+        spec = self.spec
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        o = self.options
-        return TranscriptWriter(Path(o.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
+        return TranscriptWriter(Path(spec.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
             label=self.target.label, cards=self.target.cards, driver_text=read_proc_version_text(),
-            run={"pattern_seed": o.pattern_seed, "extent": self.extent, "forced_abi": o.abi, "boost": o.boost,
+            run={"pattern_seed": spec.pattern_seed, "extent": spec.staging_extent, "forced_abi": spec.abi,
+                 "boost": spec.boost,
                  "gated": True,   # copies at once start behind a gate (rmpeer.bandwidth.Rig)
-                 "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in cases]}))
+                 "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]}))
 
     def open(self) -> "HostRun":
+        from .rm.errors import RmError
         from .runtime import Runtime
 
         shim = self.shim
         shim.segment("runtime:open")
-        forced = shim.header["run"].get("forced_abi") if self.target.is_replay else self.options.abi
-        self.runtime = Runtime(shim, forced_abi=forced)
+        self.runtime = Runtime(shim, forced_abi=self.spec.abi)
         try:
-            self.runtime.open()
+            try:
+                self.runtime.open()
+            except RmError as exc:
+                if self.spec.abi and not self.target.is_replay:
+                    from .errors import ConfigError
+
+                    facts = self.runtime.facts
+                    raise ConfigError(f"--rm-abi {self.spec.abi}: the forced ABI ({facts.abi_release}) does not "
+                                      f"match the running driver {facts.driver_version}: RM refused "
+                                      f"{exc.label} ({exc.status_name}) during discovery") from None
+                raise
             from .rm.host import read_proc_gpus
 
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
+            self.spec = self.spec.with_facts(self.runtime.facts)
+            self.result.host = self.runtime.facts.as_dict()
             from .fitness import Fitness
 
-            self.fitness = Fitness(self).start()
+            self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
+            if self.target.is_replay:
+                self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
             if self.with_staging:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
                 from .traffic import create_staging
 
-                self.staging = create_staging(self.runtime.rm, self.runtime.host, self.extent)
+                self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
         except BaseException:
             _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
             self.runtime = None
             raise
         return self
+
+    def layout_factory(self, layout, extent: int):
+        """The layout factory the bandwidth rig builds on: (setup, release)."""
+        return self.layout(Case(self.target, layout, extent)).setup, self.release_layout
 
     def staging_buffers(self) -> dict:
         if not self.staging:
@@ -177,17 +251,11 @@ class HostRun:
     @property
     def topology(self):
         """The topology entry this host must be (--expect-topology), or the one it matches, or None."""
-        if not hasattr(self, "_topology"):
-            from .topology import TopologyMatrix
-
-            matrix = TopologyMatrix()
-            name = self.options.topology
-            self._topology = matrix.get(name) if name else matrix.match(self.facts)
-        return self._topology
+        return self.spec.topology
 
     @property
     def facts(self):
-        return self.runtime.facts
+        return self.runtime.facts if self.runtime is not None else self.spec.facts
 
     def layout(self, case: Case) -> LayoutRun:
         """The case's layout, built once: the layout built before it is torn down first."""
@@ -200,7 +268,8 @@ class HostRun:
     def release_layout(self) -> None:
         if self.current is not None:
             current, self.current = self.current, None
-            self.closed_layouts[current.case.layout.name] = current.close()
+            current.close()
+            self.closed_layouts[current.case.layout.name] = current
 
     def fresh_setup(self, case: Case, tag: str):
         """A PeerSetup of the case's layout that the caller drives step by step, with no
@@ -215,8 +284,9 @@ class HostRun:
 
     def close(self) -> None:
         """Closes everything, each part even when one before it failed; the facts stay."""
-        if self.runtime is None:
+        if self.runtime is None or self.closed:
             return
+        self.closed = True
         try:
             self.release_layout()
         finally:
@@ -231,6 +301,37 @@ class HostRun:
                 self.staging = {}
                 self.runtime.close()   # frees the client: every object left, and any boost
                 self.shim.finish()
+
+    def abandon(self) -> None:
+        """An interrupted run: free the RM client (and with it every object and any boost)
+        without replaying or recording the orderly teardown."""
+        if self.runtime is None or self.closed:
+            return
+        self.closed = True
+        if self.fitness is not None:
+            _quietly(self.fitness.close_watch)
+        _quietly(self.runtime.close)
+
+    def fill_result(self) -> RunResult:
+        """The run's measurements and the fitness findings, into its result."""
+        r = self.result
+        if self.fitness is not None:
+            summary = self.fitness.summary()
+            r.clocks, r.boost, r.links = summary["clocks"], summary["boost"], summary["links"]
+            r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
+            r.findings += [f for f in self.fitness.findings(self.spec.topology) if f not in r.findings]
+        return r
+
+
+def recorded_provoked_xids(shim, abi) -> set:
+    """The Xids a recorded run provoked on purpose: an MMU fault for each channel it replaced
+    after a fault (only a detection test faults a channel and replaces it; a fault in a check
+    fails that check instead). A replay's kernel log is the recorded run's, whichever of its
+    checks this replay runs."""
+    from .ce.engine import FAULTED_GROUP
+
+    replaced = any(getattr(line, "label", "").endswith(FAULTED_GROUP) for line in shim.lines)
+    return {abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT")} if replaced else set()
 
 
 def _quietly(clean_up) -> None:

@@ -27,11 +27,22 @@ def tag(pattern_seed: int, kind: int, owner: int) -> int:
 def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
-    from .shim.records import counting
-
     n = length // 8
     # counting words plus the tag: arange itself is slow past 2**63
     return np.add(counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner)))
+
+
+_COUNTING = np.zeros(0, dtype=np.uint64)
+
+
+def counting(n: int) -> np.ndarray:
+    """0, 1, ..., n-1 as uint64 words, made once for the largest n asked (read-only): the
+    index part of every pattern."""
+    global _COUNTING
+    if _COUNTING.size < n:
+        _COUNTING = np.arange(n, dtype=np.uint64)
+        _COUNTING.flags.writeable = False
+    return _COUNTING[:n]
 
 
 @lru_cache(maxsize=40)

@@ -135,8 +135,7 @@ def plan_peers(cards: Sequence[int], extent: int, window: Callable[[int], int], 
     sessions = tuple(SessionPlan(s, cards[s], **{k: session_handle(s, base)
                                                  for k, base in SESSION_HANDLE_BASES.items()})
                      for s in range(n))
-    pairs = tuple(PairOp(a, b, pair_handle(a, b))
-                  for b in range(n) for a in range(b - 1, -1, -1) if cards[a] != cards[b])
+    pairs = tuple(PairOp(a, b, pair_handle(a, b)) for a, b in p2p_pairs(cards))
     maps = []
     for k in range(n * n - 1, -1, -1):
         s, t = divmod(k, n)
@@ -144,6 +143,13 @@ def plan_peers(cards: Sequence[int], extent: int, window: Callable[[int], int], 
         flags = DIRECT_DMA_FLAGS + (() if same else PEER_FLAGS)
         maps.append(WindowOp(s, t, window_handle(s, t), windows[t], windows[t] + extent - 1, same, flags))
     return PeerPlan(cards, extent, windows, sessions, pairs, tuple(maps))
+
+
+def p2p_pairs(cards) -> list:
+    """The sessions (a, b) that get an NV50_P2P, in the seed's order: b ascending, a from
+    b-1 down, on different cards."""
+    n = len(cards)
+    return [(a, b) for b in range(n) for a in range(b - 1, -1, -1) if cards[a] != cards[b]]
 
 
 def _check_windows(windows, extent, page_size, va_end):

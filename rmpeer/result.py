@@ -14,7 +14,7 @@ matrices/layouts.yaml; a *check* is one assertion about one subject.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE = "CERTIFIED", "DEGRADED", "NOT CERTIFIED", "INCOMPLETE"
@@ -59,6 +59,8 @@ class CheckResult:
     reason: str = ""    # a failure's or a skip's reason, bounded
     layout: str | None = None
     duration_s: float = 0.0
+    s: int | None = None    # the sessions of a per-window check (setup, read, write)
+    t: int | None = None
 
 
 @dataclass
@@ -85,6 +87,11 @@ class LayoutResult:
     extent: int
     statuses: list = field(default_factory=list)   # [{label, status}] in the order RM answered
     refused_frees: list = field(default_factory=list)
+
+
+def _without_defaults(cls, row: dict) -> dict:
+    defaults = {f.name: f.default for f in fields(cls)}
+    return {k: v for k, v in row.items() if k not in defaults or defaults[k] != v or v is MISSING}
 
 
 @dataclass
@@ -130,6 +137,10 @@ class RunResult:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        # the many per-check and per-pair rows leave out what equals its default (from_dict
+        # restores it), so a run of ~1700 checks stays a small file
+        d["checks"] = [_without_defaults(CheckResult, c) for c in d["checks"]]
+        d["pairs"] = [_without_defaults(PairResult, p) for p in d["pairs"]]
         d["counts"] = self.counts
         return d
 

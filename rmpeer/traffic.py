@@ -26,6 +26,13 @@ def channel_layout(path=None) -> dict:
     return load_yaml(path or MATRICES / "channel.yaml")["channel"]
 
 
+def build_engine(setup, session, channel: dict) -> CopyEngine:
+    """A session's own copy engine, created (the one builder of traffic and bandwidth)."""
+    rm = setup.rm
+    gen = pick_generation(session.card.classes, rm.abi)
+    return CopyEngine(rm, session, setup.host, setup.va, gen, channel, pick_lce(session.card)).create()
+
+
 @dataclass
 class Check:
     """One transfer's verdict: every byte, the explicit spots, and the bandwidth."""
@@ -92,10 +99,8 @@ class PeerTraffic:
         self.sessions: list[SessionTraffic] = []
 
     def create(self) -> "PeerTraffic":
-        rm, host = self.setup.rm, self.setup.host
         for session in self.setup.sessions:
-            gen = pick_generation(session.card.classes, rm.abi)
-            engine = CopyEngine(rm, session, host, self.setup.va, gen, self.channel, pick_lce(session.card)).create()
+            engine = build_engine(self.setup, session, self.channel)
             self.sessions.append(SessionTraffic(engine, self.extent, self.staging[session.card.index]))
         for st in self.sessions:
             s = st.engine.session.index
@@ -128,8 +133,10 @@ class PeerTraffic:
         mismatch = bytecheck.compare(have, want)
         check = Check(op, s, t, mismatch is None, first_gbps=first, steady_gbps=steady, length=self.extent)
         if mismatch is not None:
+            found = patterns.Word.decode(int.from_bytes(bytes(mismatch.actual[:8]).ljust(8, b"\0"), "little"))
             check.mismatch = {"offset": mismatch.offset, "differing_bytes": mismatch.differing,
-                              "found": mismatch.actual[:8].hex(),
+                              "found": mismatch.actual[:8].hex(), "expected_owner": owner,
+                              "found_owner": found.owner if found.kind in patterns.KIND_NAMES else None,
                               "explanation": patterns.explain(mismatch.actual, mismatch.offset,
                                                               pattern_seed=self.pattern_seed, kind=kind,
                                                               owner=owner, cards=self.cards)}

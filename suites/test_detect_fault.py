@@ -12,6 +12,7 @@ FAULT_TIMEOUT_S = 1.0
 MMU_FAULT_XID = 31          # ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (nverror.h), also the Xid logged
 
 
+@pytest.mark.rm_check("fault-detected", area="negative")
 def test_unmapped_copy_faults_and_channel_is_replaced(traffic, peers, expect_xid):
     st = traffic.sessions[0]
     engine = st.engine

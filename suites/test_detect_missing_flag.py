@@ -11,6 +11,7 @@ from rmpeer.handles import SPARE_BASE
 SPARE_HANDLE = SPARE_BASE + 1
 
 
+@pytest.mark.rm_check("missing-p2p-flag-caught", area="negative")
 def test_map_without_p2p_flag_is_caught(peers, traffic):
     s, t = 0, 1
     rm, plan = peers.rm, peers.plan

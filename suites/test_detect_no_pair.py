@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh, pytest.mark.rm_min_car
               pytest.mark.rm_layouts("one-per-card")]
 
 
+@pytest.mark.rm_check("map-needs-a-pair", area="negative")
 def test_peer_map_needs_a_pair(fresh_setup, host_run):
     setup, rt = fresh_setup, host_run.runtime
     try:

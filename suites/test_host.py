@@ -10,6 +10,7 @@ import pytest
 pytestmark = pytest.mark.hardware
 
 
+@pytest.mark.rm_check("host-facts", area="host")
 @pytest.mark.rm_layouts("one-per-card")
 def test_host_facts(host_run):
     facts = host_run.facts
@@ -24,6 +25,7 @@ def test_host_facts(host_run):
     assert len({c.uuid for c in facts.cards}) == n
 
 
+@pytest.mark.rm_check("cards-match-proc", area="host")
 @pytest.mark.rm_layouts("one-per-card")
 def test_cards_agree_with_the_kernel_module(host_run):
     """RM's names, UUIDs and PCI addresses are the ones /proc/driver/nvidia/gpus lists."""
@@ -37,10 +39,12 @@ def test_cards_agree_with_the_kernel_module(host_run):
         assert (card.name, card.uuid) == (p["model"], p["uuid"]), f"card {card.index}"
 
 
+@pytest.mark.rm_check("topology", area="host")
 @pytest.mark.rm_layouts("one-per-card")
-def test_host_is_the_topology_asked_for(host_run, topology):
+def test_host_is_the_topology_asked_for(host_run):
     """With --rm-topology / --expect-topology NAME: the host is that entry."""
-    if not host_run.options.topology:
+    spec = host_run.spec
+    if not spec.topology_name:
         pytest.skip("no topology asked for (--expect-topology NAME)")
-    problems = topology.mismatches(host_run.facts)
-    assert not problems, f"host is not {topology.name}: " + "; ".join(problems)
+    problems = spec.topology_problems()
+    assert not problems, f"expected the topology {spec.topology_name}, found: " + "; ".join(problems)

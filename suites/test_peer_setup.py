@@ -42,13 +42,20 @@ def expected(topology, step: str) -> str:
     return topology.expected(step) if topology else "NV_OK"
 
 
+def answered(step, want: str) -> str:
+    """A status check's reason: the status expected (topology or NV_OK) and RM's answer."""
+    return f"{step.label} s{step.s}->t{step.t}: expected {want}, found {step.status_name} ({step.record.status_text})"
+
+
 def sent(record, abi, struct_name=None):
-    """The request RM received, decoded through the ABI (the params block when struct_name)."""
+    """The request this run sent RM, decoded through the ABI (the params block when
+    struct_name). rmpeer.rm.client keeps the run's own bytes in the record, in a replay too."""
     if struct_name:
         return abi.struct(struct_name).decode(bytes.fromhex(record.payload.request))
     return abi.struct(record.struct).decode(bytes.fromhex(record.request))
 
 
+@pytest.mark.rm_check("setup:pair", area="setup")
 @pytest.mark.rm_pairs("p2p")
 def test_pair(peers, topology, host_run, s, t):
     step = peers.report.pair(s, t)
@@ -60,9 +67,11 @@ def test_pair(peers, topology, host_run, s, t):
     assert request["paramsSize"] == header_size("NV503B_ALLOC_PARAMETERS", host_run.facts.driver_version)
     assert (params["hSubDevice"], params["hPeerSubDevice"]) == (
         peers.sessions[s].plan.subdevice, peers.sessions[t].plan.subdevice)
-    assert step.status_name == expected(topology, "pair"), step.record.status_text
+    want = expected(topology, "pair")
+    assert step.status_name == want, answered(step, want)
 
 
+@pytest.mark.rm_check("setup:reservation", area="setup")
 @pytest.mark.rm_pairs("all")
 def test_reservation(peers, topology, host_run, s, t):
     step = peers.report.reserve(s, t)
@@ -70,9 +79,11 @@ def test_reservation(peers, topology, host_run, s, t):
     w = window(host_run.layouts.va, peers.plan.extent, t)
     assert (params["offset"], params["limit"]) == (w, w + peers.plan.extent - 1)
     assert params["hVASpace"] == peers.sessions[s].plan.vaspace
-    assert step.status_name == expected(topology, "reserve"), step.record.status_text
+    want = expected(topology, "reserve")
+    assert step.status_name == want, answered(step, want)
 
 
+@pytest.mark.rm_check("setup:map", area="setup")
 @pytest.mark.rm_pairs("all")
 def test_map(peers, topology, host_run, s, t):
     """Cross card: P2P_ENABLE=NOSLI; same card (t = s, or virtual ranks): the plain map."""
@@ -88,11 +99,13 @@ def test_map(peers, topology, host_run, s, t):
     assert flags.value_of(request["flags"], "P2P_ENABLE") == ("NOSLI" if peer else "NO"), flags.describe(request["flags"])
     assert flags.value_of(request["flags"], "P2P_SUBDEVICE_ID") == 0
     assert step.reply["status"] != request["status"], "RM never wrote the status (the sentinel is still there)"
-    assert step.status_name == expected(topology, "map_peer" if peer else "map_same"), step.record.status_text
+    want = expected(topology, "map_peer" if peer else "map_same")
+    assert step.status_name == want, answered(step, want)
     if step.status == 0:
         assert step.reply["dmaOffset"] == window(host_run.layouts.va, peers.plan.extent, t)
 
 
+@pytest.mark.rm_check("setup:order", area="setup")
 def test_setup_order(peers):
     """As RM saw them: every pair (the seed's order), then the reservation and map of each
     window in the seed's order."""
@@ -100,5 +113,5 @@ def test_setup_order(peers):
     want = [("alloc:p2p", a, b) for a, b in seed_pairs(cards)]
     for s, t in seed_windows(len(cards)):
         want += [("alloc:window", s, t), ("dma-map-window" if cards[s] == cards[t] else "dma-map-peer", s, t)]
-    seen = sorted(peers.report.steps, key=lambda r: r.record.seq)
+    seen = sorted(peers.report.steps, key=lambda r: r.record.sent_seq)   # the order this run sent them
     assert [(r.label, r.s, r.t) for r in seen] == want

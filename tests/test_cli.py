@@ -33,7 +33,8 @@ def test_certify_without_a_gpu_says_so_and_exits_3():
 def test_help_documents_the_exit_codes():
     rc, out, _ = rmpeer("certify", "--help")
     assert rc == 0
-    for line in ("0  certified", "1  NOT CERTIFIED (a conformance check failed) or DEGRADED", "2  usage or configuration error", "3  no access"):
+    for line in ("0  CERTIFIED", "1  NOT CERTIFIED: a conformance check failed", "2  usage or configuration error",
+                 "3  no access", "4  DEGRADED", "5  INCOMPLETE", "6  BUSY", "7  NOT IDLE"):
         assert line in out
 
 

@@ -7,7 +7,8 @@ under OUTPUT_BOUND; nothing written in the working directory on exit 2 or 3, and
 only what the row allows. CI runs it against a non-editable install (.ci/run), so the data the
 commands need must be found through rmpeer.resources, not through a checkout.
 
-Exit codes (README): 0 ok, 1 not certified, 2 usage or configuration error, 3 no GPU access.
+Exit codes (README, rmpeer/errors.py): 0 ok, 1 not certified, 2 usage or configuration error, 3 no GPU
+access, 4 degraded, 5 incomplete.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def seventeen():
 
 ROWS = [
     # -- the command line itself
-    row("help", ["--help"], 0, r"exit codes:\n  0  certified"),
+    row("help", ["--help"], 0, r"exit codes:\n  0  CERTIFIED(.*\n)+  5  INCOMPLETE"),
     row("version", ["--version"], 0, r"^rmpeer \d"),
     row("no-command", [], 2, r"required: command"),
     row("unknown-command", ["frobnicate"], 2, r"invalid choice: 'frobnicate'"),
@@ -161,6 +162,13 @@ CERTIFY_ROWS: list = [
     row("certify-replay-no-boost", ["certify", "--replay", "{good}", "--no-boost"], 2, r"--no-boost: a replay repeats"),
     row("certify-output-unwritable", ["certify", "--replay", "{good}", "--layout", "one-per-card", "--output",
                                       "/proc/rmpeer-out"], 2, r"--output /proc/rmpeer-out: cannot write there"),
+    # option checks come before device checks: exit 2 even without a GPU (issue 16)
+    row("certify-output-empty", ["certify", "--replay", "{good}", "--output", ""], 2,
+        r"--output needs a folder"),
+    row("certify-seventeen-sessions", ["certify", "--layout", seventeen()], 2, r"17 sessions > 16"),
+    row("certify-abi-garbage", ["certify", "--rm-abi", "garbage"], 2, r"garbage"),
+    row("certify-tier-unknown", ["certify", "--tier", "deep"], 2, r"--tier 'deep': one of passive, quick, full"),
+    row("bench-size-zero", ["bench", "--sizes", "0"], 2, r"--sizes: .*below the minimum"),
     row("bench-no-gpu", ["bench"], 3, r"no NVIDIA device"),
     row("bench-bad-sizes", ["bench", "--sizes", "lots"], 2, r"'lots' is not a size"),
 ]
@@ -310,6 +318,16 @@ def test_contract(r, inputs, tmp_path):
 @pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="this machine has an NVIDIA device")
 def test_certify_without_a_gpu_exits_3_writing_nothing(inputs, tmp_path):
     r = Row(("certify",), 3, r"no NVIDIA device")
+    done, written = run_row(r, inputs, tmp_path)
+    check(r, done, written, inputs)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: nothing to refuse")
+def test_certify_into_a_read_only_folder_is_one_line(inputs, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    r = Row(("certify", "--replay", "{good}", "--output", str(locked)), 2, r"cannot write there")
     done, written = run_row(r, inputs, tmp_path)
     check(r, done, written, inputs)
 

@@ -42,11 +42,13 @@ MUTANTS = {
     "compare-always-equal": ["the flagless map read the right bytes"],
     "read-wrong-session": ["wrong memory: found the buffer pattern of session 0 (card 0)",
                            "where the buffer pattern of session 1 (card 1)"],
-    "teardown-frees-dropped": ["the recording has calls the run never made", "free:"],
+    "teardown-frees-dropped": ["the recording has calls the run never made", "free:",
+                               "expected RM to accept a free of each of the"],
     "skip-first-pair": ["replay of", "alloc:p2p"],
     "swap-windows": ["NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS field offset"],
     "no-status-sentinel": ["NVOS46_PARAMETERS field status"],
     "no-boost": ["perf:boost"],
+    "unchecked-flagless-plan": ["test_map", "'NO' == 'NOSLI'"],
 }
 
 
@@ -73,6 +75,32 @@ def test_the_floors_are_what_finds_a_host_at_idle_clocks():
     assert rc != 0 and "below the floor of 355 GB/s" in out and "345 MHz" in out, out[-3000:]
     rc, out = replay("--rm-mutant", "no-floors", recording=DEGRADED[0], layout=None)
     assert rc == 0, f"without the floors the degraded host still failed:\n{out[-3000:]}"
+
+
+@needs_transcript
+def test_a_host_that_is_not_the_topology_asked_for_fails():
+    """--rm-topology names an entry the recorded host is not: the topology check fails, saying
+    which; with the comparison removed (a mutant) nothing says so."""
+    rc, out = replay("--rm-topology", "h200x1", suites=["test_host.py"])
+    assert rc != 0 and "expected the topology h200x1, found" in out, out[-3000:]
+    rc, out = replay("--rm-mutant", "ignore-expected-topology", "--rm-topology", "h200x1", suites=["test_host.py"])
+    assert "expected the topology h200x1" not in out, out[-3000:]
+
+
+def test_no_check_run_is_never_certified():
+    """The judge's own rule, and a mutant that drops it: with no check run the verdict is
+    INCOMPLETE, and the mutant turns that into CERTIFIED (so the rule is what prevents it)."""
+    import mutants
+    from rmpeer import judge
+
+    assert judge.verdict([], [])[0] == "INCOMPLETE"
+    undo = mutants.apply("no-check-run-passes")
+    try:
+        assert judge.verdict([], [])[0] == "CERTIFIED"
+    finally:
+        for u in undo:
+            u()
+    assert judge.verdict([], [])[0] == "INCOMPLETE"
 
 
 @needs_transcript

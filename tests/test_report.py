@@ -104,8 +104,9 @@ def test_bandwidth_heatmap_shows_the_median_and_orders_colours_by_it():
 
 
 def test_bandwidth_heatmap_of_pair_table_output_and_certificate_keys():
-    def test(name, s, t, outcome="passed", gbps=None):
-        return {"nodeid": f"suites/test_cross_card_rw.py::{name}[x]", "outcome": outcome,
+    def test(name, s, t, outcome="passed", gbps=None):     # check: the test's declared rm_check name
+        check = {"test_read": "read", "test_write": "write", "test_map": "setup:map"}[name]
+        return {"nodeid": f"suites/test_cross_card_rw.py::{name}[x]", "outcome": outcome, "check": check,
                 "params": {"cards": [0, 1], "s": s, "t": t},
                 "properties": {"bandwidth": {"steady_gbps": gbps}} if gbps else {}}
     table = pair_table([test("test_read", 0, 1, gbps=233.0), test("test_write", 0, 1, "failed", 231.0),

@@ -9,6 +9,8 @@ geometry (sizes, offsets, subchannel, chunking) from matrices/channel.yaml.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from ..errors import RmpeerError
@@ -62,6 +64,11 @@ def pick_lce(card, p2p: bool = True) -> int:
     if not candidates:
         raise RmpeerError(f"card {card.index} ({card.name}) reports no copy engine")
     return max(candidates, key=lambda lce: (bin(card.ce_pces.get(lce, 0)).count("1"), -lce))
+
+
+FAULTED_GROUP = "free-faulted-group"    # the label's end when a faulted channel's group is freed
+CHANNEL_PARTS = ("channel-group", "context-share", "gpfifo", "copy")   # _channel's objects, in order
+CHANNEL_LABEL = re.compile(r"ce:s(\d+):g(\d+):(" + "|".join(CHANNEL_PARTS) + ")")
 
 
 class CopyEngine:
@@ -128,8 +135,8 @@ class CopyEngine:
         """A faulted channel takes no more work: free its group (RM frees what is under it)
         and build a new one; the other channels never notice."""
         group = self.channel_handles[0]
-        self.rm.free(self.session.plan.device, group, label=f"ce:s{self.session.index}:free-faulted-group")
-        self.rm.objects = [o for o in self.rm.objects if o[1] not in self.channel_handles]
+        self.rm.free(self.session.plan.device, group, label=f"ce:s{self.session.index}:{FAULTED_GROUP}")
+        self.rm.forget(self.channel_handles)
         self.notifier.cpu.write(0, bytes(self.rm.abi.struct("NvNotification").size))
         self.generation += 1
         self._channel()
@@ -140,9 +147,28 @@ class CopyEngine:
                 "next_handle": self.mem.next_handle, "channel_handles": list(self.channel_handles)}
 
     def restore(self, state: dict) -> None:
+        """The counters of a recorded moment (a replay that jumps); where the recorded run had
+        replaced its channel by then, the client's table holds the recorded channel instead,
+        as the newest objects, as a replacement leaves them."""
         self.put, self.payload, self.pb_cursor = state["put"], state["payload"], state["pb_cursor"]
         self.object_bound, self.generation = state["object_bound"], state["generation"]
-        self.mem.next_handle, self.channel_handles = state["next_handle"], list(state["channel_handles"])
+        self.mem.next_handle = state["next_handle"]
+        self.adopt_channel(list(state["channel_handles"]), self.generation)
+
+    def adopt_channel(self, handles: list, generation: int) -> None:
+        """Take the recorded channel `handles` (of `generation`) as this engine's, in the
+        client's table too, as the newest objects, as a replacement leaves them."""
+        if handles != self.channel_handles:
+            self.rm.forget(self.channel_handles)
+            self.rm.adopt(self._channel_objects(handles, generation))
+        self.channel_handles, self.generation = list(handles), generation
+
+    def _channel_objects(self, handles: list, generation: int) -> list:
+        """(parent, handle, label) of a channel's four objects, as _channel allocates them."""
+        group, share, chan, copy = handles
+        tag = f"ce:s{self.session.index}:g{generation}"
+        parents = (self.session.plan.device, group, group, chan)
+        return [(parent, handle, f"{tag}:{part}") for parent, handle, part in zip(parents, handles, CHANNEL_PARTS)]
 
     # -- pushing work --------------------------------------------------------------------
     def _method(self, address: int, *values: int) -> list[int]:

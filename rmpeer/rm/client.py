@@ -6,6 +6,8 @@ raises RmError naming the step, the handles, the status and the bytes.
 
 from __future__ import annotations
 
+import dataclasses
+
 import errno
 import os
 
@@ -41,6 +43,8 @@ class RmClient:
         self.ctl_fd = open_device_node(shim, CTL_PATH, label="open:nvidiactl")
         self.handle = 0
         self.objects: list[tuple[int, int, str]] = []   # (parent, handle, label), in alloc order
+        self.frees_accepted = 0      # every free RM accepted: what a teardown check counts
+        self.calls_sent = 0          # every ioctl this client sent, in order
         self.handle = self.alloc(0, 0, "NV01_ROOT_CLIENT", label="alloc:client")
         self.objects.clear()  # the client itself is freed last, by close()
 
@@ -63,11 +67,19 @@ class RmClient:
             fields = {**fields, payload_field: pbuf.address}
             if size_field:
                 fields[size_field] = len(payload)
-        top = self.shim.buffer(st.pack(**fields))
+        sent = st.pack(**fields)
+        top = self.shim.buffer(sent)
         nr = self.abi.escape(escape)
         rec = self.shim.ioctl(self.ctl_fd, self.abi.ioctl_request(nr, st.size), top, label=label,
                               escape=nr, struct=st, payload=pbuf, payload_struct=payload_struct,
                               status_field=status_field)
+        # the record says what THIS run sent (a replay hands back the recorded call; a check of
+        # the request must read the run's bytes, not the recording's)
+        rec.request = sent.hex()
+        self.calls_sent += 1
+        rec.sent_seq = self.calls_sent     # the run's own order (a replay's seq is the recording's)
+        if payload is not None and rec.payload is not None:
+            rec.payload = dataclasses.replace(rec.payload, request=bytes(payload).hex())
         if check and (rec.errno or rec.status):
             raise RmError(label, handles, rec, struct=st, payload_struct=payload_struct)
         return rec
@@ -101,10 +113,24 @@ class RmClient:
             if self.objects[i][1] == handle:
                 del self.objects[i]
                 break
-        return self._call("NV_ESC_RM_FREE", "NVOS00_PARAMETERS",
-                          {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
-                          label=label, handles={"hClient": self.handle, "hParent": parent,
-                                                "hObject": handle}, check=check)
+        rec = self._call("NV_ESC_RM_FREE", "NVOS00_PARAMETERS",
+                         {"hRoot": self.handle, "hObjectParent": parent, "hObjectOld": handle},
+                         label=label, handles={"hClient": self.handle, "hParent": parent,
+                                               "hObject": handle}, check=check)
+        if not (rec.errno or rec.status):
+            self.frees_accepted += 1
+        return rec
+
+    def forget(self, handles) -> None:
+        """Drop objects RM freed along with a parent freed before them (e.g. a faulted
+        channel's group frees its channel): the table stays what RM holds."""
+        gone = set(handles)
+        self.objects = [o for o in self.objects if o[1] not in gone]
+
+    def adopt(self, entries) -> None:
+        """Objects RM holds that this client did not allocate in this process (a replay that
+        jumps to a recorded moment): (parent, handle, label), newest last."""
+        self.objects.extend(entries)
 
     def control(self, obj: int, name: str, *, label: str | None = None, check: bool = True,
                 payload: bytes | None = None, **fields) -> dict:

@@ -57,6 +57,11 @@ class PeerSetup:
         self.report.setup_ns = time.perf_counter_ns() - start
         return self.report
 
+    def allocated(self) -> list:
+        """(parent, handle, label) of every object of this setup RM still holds (after the
+        teardown: what it failed to free)."""
+        return self.rm.objects[self.mark:]
+
     def teardown(self) -> list:
         """Free everything this setup allocated, newest first; the refused frees."""
         return self.rm.free_since(self.mark)

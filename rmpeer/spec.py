@@ -1,0 +1,256 @@
+"""RunSpec: what one run of one target will do, resolved once and frozen.
+
+Built in one place from `rmpeer certify`'s options (`from_certify_args`), from a plain pytest
+run's options (`from_pytest_options`), or for `rmpeer bench`; a replay takes what the
+recording's header says (its seed, boost, ABI, layouts and extents). Everything below the
+builder (HostRun, the pytest plugin, the renderers) reads the spec and never resolves an
+option again. The host's facts come from the one RM open of the run (`with_facts`).
+
+Option checks come before any device check: a bad option is exit 2 even on a machine
+without a GPU (exit 3 is only for "there is no GPU to run on").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError, NoDeviceError
+from .result import TIERS
+
+QUICK_LAYOUTS = ("one-per-card", "interleaved")
+NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
+             "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
+
+
+@dataclass(frozen=True)
+class Policies:
+    """How the run treats a shared or unfamiliar host (carried; the lock, the GPU-process
+    listing and the floors' defaults act on them)."""
+
+    require_idle: bool = False     # --require-idle: other GPU processes are a refusal (exit 7)
+    no_floors: bool = False        # --no-floors: a host without floors is not DEGRADED for it
+    wait_s: float = 0.0            # --wait: how long to wait for another run's lock
+
+
+@dataclass(frozen=True, eq=False)
+class RunSpec:
+    target: object                 # targets.Target: the live host or a recording
+    cases: tuple                   # targets.Case: layout x extent, in run order
+    left_out: tuple = ()           # "layout: why" for layouts this target cannot run
+    tier: str = "full"
+    boost: bool = True
+    pattern_seed: int = 0
+    abi: str | None = None         # --rm-abi (a replay: the recording's forced ABI)
+    record: str | None = None      # folder for a transcript of this run
+    extent: int | None = None      # --extent as asked (each case holds its own)
+    topology_name: str | None = None   # --expect-topology
+    topology: object | None = None     # the entry: the one asked for, else the one the host matches
+    policies: Policies = field(default_factory=Policies)
+    output: Path | None = None
+    facts: object | None = None    # rm.host.HostFacts, once the host is open (a replay: recorded)
+    header: dict = field(default_factory=dict)   # a replay's recording header
+
+    @property
+    def is_replay(self) -> bool:
+        return self.target.is_replay
+
+    @property
+    def staging_extent(self) -> int:
+        """The staging buffers' size: the largest extent of the run (a replay: as recorded)."""
+        if self.is_replay and "extent" in self.header.get("run", {}):
+            return self.header["run"]["extent"]
+        return max(c.extent for c in self.cases)
+
+    @property
+    def topology_matched_by(self) -> str | None:
+        if self.topology is None:
+            return None
+        return "expected" if self.topology_name else "match"
+
+    def with_facts(self, facts) -> "RunSpec":
+        """The spec once the host is open: its facts, and the topology entry it matches when
+        none was asked for."""
+        topology = self.topology
+        if topology is None and not self.topology_name and facts is not None:
+            from .topology import TopologyMatrix
+
+            topology = TopologyMatrix().match(facts)
+        return dataclasses.replace(self, facts=facts, topology=topology)
+
+    def topology_problems(self) -> list:
+        """How the host differs from the topology asked for (none asked: nothing)."""
+        if not self.topology_name or self.topology is None or self.facts is None:
+            return []
+        return self.topology.mismatches(self.facts)
+
+
+# -- builders ---------------------------------------------------------------------------------
+
+def _checked_abi(abi):
+    if abi:
+        from .abi import DriverMatrix
+
+        DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
+    return abi
+
+
+def checked_output(text) -> Path:
+    """The output folder, refused before the run when it cannot be written (nothing is created)."""
+    if text is None or not str(text).strip():
+        raise ConfigError("--output needs a folder (an empty name would write into the current directory)")
+    out = Path(text).resolve()
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError(f"--output {out}: cannot write there ({probe} is not a directory)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"--output {out}: cannot write there ({probe} is read-only for this user)")
+    try:    # access() says yes to root everywhere: a file made and removed at once settles it
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--output {out}: cannot write there ({exc.strerror})") from None
+    return out
+
+
+def _cases(target, wanted, extent, matrix):
+    from .targets import cases_for
+
+    cases, left_out = cases_for(target, wanted, extent, matrix)
+    if not cases:
+        raise ConfigError("no layout to check: " + ("; ".join(left_out) or "none selected"))
+    return tuple(cases), tuple(left_out)
+
+
+def _precheck_layouts(wanted, extent, matrix):
+    """Card lists and names that no host could run, refused before looking for a device."""
+    from .layouts import MAX_SESSIONS, parse_cards
+
+    for text in wanted:
+        if text in matrix.entries:
+            continue
+        try:
+            cards = parse_cards(text)
+        except ConfigError:
+            raise ConfigError(f"--layout {text!r}: neither a layout name ({', '.join(matrix.names)}) "
+                              f"nor a list of cards such as 0,1,1,0") from None
+        if len(cards) > MAX_SESSIONS:
+            raise ConfigError(f"--layout {text!r}: {len(cards)} sessions > {MAX_SESSIONS} "
+                              f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
+        matrix.plan(cards, extent or matrix.default_extent)
+
+
+def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
+                policies=Policies()) -> RunSpec:
+    """A recording's run, as its header says it was made."""
+    from .layouts import LayoutMatrix
+    from .rm.host import HostFacts
+    from .shim.replay import recorded_note, transcript_summary
+    from .targets import replay_target
+    from .topology import TopologyMatrix
+
+    target = replay_target(path)
+    header = transcript_summary(target.path)["header"]
+    run = header.get("run", {})
+    topology = TopologyMatrix().get(topology_name) if topology_name else None
+    wanted = list(layouts)
+    if tier == "quick" and not wanted:     # the quick layouts the recording holds
+        recorded = {entry[0] for entry in run.get("layouts", [])}
+        wanted = [name for name in QUICK_LAYOUTS if name in recorded]
+    cases, left_out = _cases(target, wanted, None, LayoutMatrix())
+    facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+    spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
+                   pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
+                   extent=run.get("extent"), topology_name=topology_name, topology=topology,
+                   policies=policies, output=output, header=header)
+    return spec.with_facts(facts)
+
+
+def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, topology_name=None, tier="full",
+              output=None, policies=Policies(), pattern_seed=None, target=None) -> RunSpec:
+    """This host's run (its facts come with the run's one RM open: `with_facts`)."""
+    from .layouts import LayoutMatrix
+    from .targets import live_target
+    from .topology import TopologyMatrix
+
+    matrix = LayoutMatrix()
+    if extent is not None:
+        matrix.check_extent(extent)
+    _precheck_layouts(layouts, extent, matrix)
+    _checked_abi(abi)
+    topology = TopologyMatrix().get(topology_name) if topology_name else None
+    target = target or live_target()
+    if target is None:
+        raise NoDeviceError(NO_DEVICE)
+    wanted = list(layouts)
+    if tier == "quick" and not wanted:
+        wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
+    cases, left_out = _cases(target, wanted, extent, matrix)
+    seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
+    return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,
+                   abi=abi, record=str(Path(record).resolve()) if record else None, extent=extent,
+                   topology_name=topology_name, topology=topology, policies=policies, output=output)
+
+
+def tier_of(args) -> str:
+    tier = getattr(args, "tier", None) or ("quick" if getattr(args, "quick", False) else "full")
+    if tier not in TIERS:
+        raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
+    return tier
+
+
+def from_certify_args(args) -> RunSpec:
+    """`rmpeer certify`'s options, checked (options first, then the device), as one spec."""
+    from .layouts import parse_size
+
+    output = checked_output(args.output)
+    policies = Policies(require_idle=bool(getattr(args, "require_idle", False)),
+                        no_floors=bool(getattr(args, "no_floors", False)),
+                        wait_s=float(getattr(args, "wait", 0) or 0))
+    tier = tier_of(args)
+    if args.expect_topology is not None and not args.expect_topology.strip():
+        raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
+    if args.replay:
+        refused = [flag for flag, given in (("--rm-abi", args.rm_abi), ("--extent", args.extent),
+                                            ("--record", args.record), ("--no-boost", args.no_boost))
+                   if given not in (None, False)]
+        if refused:
+            raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "
+                              f"(its ABI, extent, boost and calls); these options cannot apply to it")
+        layouts = list(args.layout or [])
+        return replay_spec(str(Path(args.replay).resolve()), layouts=layouts, topology_name=args.expect_topology,
+                           tier=tier, output=output, policies=policies)
+    extent = parse_size(args.extent) if args.extent else None
+    return live_spec(layouts=list(args.layout or []), extent=extent, abi=args.rm_abi, record=args.record,
+                     boost=not args.no_boost, topology_name=args.expect_topology, tier=tier, output=output,
+                     policies=policies)
+
+
+def from_pytest_options(getoption) -> list:
+    """A plain `pytest suites` run: one spec per target (the recordings given, else this host,
+    else the committed recordings unless --rm-live-only)."""
+    from .layouts import parse_size
+    from .targets import committed_transcripts, live_target
+
+    layouts, topology = list(getoption("--rm-layout")), getoption("--rm-topology")
+    extent_text, seed = getoption("--rm-extent"), getoption("--rm-pattern-seed")
+    try:
+        extent = parse_size(extent_text) if extent_text else None
+        pattern_seed = int(seed, 0) & 0xFFFF if seed else None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    replays = getoption("--rm-replay")
+    live = None if replays else live_target()
+    if live is not None:
+        return [live_spec(layouts=layouts, extent=extent, abi=getoption("--rm-abi"), record=getoption("--rm-record"),
+                          boost=not getoption("--rm-no-boost"), topology_name=topology,
+                          pattern_seed=pattern_seed, target=live)]
+    if not replays and getoption("--rm-live-only"):
+        return []
+    return [replay_spec(p, layouts=layouts, topology_name=topology)
+            for p in (replays or committed_transcripts())]

@@ -1,0 +1,90 @@
+"""The renderers of rmpeer.render, fed the RunResult of a real recording (certify --replay of
+the two-card recording, one layout): the table shows every card pair the result holds, the
+fitness lines say what the result says, and certificate.json reads back as the same result.
+Expected values come from the recording (its cards, its /proc account of them), not from the
+renderers."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.render.certificate import certificate_text
+from rmpeer.render.table import pair_cells, render_fitness, render_table, use_colour
+from rmpeer.resources import transcripts_dir
+from rmpeer.result import RunResult
+
+pytestmark = pytest.mark.offline
+TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    if not TWO:
+        pytest.skip("no two-card recording")
+    out = tmp_path_factory.mktemp("render")
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(TWO[0]), "--layout",
+                           "one-per-card", "--output", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return RunResult.load(out / "replay-certificate.json")
+
+
+def _proc_gpus(path):
+    for line in gzip.open(path, "rt"):
+        if '"host:proc-gpus"' in line:
+            return json.loads(line)
+    return None
+
+
+def test_the_certificate_keeps_the_cards_uuids(result):
+    """The UUIDs RM gave, as the kernel module's /proc account of the cards in the recording has them."""
+    proc = _proc_gpus(TWO[0])
+    assert proc is not None, "the recording holds no /proc account of the cards"
+    uuids = {g["uuid"] for g in proc["extra"]["value"]}
+    assert len(uuids) == 2, proc
+    assert {c["uuid"] for c in result.host["cards"]} == uuids
+
+
+def test_the_table_has_a_cell_per_card_pair(result):
+    cells = pair_cells(result)
+    cards = len(result.host["cards"])
+    assert set(cells) == {(a, b) for a in range(cards) for b in range(cards)}
+    for cell in cells.values():
+        assert cell["read"][0] == cell["read"][1] > 0 and cell["write"][0] == cell["write"][1] > 0
+        assert cell["setup"][0] == cell["setup"][1] > 0
+    text = render_table(result)
+    assert text.count("R:ok") == cards * cards and "FAIL" not in text
+
+
+def test_a_failed_pair_shows_in_its_cell(result):
+    broken = RunResult.from_dict(result.to_dict())
+    first = next(p for p in broken.pairs if p.op == "read" and p.src_card != p.dst_card)
+    first.ok = False
+    assert "R:FAIL 1/" in render_table(broken)
+
+
+def test_the_fitness_lines_say_the_boost_was_released(result):
+    text = render_fitness(result)
+    assert "boost: asked; released" in text
+    broken = RunResult.from_dict(result.to_dict())
+    broken.boost = dict(broken.boost, released=False)
+    assert "NOT released" in render_fitness(broken)
+    for figure in result.bandwidth:
+        assert f"{figure['gbps']:7.1f}" in text
+
+
+def test_the_certificate_reads_back_as_the_same_result(result):
+    again = RunResult.from_dict(json.loads(certificate_text(result)))
+    assert again == result
+
+
+def test_no_colour_with_NO_COLOR(monkeypatch):
+    class Tty:
+        def isatty(self):
+            return True
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour(Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour(Tty())

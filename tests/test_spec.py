@@ -1,0 +1,85 @@
+"""RunSpec: built once, options checked before any device, and the forced-ABI mismatch said
+in one line. Offline: replays of the committed recordings and a stand-in for RM's refusal."""
+
+import dataclasses
+from types import SimpleNamespace
+
+import pytest
+
+from rmpeer.errors import ConfigError
+from rmpeer.resources import transcripts_dir
+from rmpeer.spec import Policies, replay_spec
+
+pytestmark = pytest.mark.offline
+TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
+
+
+@pytest.mark.skipif(not TWO, reason="no two-card recording")
+def test_a_replay_spec_is_what_its_header_says():
+    import gzip
+    import json
+
+    header = json.loads(gzip.open(TWO[0], "rt").readline())["header"]
+    spec = replay_spec(str(TWO[0]), policies=Policies(no_floors=True))
+    run = header["run"]
+    assert spec.pattern_seed == run["pattern_seed"] and spec.boost == run.get("boost", False)
+    assert [c.layout.name for c in spec.cases] == [entry[0] for entry in run["layouts"]]
+    assert spec.staging_extent == run["extent"]
+    assert spec.facts is not None and len(spec.facts.cards) == header["cards"]
+    assert spec.topology is not None and spec.topology_matched_by == "match"   # the committed host matches an entry
+    assert spec.policies.no_floors
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.boost = False
+
+
+def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
+    """--rm-abi of another branch: RM refuses discovery; certify says the ABI does not match."""
+    import rmpeer.runtime as runtime_module
+    from rmpeer.hostrun import HostRun
+    from rmpeer.rm.errors import RmError
+    from rmpeer.spec import RunSpec
+    from rmpeer.targets import Case, Target
+
+    refusal = RmError.__new__(RmError)
+    refusal.label, refusal.status_name = "host:classlist", "NV_ERR_INVALID_ARGUMENT"
+
+    class Refused:
+        def __init__(self, shim, forced_abi=None):
+            self.facts = SimpleNamespace(abi_release="575.64.05", driver_version="580.95.05")
+
+        def open(self):
+            raise refusal
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(runtime_module, "Runtime", Refused)
+    target = Target("live", "h200x2", 2)
+    spec = RunSpec(target=target, cases=(Case(target, None, 64 << 20),), abi="575.64.05")
+    host = HostRun(spec)
+    host.shim = SimpleNamespace(segment=lambda *a, **k: None, mode="live")
+    with pytest.raises(ConfigError) as err:
+        host.open()
+    text = str(err.value)
+    assert "\n" not in text and "--rm-abi 575.64.05" in text and "does not match the running driver 580.95.05" in text
+    assert host.runtime is None
+
+
+@pytest.mark.skipif(not TWO, reason="no two-card recording")
+def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
+    from rmpeer.spec import QUICK_LAYOUTS
+
+    full = replay_spec(str(TWO[0]))
+    quick = replay_spec(str(TWO[0]), tier="quick")
+    held = [c.layout.name for c in full.cases]
+    assert [c.layout.name for c in quick.cases] == [n for n in QUICK_LAYOUTS if n in held]
+    assert quick.tier == "quick" and len(quick.cases) < len(full.cases)
+
+
+def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
+    from rmpeer.spec import checked_output
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="--output needs a folder"):
+        checked_output("")
+    assert checked_output("a/b/c") == tmp_path / "a/b/c" and list(tmp_path.iterdir()) == []
