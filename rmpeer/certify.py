@@ -10,9 +10,7 @@ SIGINT, SIGTERM, a pytest internal error or no hardware check run give INCOMPLET
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import platform
 import signal
 import sys
 import time
@@ -25,20 +23,12 @@ from .judge import EXIT_CODES, judge
 from .render.certificate import write_certificate
 from .render.table import render_fitness, render_table, use_colour
 from .result import DEGRADE, FAIL, UNFINISHED, Finding
+from .resources import matrices_digest
 from .spec import from_certify_args
 
 REASONS_SHOWN = 20
 PYTEST_UNFINISHED = {2: "the run was interrupted", 3: "pytest stopped on an internal error",
                      4: "pytest refused its arguments", 5: "no check was collected"}
-
-
-def matrices_digest() -> str:
-    from .resources import matrices_dir
-
-    h = hashlib.sha256()
-    for path in sorted(matrices_dir().glob("*.yaml")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return "sha256:" + h.hexdigest()
 
 
 class Progress:
@@ -130,7 +120,19 @@ def _target(spec) -> dict:
 
 def certify(args) -> int:
     started = time.time()
+    from .staleness import parse_valid_for
+
+    valid_for = parse_valid_for(getattr(args, "valid_for", None))     # an option: checked first
     spec = from_certify_args(args)
+    if spec.is_replay:
+        return _certify(spec, args, started, valid_for)
+    from .hostlock import HostLock
+
+    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait
+        return _certify(spec, args, started, valid_for)
+
+
+def _certify(spec, args, started, valid_for) -> int:
     out_stream = sys.stderr if args.json else sys.stdout
     say = lambda text="": print(text, file=out_stream, flush=True)   # noqa: E731
     target = _target(spec)
@@ -140,7 +142,7 @@ def certify(args) -> int:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     if spec.tier == "passive":
-        return _passive(spec, args, say, replay_of, started, target)
+        return _passive(spec, args, say, replay_of, started, target, valid_for)
     from .pytest_plugin.results import Collector
 
     host, collector, stopped, code = HostRun(spec), Collector(), None, None
@@ -172,23 +174,53 @@ def certify(args) -> int:
     finally:
         signals.__exit__()
     result = _result(spec, host, collector, target, started, stopped, code)
+    _stamp(result, spec, host, started, valid_for, args)
+    if not spec.is_replay and not stopped:
+        from .passive import remember_kmsg_position
+
+        remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
     return _report(result, spec, args, say, replay_of, started)
 
 
-def _passive(spec, args, say, replay_of, started, target) -> int:
-    """--tier passive: no traffic, no peer setup. The tiers module (rmpeer.passive) reads the
-    host and returns its RunResult (checks and findings); certify judges and renders it the
-    same way as a full run's."""
-    try:
-        from . import passive
-    except ImportError:
-        from .errors import ConfigError
+def _stamp(result, spec, host, started, valid_for, args) -> None:
+    """What a scheduler's next run checks the certificate against: the node, how long it
+    holds, the platform's fingerprint, and why this run was made."""
+    from .result import node_name
+    from .staleness import valid_until
 
-        raise ConfigError("--tier passive: not available in this build yet (use --tier quick)") from None
-    result = passive.run(spec)
-    result.version, result.matrices, result.target, result.tier = __version__, matrices_digest(), target, "passive"
-    result.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
-    result.duration_s = round(time.time() - started, 1)
+    result.node = node_name()
+    result.valid_until = valid_until(started, valid_for)
+    result.ran_because = list(getattr(args, "ran_because", None) or [])
+    facts = spec.facts if spec.facts is not None else getattr(host, "spec", spec).facts
+    if facts is None:
+        return
+    links = host.fitness.links_before if host.fitness is not None else None
+    if spec.is_replay:
+        from .fingerprint import recorded_fingerprint
+
+        result.fingerprint = recorded_fingerprint(facts, links=links, header=spec.header, matrices=result.matrices)
+    else:
+        from .fingerprint import platform_fingerprint
+
+        result.fingerprint = platform_fingerprint(facts, links=links, matrices=result.matrices)
+
+
+def _passive(spec, args, say, replay_of, started, target, valid_for) -> int:
+    """--tier passive: RM facts only (no video memory, no engine, no peer setup): rmpeer.passive
+    reads the host and returns its RunResult; certify judges and renders it the same way as a
+    full run's."""
+    from .passive import run_passive
+    from .result import node_name
+
+    result = run_passive(spec.target, topology_name=spec.topology_name, record=spec.record, abi=spec.abi,
+                         node=node_name(), valid_for=valid_for)
+    result.target = target
+    result.ran_because = list(getattr(args, "ran_because", None) or [])
+    result.certificate_id = str(uuid.uuid4())
+    if spec.policies.require_idle and not spec.is_replay:
+        from .sharedhost import require_idle
+
+        require_idle(((result.gpu_processes.get("now") or {}).get("processes")) or [])
     result.verdict, result.reasons = judge(result)
     spec.output.mkdir(parents=True, exist_ok=True)
     return _report(result, spec, args, say, replay_of, started)
@@ -196,7 +228,7 @@ def _passive(spec, args, say, replay_of, started, target) -> int:
 
 def _result(spec, host, collector, target, started, stopped, code):
     result = host.fill_result()
-    result.node, result.version, result.matrices = platform.node(), __version__, matrices_digest()
+    result.version, result.matrices = __version__, matrices_digest()
     result.target, result.tier = target, spec.tier
     result.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     result.certificate_id = str(uuid.uuid4())
@@ -208,12 +240,15 @@ def _result(spec, host, collector, target, started, stopped, code):
     result.checks = collector.checks()
     result.findings += [Finding("topology", "host", f"the topology {spec.topology_name}", problem, FAIL)
                         for problem in spec.topology_problems()]
-    if (spec.topology is None or spec.topology.floors is None) and not spec.policies.no_floors:
-        # never a silent pass: without floors the bandwidth was measured but not judged
-        found = ("no entry of matrices/topologies.yaml matches this host" if spec.topology is None
-                 else f"the entry {spec.topology.name} has no floors")
-        result.findings.append(Finding("bandwidth-floor", "host", "floors for this host's bandwidth "
-                                       "(a topology entry with floors, or --no-floors)", found, DEGRADE))
+    if spec.facts is not None:
+        # never a silent pass: without floors the bandwidth is measured but cannot be judged
+        from .floors import floors_for
+        from .topology import TopologyMatrix
+
+        _, _, missing = floors_for(spec.facts, TopologyMatrix(), expected=spec.topology_name,
+                                   no_floors=spec.policies.no_floors)
+        if missing is not None:
+            result.findings.append(missing)
     if stopped:
         result.findings.append(Finding("run", "host", "the run to finish", f"it was stopped by {stopped}",
                                        UNFINISHED))
@@ -244,7 +279,15 @@ def _report(result, spec, args, say, replay_of, started) -> int:
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
     if args.json:
-        print(json.dumps({"verdict": result.verdict, "counts": counts, "reasons": result.reasons,
-                          "certificate": str(path) if path.exists() else None,
-                          "subject": result.target.get("kind")}, indent=1))
+        from .render.jsonline import json_line
+
+        print(json_line(result, path if path.exists() else None), flush=True)
+    if getattr(args, "junit", None):
+        from .render.junit import write_junit
+
+        write_junit([result], args.junit)
+    if getattr(args, "prometheus", None):
+        from .render.prometheus import write_textfile
+
+        write_textfile(result, args.prometheus)
     return EXIT_CODES[result.verdict]

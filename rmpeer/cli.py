@@ -54,10 +54,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wait up to this long for another rmpeer run on this host to finish (default 0)")
     c.add_argument("--no-boost", action="store_true",
                    help="measure the host at the clocks it has (default: RM's boost to maximum clocks)")
-    c.add_argument("--json", action="store_true", help="print the certificate's summary as JSON on stdout")
+    c.add_argument("--if-stale", metavar="CERT",
+                   help="exit 0 at once when CERT still holds for this platform and tier (or a deeper one); "
+                        "else run the tier and say why")
+    c.add_argument("--valid-for", metavar="TIME",
+                   help="how long the certificate holds, e.g. 24h (default), 90m, 2d")
+    c.add_argument("--json", action="store_true",
+                   help="one JSON line on stdout (node, tier, verdict, reasons, duration, certificate, exit code)")
+    c.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testsuite per host")
+    c.add_argument("--prometheus", metavar="DIR",
+                   help="also write DIR/rmpeer.prom for node_exporter's textfile collector")
     r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
-    r.add_argument("--results", default="reports/allure-results",
-                   help="the Allure results of a run (default: reports/allure-results, where certify writes them)")
+    r.add_argument("--results", nargs="+", default=["reports/allure-results"], metavar="DIR",
+                   help="one run's Allure results (default: reports/allure-results, where certify writes them), "
+                        "or several hosts' (folders, or one folder of per-host folders): one report")
     r.add_argument("--output", default="reports/report.html", help="the HTML file to write (default: reports/report.html)")
     r.add_argument("--title", default="rmpeer conformance report", help="the report's title")
     b = sub.add_parser("bench", help="measure copy-engine GB/s between and within the cards, and setup cost",
@@ -86,10 +96,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _still_holds(args) -> bool:
+    """certify --if-stale CERT: the fast path reads /proc and /sys only (no RM, no pytest), so a
+    prolog pays for a run only when the platform, the tier or the clock says so."""
+    from .result import node_name
+    from .spec import tier_of
+    from .staleness import check_fresh
+
+    tier = tier_of(args)
+    holds, why = check_fresh(args.if_stale, tier, node=node_name())
+    if holds:
+        print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
+              file=sys.stderr if args.json else sys.stdout)
+        return True
+    args.ran_because = why
+    shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
+    print(f"rmpeer: running the {tier} tier: {shown}", file=sys.stderr if args.json else sys.stdout)
+    return False
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "certify":
+            if args.if_stale and _still_holds(args):
+                return EXIT_OK
             from .certify import certify
             return certify(args)
         if args.command == "bench":

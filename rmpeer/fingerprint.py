@@ -240,7 +240,7 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
     `facts` (HostFacts: which UUID each index is) adds the active NVLinks per card; without
     them the key is absent and staleness does not compare it."""
     if matrices is None:
-        from .certify import matrices_digest
+        from .resources import matrices_digest
 
         matrices = matrices_digest()
     try:
@@ -264,7 +264,7 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
     header's kernel); what a recording does not keep says so. A replay's certificate carries
     it to show what was replayed; it never holds for a live host (staleness refuses replays)."""
     if matrices is None:
-        from .certify import matrices_digest
+        from .resources import matrices_digest
 
         matrices = matrices_digest()
     missing = "not recorded (a replay)"

@@ -222,6 +222,7 @@ class HostRun:
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
             self.spec = self.spec.with_facts(self.runtime.facts)
             self.result.host = self.runtime.facts.as_dict()
+            self._other_processes("before")
             from .fitness import Fitness
 
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
@@ -238,6 +239,20 @@ class HostRun:
             self.runtime = None
             raise
         return self
+
+    def _other_processes(self, when: str) -> None:
+        """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
+        replay serves them; before the run --require-idle refuses a host that has any."""
+        from .sharedhost import require_idle, snapshot_runtime
+
+        snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
+        if snap is None:      # a recording made before processes were listed
+            return
+        self.result.gpu_processes[when] = snap.get("processes", [])
+        if snap.get("error"):
+            self.result.gpu_processes[f"{when}_error"] = snap["error"]
+        if when == "before" and self.spec.policies.require_idle and not self.target.is_replay:
+            require_idle(snap.get("processes", []), unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
 
     def layout_factory(self, layout, extent: int):
         """The layout factory the bandwidth rig builds on: (setup, release)."""
@@ -292,6 +307,7 @@ class HostRun:
         finally:
             self.shim.segment("runtime:close")
             try:
+                _quietly(lambda: self._other_processes("after"))
                 if self.fitness is not None:
                     self.fitness.close()
                     self.shim.note("fitness", summary=self.fitness.summary())   # for rmpeer diff
@@ -319,7 +335,12 @@ class HostRun:
             summary = self.fitness.summary()
             r.clocks, r.boost, r.links = summary["clocks"], summary["boost"], summary["links"]
             r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
-            r.findings += [f for f in self.fitness.findings(self.spec.topology) if f not in r.findings]
+            from .sharedhost import name_other_users
+
+            # a figure below its floor on a card another process used names that process
+            found = name_other_users(self.fitness.findings(self.spec.topology),
+                                     r.gpu_processes.get("before"), r.gpu_processes.get("after"))
+            r.findings += [f for f in found if f not in r.findings]
         return r
 
 

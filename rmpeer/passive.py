@@ -108,28 +108,20 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
     return out
 
 
-def gpu_processes() -> dict:
-    """The other processes holding the GPUs (rmpeer.gpuprocs), or why they are not known."""
-    try:
-        from .gpuprocs import other_gpu_processes
-    except ImportError:
-        return {"available": False, "reason": "not available (rmpeer.gpuprocs is not in this build)"}
-    try:
-        return {"available": True, "processes": other_gpu_processes()}
-    except OSError as exc:
-        return {"available": False, "reason": f"the GPU processes could not be listed: {exc.strerror or exc}"}
+def gpu_processes(shim, runtime) -> dict | None:
+    """The other processes holding the GPUs, from /proc and RM's own list (rmpeer.sharedhost),
+    or why they are not known; None in a replay of a recording that did not list them."""
+    from .sharedhost import snapshot_runtime
+
+    snap = snapshot_runtime(shim, runtime, label="gpu-processes:now")
+    if snap is None:
+        return None
+    if snap.get("error"):
+        return {"available": False, "reason": snap["error"]}
+    return {"available": True, "processes": snap.get("processes", []), "unreadable": snap.get("unreadable", [])}
 
 
 # -- the run ------------------------------------------------------------------------------
-
-class _Host:
-    """What fitness.Fitness needs of a host run (its shim and open runtime); no boost."""
-
-    boost = False
-
-    def __init__(self, shim, runtime):
-        self.shim, self.runtime = shim, runtime
-
 
 def state_key(target) -> str:
     """Each target keeps its own history: the live host, or one recording."""
@@ -168,11 +160,11 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
         runtime.open()
         out["facts"] = runtime.facts
         out["proc_gpus"] = shim.observe("host:proc-gpus", read_proc_gpus)
-        fitness = Fitness(_Host(shim, runtime))
+        fitness = Fitness(runtime, boost=False, layout=None)
         out["clocks"] = fitness.read_clocks(TIER)
         out["links"] = fitness.read_links()
         out["xids"] = shim.observe("host:xids", lambda: xids_since(last))
-        out["gpu_processes"] = shim.observe("host:gpu-processes", gpu_processes)
+        out["gpu_processes"] = gpu_processes(shim, runtime)
     except OSError as exc:
         out["problems"].append(f"RM: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
     except RmError as exc:
@@ -325,7 +317,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     """The passive tier against `target` (targets.Target: live, or a recording): a judged
     RunResult with its fingerprint and valid_until (valid_for: a timedelta, default 24 h),
     and the state file updated for the next run (save=False: left as it was)."""
-    from .certify import matrices_digest
+    from .resources import matrices_digest
     from .staleness import parse_valid_for, valid_until
     from .statefile import default_state_path, load_state, module_hash_cache, save_state
     from .topology import TopologyMatrix

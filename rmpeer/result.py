@@ -14,6 +14,8 @@ matrices/layouts.yaml; a *check* is one assertion about one subject.
 from __future__ import annotations
 
 import json
+import os
+import socket
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -29,6 +31,13 @@ SEVERITIES = (FAIL, DEGRADE, UNFINISHED, INFO)
 
 TIERS = ("passive", "quick", "full")     # shallow to deep: a deeper tier satisfies a shallower one
 FORMAT = "rmpeer-result/1"
+NODE_ENV = "RMPEER_NODE_NAME"     # names the node instead of the machine's host name
+
+
+def node_name() -> str:
+    """The host name a run reports: RMPEER_NODE_NAME when set (a scheduler's node name, or a
+    fleet test standing in for many hosts), else this machine's."""
+    return os.environ.get(NODE_ENV, "").strip() or socket.gethostname()
 
 
 @dataclass(frozen=True)

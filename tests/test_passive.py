@@ -232,13 +232,14 @@ def test_links_down_against_the_topology_degrade():
         ("card 1", "card 1: link 17 is FAIL (up: ACTIVE or SLEEP, connected)", DEGRADE)]
 
 
-def test_gpu_processes_without_the_lister_are_incomplete_live(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "rmpeer.gpuprocs", None)     # the import fails
-    procs = passive.gpu_processes()
-    assert procs == {"available": False, "reason": "not available (rmpeer.gpuprocs is not in this build)"}
+def test_gpu_processes_that_cannot_be_listed_are_incomplete_live():
+    """/proc unreadable (the reading says so): the passive check cannot tell, so it is
+    incomplete, never a pass; a replay whose recording never listed them only notes it."""
+    procs = {"available": False, "reason": "/proc could not be read: [Errno 13] Permission denied"}
     assert [f.severity for f in passive._process_findings(procs, replay=False)] == ["incomplete"]
+    assert [f.severity for f in passive._process_findings(None, replay=False)] == ["incomplete"]
+    assert [f.severity for f in passive._process_findings(None, replay=True)] == ["info"]
+    assert passive._process_findings({"available": True, "processes": []}, replay=False) == []
 
 
 # Mutation tests: the comparison with the last run, broken on purpose, lets a problem through.

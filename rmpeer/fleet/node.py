@@ -27,6 +27,7 @@ from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTI
 from .outcome import STATUS, certificate_in, load_certificate, reason_line
 
 STAND_IN = "RMPEER_STAND_IN"
+NODE_ENV = "RMPEER_NODE_NAME"     # rmpeer.result.node_name reads it: the certificate's node
 
 
 def node_name() -> str:
@@ -43,27 +44,14 @@ def stand_in(node: str) -> str | None:
     return str(path / f"{node}.jsonl.gz") if path.is_dir() else given
 
 
-def certify_knows(option: str) -> bool:
-    """REMOVE at merge with the tiers branch (--tier, --if-stale, --require-idle are there)."""
-    from ..cli import build_parser
-
-    certify = build_parser()._subparsers._group_actions[0].choices["certify"]
-    return any(option in a.option_strings for a in certify._actions)
-
-
 def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | None,
-                 require_idle: bool = False) -> tuple[list, str]:
-    """The certify command line, and a note when the tier cannot be honoured as asked."""
-    args = ["certify", "--output", str(output)]
+                 require_idle: bool = False) -> list:
+    """The certify command line of one node's run (a stand-in recording replays instead of
+    the GPUs, at the same tier)."""
+    args = ["certify", "--output", str(output), "--tier", tier]
     if replay:
-        return args + ["--replay", replay], ""
-    if certify_knows("--tier"):
-        return (args + ["--tier", tier] + (["--if-stale", if_stale] if if_stale else [])
-                + (["--require-idle"] if require_idle and certify_knows("--require-idle") else [])), ""
-    # REMOVE at merge: before the tiers branch, --quick is the quick tier and full is the default.
-    if tier == "passive":
-        return [], "this rmpeer has no passive tier (certify --tier passive): nothing ran"
-    return args + (["--quick"] if tier == "quick" else []), ""
+        return args + ["--replay", replay]
+    return args + (["--if-stale", if_stale] if if_stale else []) + (["--require-idle"] if require_idle else [])
 
 
 class _Tee(io.StringIO):
@@ -105,26 +93,20 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
     output.mkdir(parents=True, exist_ok=True)
     (output / STATUS).unlink(missing_ok=True)
     replay = stand_in(node)
-    args, note = certify_args(tier, output, if_stale, replay, require_idle)
+    args = certify_args(tier, output, if_stale, replay, require_idle)
     started, wall = time.monotonic(), time.time()
     line = ""
-    if not args:
-        code, line = EXIT_CONFIG, f"rmpeer: tool: {note}"
-    else:
-        code, said = run_certify(args)
-        cert = certificate_in(output)
-        if cert and cert.stat().st_mtime < wall - 1:
-            cert = None     # an earlier run's: this run wrote none
-        if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and cert:
-            outcome = load_certificate(node, cert)
-            line = outcome.line
-            # REMOVE at merge with the tiers branch: certify exits 1 for DEGRADED until then.
-            if code == EXIT_NOT_CERTIFIED and outcome.state == "degraded":
-                code = EXIT_DEGRADED
-        elif code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
-            code, line = EXIT_INCOMPLETE, reason_line("tool", f"exit {code} but no certificate in {output}")
-        elif code != EXIT_OK:
-            line = reason_line("tool", f"certify exit {code}: " + (said.split(": ", 1)[-1] if said else "no verdict"))
+    os.environ.setdefault(NODE_ENV, node)    # the certificate names the node as the scheduler does
+    code, said = run_certify(args)
+    cert = certificate_in(output)
+    if cert and cert.stat().st_mtime < wall - 1:
+        cert = None     # an earlier run's: this run wrote none
+    if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and cert:
+        line = load_certificate(node, cert).line
+    elif code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
+        code, line = EXIT_INCOMPLETE, reason_line("tool", f"exit {code} but no certificate in {output}")
+    elif code != EXIT_OK:
+        line = reason_line("tool", f"certify exit {code}: " + (said.split(": ", 1)[-1] if said else "no verdict"))
     status = {"node": node, "tier": tier, "exit": code, "line": line, "stand_in": replay or "",
               "duration_s": round(time.monotonic() - started, 2),
               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -66,31 +66,17 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
                        result, result.target.get("transcript", "") if result.is_replay else "")
 
 
-def _from_old_certificate(node: str, cert: dict, path: Path) -> NodeOutcome:
-    """REMOVE when the core branch lands: certify's format before RunResult (verdict, reasons,
-    counts, subject). Reasons there are sentences; the check is the verdict's word."""
-    verdict = cert.get("verdict", "")
-    state = STATE_OF_VERDICT.get(verdict, ERROR)
-    reasons = [r.removeprefix("AssertionError: ").removeprefix(f"{verdict}: ") for r in cert.get("reasons", [])]
-    check = "bandwidth-floor" if reasons and all("below the floor" in r for r in reasons) else verdict.lower()
-    line = reason_line(check, reasons[0] if reasons else "no reason given") if state != PASS else ""
-    subject = cert.get("subject", {})
-    return NodeOutcome(node, state, verdict, reasons, line, state == DEGRADED_STATE and check == "bandwidth-floor",
-                       EXIT_OF_STATE.get(state), cert.get("duration_s"), path, None,
-                       subject.get("transcript", "") if subject.get("kind") == "replay" else "")
-
-
 def load_certificate(node: str, path: Path) -> NodeOutcome:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         return NodeOutcome(node, ERROR, line=reason_line("certificate", f"unreadable {path}: {exc}"), certificate=path)
-    if isinstance(data, dict) and data.get("format"):
-        try:
-            return from_result(node, RunResult.from_dict(data), path)
-        except (TypeError, ValueError) as exc:
-            return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {exc}"), certificate=path)
-    return _from_old_certificate(node, data, path)
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("not an rmpeer result (no JSON object)")
+        return from_result(node, RunResult.from_dict(data), path)
+    except (TypeError, ValueError) as exc:    # an older or foreign file is never a pass
+        return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {exc}"), certificate=path)
 
 
 def load_node(folder: Path) -> NodeOutcome:
