@@ -63,8 +63,9 @@ def live_target() -> Target | None:
 
 
 def replay_target(path: str) -> Target:
-    from .shim.replay import transcript_summary
+    from .shim.replay import transcript_summary, validate_recording
 
+    validate_recording(path)     # header against content, truncation: exit 2 before anything runs
     summary = transcript_summary(path)
     return Target("replay", f"replay:{summary['label']}", summary["cards"], str(path))
 
