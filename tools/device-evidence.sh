@@ -1,46 +1,135 @@
 #!/usr/bin/env bash
-# Runs on a lent GPU machine (no network): installs the carried wheels (.whl/), then, against
-# this host's GPUs: rmpeer certify recording every RM call, certify timed (default and
-# --quick), a --no-boost recording, and rmpeer bench. Every file lands in $OUT.
-#   usage: bash tools/device-evidence.sh [all|certify|bench]
+# Runs on a lent GPU machine (no network): installs the carried wheels (.whl/), then produces
+# the evidence of one part below against this host's GPUs. Every log, certificate and
+# recording goes into one archive in $OUT (the device tool brings back a few files only).
+#   usage: bash tools/device-evidence.sh PART
+#   PART   tiers     passive, quick and full x5 each, timed (wall, process start included)
+#          records   two full certify runs back to back, recorded, and rmpeer diff of both
+#                    (certificates and recordings); a --no-boost quick recording; --if-stale
+#                    fresh x5, deeper tier, expired, forged; rmpeer bench
+#          shared    beside an idle CUDA context: certify (full), --require-idle, passive;
+#                    beside a matmul job: the job's throughput alone and with passive runs,
+#                    and a quick certify; two certifies at once; SIGINT mid-run (and the
+#                    cards' memory after); the Slurm hooks as slurmd runs them
+# Each command's output is piped to a file (no terminal); its exit code and wall time follow.
 set -u
-what=${1:-all}
+part=${1:?part: tiers, records or shared}
 out=${OUT:-/tmp/rmpeer-out}
-mkdir -p "$out"
+ev=/tmp/ev/$part
+rm -rf "$ev" && mkdir -p "$ev" "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  || { echo "wheel install failed" >"$out/error.txt"; exit 1; }
-export PYTHONPATH=/tmp/site:$PWD
-rmpeer() { python3 -m rmpeer "$@"; }
-{ nvidia-smi -L; nvidia-smi topo -m; cat /proc/driver/nvidia/version; uname -r; } >"$out/host.txt" 2>&1
+  || { echo "wheel install failed"; exit 1; }
+repo=$PWD
+export PYTHONPATH=/tmp/site:$repo
+mkdir -p /tmp/bin
+# the hooks run with a bare environment (env -i): the wrapper names its Python and path itself
+printf '#!/bin/sh\nPYTHONPATH=/tmp/site:%s exec %s -m rmpeer "$@"\n' "$repo" "$(command -v python3)" >/tmp/bin/rmpeer
+chmod +x /tmp/bin/rmpeer
+export PATH=/tmp/bin:$PATH
+export RMPEER_STATE=/tmp/rmpeer-state.json
+{ nvidia-smi -L; nvidia-smi topo -m; cat /proc/driver/nvidia/version; uname -r; git -C "$repo" log -1 --format=%H 2>/dev/null; } \
+  >"$ev/host.txt" 2>&1
 cd /tmp || exit 1
-rm -rf /tmp/reports /tmp/transcripts /tmp/noboost
-timed() {  # name, then the command: its output piped to a file (no terminal), its wall time
+summary="$ev/summary.txt"
+
+timed() {  # NAME COMMAND...: output to NAME.log, then "exit N, wall N ms"
   local name=$1; shift
-  local start=$(date +%s%N)
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  echo "exit $rc, wall $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$out/$name.log"
-  tail -1 "$out/$name.log"
+  local start rc
+  start=$(date +%s%N)
+  "$@" </dev/null >"$ev/$name.log" 2>&1
+  rc=$?
+  local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "exit $rc, wall $ms ms" >>"$ev/$name.log"
+  printf '%-28s exit %s  wall %6d ms  %s\n' "$name" "$rc" "$ms" \
+    "$(grep -E '(CERTIFIED|DEGRADED|INCOMPLETE|BUSY|rmpeer: )' "$ev/$name.log" | grep -v '^ ' | tail -1 | cut -c1-150)" \
+    | tee -a "$summary"
+  return $rc
 }
-if [ "$what" = all ] || [ "$what" = certify ]; then
-  timed certify-record rmpeer certify --record /tmp/transcripts --output /tmp/reports
-  timed certify rmpeer certify --output /tmp/reports-timed
-  timed certify-quick rmpeer certify --quick --output /tmp/reports-quick
-  timed certify-noboost rmpeer certify --quick --no-boost --record /tmp/noboost --output /tmp/reports-noboost
-  cp /tmp/transcripts/*.jsonl.gz "$out/" 2>/dev/null
-  for f in /tmp/noboost/*.jsonl.gz; do cp "$f" "$out/$(basename "$f" .jsonl.gz)-noboost.jsonl.gz"; done 2>/dev/null
-  cp /tmp/reports/certificate.json "$out/certificate.json" 2>/dev/null
-  cp /tmp/reports-noboost/certificate.json "$out/certificate-noboost.json" 2>/dev/null
-  tar -czf "$out/allure-results.tgz" -C /tmp/reports allure-results 2>/dev/null
-  printf 'ANSI escapes in the piped logs: %s\n' "$(cat "$out"/certify*.log | grep -c $'\e')" >>"$out/checks.txt"
-  printf 'pytest-benchmark lines in the piped logs: %s\n' "$(cat "$out"/certify*.log | grep -ci benchmark)" >>"$out/checks.txt"
-fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
-  timed bench rmpeer bench --output /tmp/bench
-  cp /tmp/bench/bench.json /tmp/bench/bench.svg "$out/" 2>/dev/null
-fi
-dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -50 >"$out/dmesg.txt"
-# the device tool brings back only a few files: everything travels as one archive
-tar -czf /tmp/evidence.tgz -C "$out" . && rm -rf "${out:?}"/* && mv /tmp/evidence.tgz "$out/"
+gpu_memory() { nvidia-smi --query-gpu=index,memory.used --format=csv,noheader | tr '\n' ';'; }
+bidir() { grep -h -E '^  bidirectional' "$@" 2>/dev/null | awk '{print $3}' | tr '\n' ' '; }
+
+case $part in
+tiers)
+  for tier in passive quick full; do
+    for i in 1 2 3 4 5; do timed "$tier-$i" rmpeer certify --tier "$tier" --output "/tmp/$tier-$i"; done
+  done
+  echo "both directions at once (GB/s), quick runs: $(bidir "$ev"/quick-*.log)" | tee -a "$summary"
+  echo "both directions at once (GB/s), full runs: $(bidir "$ev"/full-*.log)" | tee -a "$summary"
+  python3 - "$ev" <<'PY' | tee -a "$summary"
+import re, statistics, sys, glob
+for tier in ("passive", "quick", "full"):
+    ms = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
+          for p in sorted(glob.glob(f"{sys.argv[1]}/{tier}-*.log"))]
+    if ms:
+        print(f"{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
+PY
+  cp /tmp/full-5/certificate.json "$ev/certificate-full.json"
+  cp /tmp/passive-5/certificate.json "$ev/certificate-passive.json"
+  ;;
+records)
+  timed b2b-1 rmpeer certify --record /tmp/rec1 --output /tmp/b2b-1
+  timed b2b-2 rmpeer certify --record /tmp/rec2 --output /tmp/b2b-2
+  timed diff-certificates rmpeer diff /tmp/b2b-1/certificate.json /tmp/b2b-2/certificate.json
+  timed diff-recordings rmpeer diff /tmp/rec1/*.jsonl.gz /tmp/rec2/*.jsonl.gz
+  timed quick-record rmpeer certify --tier quick --record /tmp/recq --output /tmp/q
+  timed diff-full-vs-quick rmpeer diff /tmp/b2b-1/certificate.json /tmp/q/certificate.json
+  timed noboost-record rmpeer certify --tier quick --no-boost --record /tmp/recnb --output /tmp/nb
+  for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale /tmp/q/certificate.json --output /tmp/s; done
+  timed if-stale-deeper rmpeer certify --tier full --if-stale /tmp/q/certificate.json --output /tmp/s-deeper
+  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
+  sleep 6
+  timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
+  python3 -c "import json;d=json.load(open('/tmp/q/certificate.json'));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))"
+  timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
+  timed bench rmpeer bench --sizes 256MiB,1GiB --output /tmp/bench
+  mkdir -p "$ev/recordings"
+  cp /tmp/rec1/*.jsonl.gz "$ev/recordings/"
+  for f in /tmp/recnb/*.jsonl.gz; do cp "$f" "$ev/recordings/$(basename "$f" .jsonl.gz)-noboost.jsonl.gz"; done
+  cp /tmp/b2b-1/certificate.json "$ev/certificate-b2b-1.json"; cp /tmp/b2b-2/certificate.json "$ev/certificate-b2b-2.json"
+  cp /tmp/nb/certificate.json "$ev/certificate-noboost.json"
+  cp /tmp/bench/bench.json /tmp/bench/bench.svg "$ev/" 2>/dev/null
+  ;;
+shared)
+  holder() {  # an idle CUDA context on every card, held until killed
+    python3 -c "import torch,time; n=torch.cuda.device_count(); [torch.zeros(1, device=f'cuda:{i}') for i in range(n)]; print('holding', n, flush=True); time.sleep(600)" &
+    echo $!
+  }
+  hp=$(holder); sleep 10
+  echo "idle CUDA context held by pid $hp; memory: $(gpu_memory)" | tee -a "$summary"
+  timed idle-ctx-full rmpeer certify --output /tmp/idle-full
+  timed idle-ctx-require-idle rmpeer certify --tier quick --require-idle --output /tmp/idle-req
+  timed idle-ctx-passive rmpeer certify --tier passive --output /tmp/idle-passive
+  kill "$hp"; wait "$hp" 2>/dev/null
+  timed matmul-alone python3 "$repo/tools/matmul_load.py" --seconds 20
+  python3 "$repo/tools/matmul_load.py" --seconds 25 >"$ev/matmul-with-passive.json" 2>&1 &
+  mp=$!; sleep 4
+  for i in 1 2 3 4 5; do timed "passive-during-job-$i" rmpeer certify --tier passive --output "/tmp/pj$i"; sleep 2; done
+  wait "$mp"
+  python3 "$repo/tools/matmul_load.py" --seconds 20 >"$ev/matmul-with-quick.json" 2>&1 &
+  mp=$!; sleep 4
+  timed quick-during-job rmpeer certify --tier quick --output /tmp/qj
+  wait "$mp"
+  # two certifies started together: the second refuses at once (--wait 0), the third waits
+  rmpeer certify --tier quick --output /tmp/a >"$ev/together-a.log" 2>&1 &
+  ap=$!; sleep 0.5
+  timed together-b-no-wait rmpeer certify --tier quick --output /tmp/b
+  timed together-c-wait-60 rmpeer certify --tier quick --wait 60 --output /tmp/c
+  wait "$ap"; echo "together-a exit $?: $(grep -E 'CERTIFIED|DEGRADED' "$ev/together-a.log" | tail -1 | cut -c1-120)" | tee -a "$summary"
+  # SIGINT 6 s into a full run
+  rmpeer certify --output /tmp/int >"$ev/sigint.log" 2>&1 &
+  ip=$!; sleep 6; kill -INT "$ip"; wait "$ip"; rc=$?
+  sleep 1
+  echo "sigint: exit $rc; $(grep -E 'INCOMPLETE' "$ev/sigint.log" | tail -1 | cut -c1-160); memory after: $(gpu_memory)" | tee -a "$summary"
+  cp /tmp/int/certificate.json "$ev/certificate-sigint.json" 2>/dev/null
+  cp /tmp/idle-full/certificate.json "$ev/certificate-idle-ctx.json"
+  cp /tmp/qj/certificate.json "$ev/certificate-quick-during-job.json"
+  # the Slurm hooks and the NPD plugin as their callers run them
+  bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
+  cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
+  ;;
+esac
+dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -30 >"$ev/dmesg.txt"
+tar -czf "$out/evidence-$part.tgz" -C /tmp/ev "$part"
+cat "$summary"
 exit 0
