@@ -31,7 +31,8 @@ export RMPEER_STATE=/tmp/rmpeer-state.json
 { nvidia-smi -L; nvidia-smi topo -m; cat /proc/driver/nvidia/version; uname -r; git -C "$repo" log -1 --format=%H 2>/dev/null; } \
   >"$ev/host.txt" 2>&1
 cd /tmp || exit 1
-summary="$ev/summary.txt"
+summary="$out/summary-$part.txt"    # written as the run goes: it comes back even if the run is cut
+: >"$summary"
 
 timed() {  # NAME COMMAND...: output to NAME.log, then "exit N, wall N ms"
   local name=$1; shift
@@ -91,23 +92,23 @@ records)
   cp /tmp/bench/bench.json /tmp/bench/bench.svg "$ev/" 2>/dev/null
   ;;
 shared)
-  holder() {  # an idle CUDA context on every card, held until killed
-    python3 -c "import torch,time; n=torch.cuda.device_count(); [torch.zeros(1, device=f'cuda:{i}') for i in range(n)]; print('holding', n, flush=True); time.sleep(600)" &
-    echo $!
-  }
-  hp=$(holder); sleep 10
+  # an idle CUDA context on every card, held until killed (its output to a file: a background
+  # job must not hold this script's pipes open)
+  python3 -c "import torch,time; n=torch.cuda.device_count(); [torch.zeros(1, device=f'cuda:{i}') for i in range(n)]; print('holding', n, flush=True); time.sleep(300)" \
+    >"$ev/holder.log" 2>&1 &
+  hp=$!; sleep 10
   echo "idle CUDA context held by pid $hp; memory: $(gpu_memory)" | tee -a "$summary"
   timed idle-ctx-full rmpeer certify --output /tmp/idle-full
   timed idle-ctx-require-idle rmpeer certify --tier quick --require-idle --output /tmp/idle-req
   timed idle-ctx-passive rmpeer certify --tier passive --output /tmp/idle-passive
   kill "$hp"; wait "$hp" 2>/dev/null
-  timed matmul-alone python3 "$repo/tools/matmul_load.py" --seconds 20
-  python3 "$repo/tools/matmul_load.py" --seconds 25 >"$ev/matmul-with-passive.json" 2>&1 &
-  mp=$!; sleep 4
-  for i in 1 2 3 4 5; do timed "passive-during-job-$i" rmpeer certify --tier passive --output "/tmp/pj$i"; sleep 2; done
+  timed matmul-alone python3 "$repo/tools/matmul_load.py" --seconds 12
+  python3 "$repo/tools/matmul_load.py" --seconds 12 >"$ev/matmul-with-passive.json" 2>&1 &
+  mp=$!; sleep 3
+  for i in 1 2 3 4 5; do timed "passive-during-job-$i" rmpeer certify --tier passive --output "/tmp/pj$i"; sleep 1; done
   wait "$mp"
-  python3 "$repo/tools/matmul_load.py" --seconds 20 >"$ev/matmul-with-quick.json" 2>&1 &
-  mp=$!; sleep 4
+  python3 "$repo/tools/matmul_load.py" --seconds 12 >"$ev/matmul-with-quick.json" 2>&1 &
+  mp=$!; sleep 3
   timed quick-during-job rmpeer certify --tier quick --output /tmp/qj
   wait "$mp"
   # two certifies started together: the second refuses at once (--wait 0), the third waits
@@ -125,11 +126,12 @@ shared)
   cp /tmp/idle-full/certificate.json "$ev/certificate-idle-ctx.json"
   cp /tmp/qj/certificate.json "$ev/certificate-quick-during-job.json"
   # the Slurm hooks and the NPD plugin as their callers run them
-  bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
+  timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
   cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
   ;;
 esac
 dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -30 >"$ev/dmesg.txt"
+cp "$summary" "$ev/summary.txt"
 tar -czf "$out/evidence-$part.tgz" -C /tmp/ev "$part"
 cat "$summary"
 exit 0
