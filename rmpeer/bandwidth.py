@@ -104,9 +104,14 @@ class Rig:
     def together(self, jobs: list, n: int) -> float:
         """Total GB/s of several engines copying at once. Each engine gets CHAIN copies of n
         bytes queued back to back, so that the few microseconds Python needs to reach the
-        next engine are a small share of the time; the span runs from the first copy's start
-        to the last one's end by the cards' own timestamps (RM keeps each card's timer on the
-        host's time). The host-timed figure, Python included, is kept as host_gbps."""
+        next engine are a small share of the time. Gated (every engine armed, then the gates
+        opened together): each engine's span is read on its own card's timer, first start to
+        last end, and the longest one is the time of the whole, since all started at once.
+        Two cards' timers are not one clock: after a CUDA context had run on the host they
+        were measured apart by about a millisecond (docs/evidence/h200x2-20261130T1523Z), so
+        no span mixes two cards' timestamps. (Recordings made before the gate keep the old
+        reading: first start on any card to last end on any card.) The host-timed figure,
+        Python included, is kept as host_gbps."""
         start = time.perf_counter_ns()
         last = {}
         if self.gated:
@@ -123,7 +128,12 @@ class Rig:
         done = [self.engines[s].wait_copy(p, n, label=f"bw:s{s}:together", timeout_s=self._timeout(total))
                 for s, p in last.items()]
         self.last_host_gbps = total / (time.perf_counter_ns() - start)
-        span = max(r.gpu_end for r in done) - min(self.engines[s].timestamp(FIRST_SLOT) for s in last)
+        ends = dict(zip(last, (r.gpu_end for r in done)))
+        starts = {s: self.engines[s].timestamp(FIRST_SLOT) for s in last}
+        if self.gated:
+            span = max(ends[s] - starts[s] for s in last)     # each on its own card's clock
+        else:
+            span = max(ends.values()) - min(starts.values())
         return total / span if span > 0 else self.last_host_gbps
 
     def close(self) -> None:
