@@ -65,6 +65,7 @@ for tier in ("passive", "quick", "full"):
     if ms:
         print(f"{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
 PY
+  timed diff-full-4-vs-5 rmpeer diff /tmp/full-4/certificate.json /tmp/full-5/certificate.json
   cp /tmp/full-5/certificate.json "$ev/certificate-full.json"
   cp /tmp/passive-5/certificate.json "$ev/certificate-passive.json"
   ;;
