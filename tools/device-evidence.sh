@@ -3,7 +3,8 @@
 # the evidence of one part below against this host's GPUs. Every log, certificate and
 # recording goes into one archive in $OUT (the device tool brings back a few files only).
 #   usage: bash tools/device-evidence.sh PART
-#   PART   tiers     passive, quick and full x5 each, timed (wall, process start included)
+#   PART   hooks     the Slurm hooks and the NPD plugin alone, as slurmd and NPD run them
+#          tiers     passive, quick and full x5 each, timed (wall, process start included)
 #          records   two full certify runs back to back, recorded, and rmpeer diff of both
 #                    (certificates and recordings); a --no-boost quick recording; --if-stale
 #                    fresh x5, deeper tier, expired, forged; rmpeer bench
@@ -129,6 +130,11 @@ shared)
   # the Slurm hooks and the NPD plugin as their callers run them
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
   cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
+  ;;
+hooks)
+  timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
+  cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
+  rm -rf "$ev"/fleet/state/*/allure-results
   ;;
 esac
 dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -30 >"$ev/dmesg.txt"
