@@ -208,7 +208,7 @@ def predict(c: dict, cards: int, layouts: list) -> float:
 
 def tier_layouts(cards: int, tier: str) -> list:
     """[(cards tuple, extent)] of the layouts a tier runs on a host of `cards` cards."""
-    from .certify import QUICK_LAYOUTS
+    from .spec import QUICK_LAYOUTS
     from .layouts import LayoutMatrix
 
     matrix = LayoutMatrix()
@@ -245,13 +245,15 @@ def projection(bench: dict, logs: list, card_counts=(4, 8)) -> dict:
 
 
 def calibration_logs(folder) -> list:
-    """The texts of certify's logs in `folder` (tools/device-evidence.sh writes certify*.log
-    beside bench.json) that time a plain run: CERTIFIED, clocks boosted, not recording (a
-    recording writes every call and runs slower; those logs are named *record*)."""
+    """The texts of certify's logs in `folder` (tools/device-evidence.sh writes them beside
+    bench.json: certify*.log in earlier rounds, quick-N.log and full-N.log by tier since) that
+    time a plain run: CERTIFIED, clocks boosted, not recording (a recording writes every call
+    and runs slower; those logs are named *record*)."""
     from pathlib import Path
 
     out = []
-    for path in sorted(Path(folder).glob("certify*.log")):
+    names = ("certify*.log", "quick-[0-9]*.log", "full-[0-9]*.log")
+    for path in sorted({p for pattern in names for p in Path(folder).glob(pattern)}):
         if "record" in path.name or "noboost" in path.name:
             continue
         text = path.read_text(errors="replace")
