@@ -208,7 +208,7 @@ def predict(c: dict, cards: int, layouts: list) -> float:
 
 def tier_layouts(cards: int, tier: str) -> list:
     """[(cards tuple, extent)] of the layouts a tier runs on a host of `cards` cards."""
-    from .certify import QUICK_LAYOUTS
+    from .spec import QUICK_LAYOUTS
     from .layouts import LayoutMatrix
 
     matrix = LayoutMatrix()
