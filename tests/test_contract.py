@@ -354,6 +354,25 @@ def test_certify_into_a_read_only_folder_is_one_line(inputs, tmp_path):
 
 # -- where the installed package finds its data -------------------------------------------------
 
+def test_the_readme_shows_the_exit_codes_of_rmpeer_help():
+    """README's exit-code block is rmpeer/errors.py's table, as `rmpeer --help` prints it."""
+    from rmpeer.cli import EXIT_CODES
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.is_file():
+        pytest.skip("README.md is in the checkout, not beside these tests")
+    assert f"```\n{EXIT_CODES}\n```" in readme.read_text()
+    assert [line.split()[0] for line in EXIT_CODES.splitlines()[1:]] == [str(code) for code in range(8)]
+
+
+def test_certify_help_says_what_each_tier_runs_and_its_budget():
+    done = subprocess.run(RMPEER + ["certify", "--help"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, COLUMNS="400"))
+    text = " ".join(done.stdout.split())
+    for tier, budget in (("passive", "under 1 s"), ("quick", "under 4 s"), ("full", "under 15 s")):
+        assert re.search(rf"{tier} \([^)]*{budget}\)", text), (tier, budget, text)
+
+
 def test_the_resources_are_where_rmpeer_looks():
     assert {"layouts.yaml", "drivers.yaml", "topologies.yaml", "nvstatus.yaml", "engines.yaml", "channel.yaml"} <= \
         {p.name for p in resources.matrices_dir().glob("*.yaml")}
