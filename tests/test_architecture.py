@@ -60,9 +60,7 @@ def test_the_rules_can_fail(tmp_path, monkeypatch):
 
 
 def test_the_architecture_page_names_the_spine():
-    doc = PACKAGE.parent / "docs" / "architecture.md"
-    if not doc.is_file():
-        pytest.skip("docs/ is in the checkout, not in the installed package")
+    doc = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"    # the checkout's, beside tests/
     text = doc.read_text()
     for word in ("RunSpec", "HostRun", "RunResult", "rmpeer.judge", "```mermaid", "## Glossary"):
         assert word in text
