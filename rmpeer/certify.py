@@ -96,16 +96,18 @@ def _run_pytest(spec, host, collector, stream) -> int:
     import pytest
 
     from .pytest_plugin.plugin import GivenRun
-    from .pytest_plugin.results import COLLECTOR
     from .resources import pytest_args, suites_dir
 
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # the user's other plugins stay out
-    collector.__name__ = COLLECTOR    # reporting.py's pair matrix still finds it so (until it renders the result)
-    allure_dir = spec.output / "allure-results"
+    allure_dir = _allure_dir(spec)
     args = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:warnings", "-p", "allure_pytest.plugin", "--alluredir", str(allure_dir), "--clean-alluredir"]
     given = GivenRun([spec], {spec.target: host})
     return int(pytest.main(args, plugins=[given, collector, Progress(stream)]))
+
+
+def _allure_dir(spec):
+    return spec.output / "allure-results"
 
 
 def _target(spec) -> dict:
@@ -175,6 +177,10 @@ def _certify(spec, args, started, valid_for) -> int:
         signals.__exit__()
     result = _result(spec, host, collector, target, started, stopped, code)
     _stamp(result, spec, host, started, valid_for, args)
+    if collector.tests and _allure_dir(spec).is_dir():   # pytest ran: the card x card matrix, from the result
+        from .pytest_plugin.reporting import write_pair_matrix
+
+        write_pair_matrix(result, _allure_dir(spec), spec.target)
     if not spec.is_replay and not stopped:
         from .passive import remember_kmsg_position
 

@@ -45,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the one-per-card and interleaved layouts (with the detection and fitness checks); "
                         "the same as --tier quick")
     c.add_argument("--tier", metavar="TIER",
-                   help="how deep: passive (no traffic), quick, or full (default)")
+                   help="how deep: passive (RM facts only: no video memory, no copy, no boost; under 1 s), "
+                        "quick (the one-per-card and interleaved layouts with every check and the fitness "
+                        "checks; under 4 s) or full (default: every layout that fits; under 15 s). Budgets on "
+                        "2 x H200; a deeper tier's certificate satisfies a shallower one (docs/tiers.md)")
     c.add_argument("--require-idle", action="store_true",
                    help="refuse (exit 7) when other processes hold the GPUs")
     c.add_argument("--no-floors", action="store_true",

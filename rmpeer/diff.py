@@ -209,14 +209,21 @@ def _absent_info(aspect: Aspect) -> None:
         aspect.info.append(f"not comparable, recorded by one side only: {shown}")
 
 
-def compare_facts(a: Side, b: Side) -> Aspect:
-    aspect = Aspect("reply fields", source="the host facts RM answered (volatile and identity fields left out)")
-    if a.facts is None or b.facts is None:
-        aspect.not_comparable = _why_not(a, b, "reply fields")
+def _compare_trees(name: str, source: str, a: Side, b: Side, field: str) -> Aspect:
+    """One aspect that is a tree of reply fields on each side, compared recursively."""
+    aspect = Aspect(name, source=source)
+    ta, tb = getattr(a, field), getattr(b, field)
+    if ta is None or tb is None:
+        aspect.not_comparable = _why_not(a, b, name)
         return aspect
-    aspect.differences = diff_tree(a.facts, b.facts, aspect=aspect)
+    aspect.differences = diff_tree(ta, tb, aspect=aspect)
     _absent_info(aspect)
     return aspect
+
+
+def compare_facts(a: Side, b: Side) -> Aspect:
+    return _compare_trees("reply fields", "the host facts RM answered (volatile and identity fields left out)",
+                          a, b, "facts")
 
 
 def _beyond(va, vb, tolerance: float) -> bool:
@@ -297,13 +304,7 @@ def _compare_boost(a: Side, b: Side, aspect: Aspect) -> None:
 
 
 def compare_links(a: Side, b: Side) -> Aspect:
-    aspect = Aspect("links", source="each card's NVLinks as RM reports them before the traffic")
-    if a.links is None or b.links is None:
-        aspect.not_comparable = _why_not(a, b, "links")
-        return aspect
-    aspect.differences = diff_tree(a.links, b.links, aspect=aspect)
-    _absent_info(aspect)
-    return aspect
+    return _compare_trees("links", "each card's NVLinks as RM reports them before the traffic", a, b, "links")
 
 
 def compare_tests(a: Side, b: Side, cover: Coverage) -> Aspect:

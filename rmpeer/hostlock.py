@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import BusyError
+from .errors import BusyError, ConfigError
 
 LOCK_ENV = "RMPEER_LOCK"
 SYSTEM_LOCK_DIR = "/run/lock"
@@ -63,14 +63,21 @@ def _holder(fd: int) -> str:
     return f"pid {lines[0].strip()} ({command})"
 
 
+def checked_wait(seconds) -> float:
+    """--wait SECONDS: how long a run waits for another run's lock (0 or more, finite); a
+    ConfigError (exit 2, one line) otherwise."""
+    seconds = float(seconds or 0)
+    if not 0 <= seconds < float("inf"):
+        raise ConfigError(f"--wait {seconds:g}: give the seconds to wait for another run's lock, 0 or more")
+    return seconds
+
+
 class HostLock:
     """with HostLock(wait_s=30): ... -- the host is this run's until the block ends."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, wait_s: float = 0.0):
-        if wait_s < 0:
-            raise ValueError(f"wait_s must be 0 or more, not {wait_s}")
         self.path = Path(path) if path is not None else default_lock_path()
-        self.wait_s = wait_s
+        self.wait_s = checked_wait(wait_s)
         self.fd: int | None = None
 
     def acquire(self) -> "HostLock":

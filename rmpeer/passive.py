@@ -17,13 +17,12 @@ Fail closed: whatever could not be read is a finding of severity incomplete that
 from __future__ import annotations
 
 import copy
-import socket
 import time
 from pathlib import Path
 
 from . import __version__
 from .result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
-                     CheckResult, Finding, RunResult)
+                     CheckResult, Finding, RunResult, node_name)
 from .shim.replay import ReplayShim
 
 TIER = "passive"
@@ -324,7 +323,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
 
     t0 = time.monotonic()
     started = time.time()
-    result = RunResult(node=node or socket.gethostname(), tier=TIER, version=__version__,
+    result = RunResult(node=node or node_name(), tier=TIER, version=__version__,
                        started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        valid_until=valid_until(started, valid_for or parse_valid_for(None)),
                        matrices=matrices_digest(),

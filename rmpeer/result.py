@@ -35,9 +35,15 @@ NODE_ENV = "RMPEER_NODE_NAME"     # names the node instead of the machine's host
 
 
 def node_name() -> str:
-    """The host name a run reports: RMPEER_NODE_NAME when set (a scheduler's node name, or a
-    fleet test standing in for many hosts), else this machine's."""
-    return os.environ.get(NODE_ENV, "").strip() or socket.gethostname()
+    """The node a run reports, the same in its certificate, its Allure results and a fleet's
+    status.json: RMPEER_NODE_NAME when set (a fleet test standing in for many hosts), else the
+    scheduler's name for it (Slurm's SLURMD_NODENAME: several node names can share a host;
+    Kubernetes' NODE_NAME from the downward API), else this machine's short host name."""
+    for variable in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value
+    return socket.gethostname().split(".")[0]
 
 
 @dataclass(frozen=True)

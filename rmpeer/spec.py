@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError, NoDeviceError
+from .hostlock import checked_wait
 from .result import TIERS
+from .writable import writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
@@ -100,22 +101,7 @@ def _checked_abi(abi):
 
 def checked_output(text) -> Path:
     """The output folder, refused before the run when it cannot be written (nothing is created)."""
-    if text is None or not str(text).strip():
-        raise ConfigError("--output needs a folder (an empty name would write into the current directory)")
-    out = Path(text).resolve()
-    probe = out
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        raise ConfigError(f"--output {out}: cannot write there ({probe} is not a directory)")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(f"--output {out}: cannot write there ({probe} is read-only for this user)")
-    try:    # access() says yes to root everywhere: a file made and removed at once settles it
-        with tempfile.TemporaryFile(dir=probe):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"--output {out}: cannot write there ({exc.strerror})") from None
-    return out
+    return writable("--output", text, folder=True)
 
 
 def _cases(target, wanted, extent, matrix):
@@ -209,9 +195,12 @@ def from_certify_args(args) -> RunSpec:
     from .layouts import parse_size
 
     output = checked_output(args.output)
+    for option, folder in (("junit", False), ("prometheus", True)):   # outputs the run writes at its end
+        if getattr(args, option, None) is not None:
+            writable(f"--{option}", getattr(args, option), folder=folder)
     policies = Policies(require_idle=bool(getattr(args, "require_idle", False)),
                         no_floors=bool(getattr(args, "no_floors", False)),
-                        wait_s=float(getattr(args, "wait", 0) or 0))
+                        wait_s=checked_wait(getattr(args, "wait", 0)))   # before the device
     tier = tier_of(args)
     if args.expect_topology is not None and not args.expect_topology.strip():
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")

@@ -13,11 +13,10 @@ reason it does not is one line a person acts on.
 from __future__ import annotations
 
 import re
-import socket
 from datetime import datetime, timedelta, timezone
 
 from .errors import ConfigError
-from .result import CERTIFIED, TIERS, RunResult
+from .result import CERTIFIED, TIERS, RunResult, node_name
 
 DEFAULT_VALID_FOR = "24h"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -131,7 +130,7 @@ def why_stale(certificate: RunResult, fingerprint: dict, tier: str, now=None, *,
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
     now = _when(now) if now is not None else datetime.now(timezone.utc)
-    node = node if node is not None else socket.gethostname()
+    node = node if node is not None else node_name()
     c = certificate
     out = []
     if c.target.get("kind") != "live":

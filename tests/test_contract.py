@@ -8,7 +8,7 @@ only what the row allows. CI runs it against a non-editable install (.ci/run), s
 commands need must be found through rmpeer.resources, not through a checkout.
 
 Exit codes (README, rmpeer/errors.py): 0 ok, 1 not certified, 2 usage or configuration error, 3 no GPU
-access, 4 degraded, 5 incomplete.
+access, 4 degraded, 5 incomplete, 6 busy (another run holds the host's lock), 7 not idle.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Row:
     says: str                   # a regular expression the output must match ("{name}" filled too)
     env: dict = field(default_factory=dict)     # extra environment ("{name}" filled)
     writes: tuple = ()          # globs of what may appear in the working directory (exit 0/1 only)
+    before: str = ""            # a regular expression stdout must match too (a line said before the last)
 
 
 def row(name, argv, code, says, **kw):
@@ -53,7 +54,7 @@ def seventeen():
 
 ROWS = [
     # -- the command line itself
-    row("help", ["--help"], 0, r"exit codes:\n  0  CERTIFIED(.*\n)+  5  INCOMPLETE"),
+    row("help", ["--help"], 0, r"exit codes:\n  0  CERTIFIED(.*\n)+  5  INCOMPLETE(.*\n)+  7  NOT IDLE"),
     row("version", ["--version"], 0, r"^rmpeer \d"),
     row("no-command", [], 2, r"required: command"),
     row("unknown-command", ["frobnicate"], 2, r"invalid choice: 'frobnicate'"),
@@ -131,6 +132,8 @@ ROWS = [
         r"results-array/a-result\.json: not an Allure result"),
     row("report-output-under-a-file", ["report", "--results", "{in}/results-good", "--output", "{in}/empty.jsonl/r.html"],
         2, r"--output .*/empty\.jsonl is not a directory"),
+    row("report-several-one-corrupt", ["report", "--results", "{in}/results-good", "{in}/results-corrupt"], 2,
+        r"results-corrupt/b-result\.json: not a readable Allure result"),
     row("report-output-is-a-directory", ["report", "--results", "{in}/results-good", "--output", "{in}"], 2,
         r"--output .* is a directory"),
 ]
@@ -168,6 +171,21 @@ CERTIFY_ROWS: list = [
     row("certify-seventeen-sessions", ["certify", "--layout", seventeen()], 2, r"17 sessions > 16"),
     row("certify-abi-garbage", ["certify", "--rm-abi", "garbage"], 2, r"garbage"),
     row("certify-tier-unknown", ["certify", "--tier", "deep"], 2, r"--tier 'deep': one of passive, quick, full"),
+    row("certify-valid-for-zero", ["certify", "--valid-for", "0"], 2, r"--valid-for '0': give a duration such as 24h"),
+    row("certify-valid-for-garbage", ["certify", "--valid-for", "garbage"], 2,
+        r"--valid-for 'garbage': give a duration such as 24h"),
+    row("certify-wait-negative", ["certify", "--wait", "-1"], 2,
+        r"^rmpeer: --wait -1: give the seconds to wait for another run's lock, 0 or more$"),
+    row("certify-if-stale-missing", ["certify", "--if-stale", "{in}/no-certificate.json"], 3, r"no NVIDIA device",
+        before=r"^rmpeer: running the full tier: the certificate cannot be read: .*no-certificate\.json"),
+    row("certify-replay-no-end", ["certify", "--replay", "{in}/noend.jsonl.gz"], 2,
+        r"noend\.jsonl\.gz is truncated: no 'end' line after line \d+"),
+    row("certify-junit-unwritable", ["certify", "--replay", "{good}", "--junit", "/proc/rmpeer.xml"], 2,
+        r"^rmpeer: --junit /proc/rmpeer\.xml: cannot write there"),
+    row("certify-junit-a-folder", ["certify", "--replay", "{good}", "--junit", "{in}"], 2,
+        r"--junit .*/inputs is a directory: name the file to write"),
+    row("certify-prometheus-unwritable", ["certify", "--replay", "{good}", "--prometheus", "/proc/rmpeer-prom"], 2,
+        r"^rmpeer: --prometheus /proc/rmpeer-prom: cannot write there"),
     row("bench-size-zero", ["bench", "--sizes", "0"], 2, r"--sizes: .*below the minimum"),
     row("bench-no-gpu", ["bench"], 3, r"no NVIDIA device"),
     row("bench-bad-sizes", ["bench", "--sizes", "lots"], 2, r"'lots' is not a size"),
@@ -229,6 +247,7 @@ def inputs(tmp_path_factory) -> dict:
         "cutline.jsonl": plain[: len(plain) // 2],
         "gzip-named.jsonl": packed,
         "plain-named.jsonl.gz": b"\n".join(lines[:200]) + b"\n",
+        "noend.jsonl.gz": gzip.compress(b"\n".join(lines[: len(lines) // 2]) + b"\n"),   # whole lines, no end
     }
     flipped = bytearray(packed)
     flipped[len(packed) // 2] ^= 0xFF
@@ -293,6 +312,7 @@ def check(r: Row, done, written, inputs):
     assert "Traceback" not in out and "INTERNALERROR" not in out, shown
     assert done.returncode == r.code, shown
     assert re.search(r.says.format(**inputs), done.stderr if r.code else done.stdout, re.M), shown
+    assert re.search(r.before.format(**inputs), done.stdout, re.M), shown
     assert len(out.encode()) <= OUTPUT_BOUND, f"{len(out.encode())} bytes of output\n{shown}"
     if r.code in (2, 3):
         assert written == [], f"exit {r.code} but wrote {written}"
@@ -333,6 +353,25 @@ def test_certify_into_a_read_only_folder_is_one_line(inputs, tmp_path):
 
 
 # -- where the installed package finds its data -------------------------------------------------
+
+def test_the_readme_shows_the_exit_codes_of_rmpeer_help():
+    """README's exit-code block is rmpeer/errors.py's table, as `rmpeer --help` prints it."""
+    from rmpeer.cli import EXIT_CODES
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.is_file():
+        pytest.skip("README.md is in the checkout, not beside these tests")
+    assert f"```\n{EXIT_CODES}\n```" in readme.read_text()
+    assert [line.split()[0] for line in EXIT_CODES.splitlines()[1:]] == [str(code) for code in range(8)]
+
+
+def test_certify_help_says_what_each_tier_runs_and_its_budget():
+    done = subprocess.run(RMPEER + ["certify", "--help"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, COLUMNS="400"))
+    text = " ".join(done.stdout.split())
+    for tier, budget in (("passive", "under 1 s"), ("quick", "under 4 s"), ("full", "under 15 s")):
+        assert re.search(rf"{tier} \([^)]*{budget}\)", text), (tier, budget, text)
+
 
 def test_the_resources_are_where_rmpeer_looks():
     assert {"layouts.yaml", "drivers.yaml", "topologies.yaml", "nvstatus.yaml", "engines.yaml", "channel.yaml"} <= \

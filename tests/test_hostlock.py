@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.errors import EXIT_BUSY, BusyError
+from rmpeer.errors import EXIT_BUSY, BusyError, ConfigError
 from rmpeer.hostlock import LOCK_ENV, HostLock, default_lock_path
 
 pytestmark = pytest.mark.offline
@@ -120,6 +120,8 @@ def test_the_lock_path_is_overridable_and_falls_back_to_a_temp_folder(tmp_path, 
     assert default_lock_path() == Path(tempfile.gettempdir()) / "rmpeer.lock"
 
 
-def test_a_negative_wait_is_refused(tmp_path):
-    with pytest.raises(ValueError):
-        HostLock(tmp_path / "l", wait_s=-1)
+@pytest.mark.parametrize("wait", [-1, float("nan"), float("inf")])
+def test_a_negative_wait_is_refused_in_one_line(tmp_path, wait):
+    with pytest.raises(ConfigError, match=r"^--wait .*: give the seconds to wait for another run's lock, 0 or more$"):
+        HostLock(tmp_path / "l", wait_s=wait)
+    assert not (tmp_path / "l").exists()

@@ -295,9 +295,6 @@ def test_json_lines_of_many_runs_read_back_one_per_line(tmp_path):
 
 # -- end to end: each renderer fed by a real replay -------------------------------------------
 
-needs_core = pytest.mark.xfail(strict=False, reason="needs the RunResult certificate from the core branch")
-
-
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory) -> tuple[RunResult, Path]:
     """`rmpeer certify --replay` of the x2 recording (one small layout), read back as a RunResult."""
@@ -310,7 +307,6 @@ def replayed(tmp_path_factory) -> tuple[RunResult, Path]:
     return RunResult.load(path), path
 
 
-@needs_core
 def test_junit_of_a_replay(replayed):
     result, _ = replayed
     suite = suites_of(junit.junit_xml([result])).find("testsuite")
@@ -321,7 +317,6 @@ def test_junit_of_a_replay(replayed):
     assert props["verdict"] == result.verdict and props["sku"] == "2 x NVIDIA H200" and "replay" in props
 
 
-@needs_core
 def test_prometheus_of_a_replay(replayed, tmp_path):
     result, _ = replayed
     series = samples(prometheus.write_textfile(result, tmp_path).read_text())
@@ -333,7 +328,26 @@ def test_prometheus_of_a_replay(replayed, tmp_path):
     assert all(v > 1e9 for _, v in series["rmpeer_p2p_bandwidth_bytes_per_second"])   # bytes/s, not GB/s
 
 
-@needs_core
+def test_the_reports_pair_matrix_of_a_replay(replayed):
+    """certify files the card x card matrix as one more Allure result: a cell for each card pair
+    the certificate says was copied through, with the certificate's copy counts."""
+    result, path = replayed
+    results = path.parent / "allure-results"
+    found = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    matrix = [r for r in found if r.get("fullName") == "rmpeer.pair_matrix"]
+    assert len(matrix) == 1
+    assert {l["name"]: l["value"] for l in matrix[0]["labels"]}["parentSuite"].startswith(result.node)
+    svg = ET.fromstring((results / matrix[0]["attachments"][0]["source"]).read_text())
+    tested = {e.get("data-testid") for e in svg.iter() if (e.get("data-testid") or "").startswith("bw-cell-")
+              and e.get("data-status") != "none"}
+    copied = {(p.src_card, p.dst_card) for p in result.pairs if p.ok is not None}
+    assert copied and tested >= {f"bw-cell-{s}-{t}" for s, t in copied}
+    for (s, t) in copied:
+        cell = next(e for e in svg.iter() if e.get("data-testid") == f"bw-cell-{s}-{t}")
+        if any(p.ok is False for p in result.pairs if (p.src_card, p.dst_card) == (s, t)):
+            assert cell.get("data-status") == "fail", (s, t)    # a failed copy is never drawn as passed
+
+
 def test_json_line_of_a_replay(replayed):
     result, path = replayed
     record = json.loads(jsonline.json_line(result, path))

@@ -121,7 +121,6 @@ def test_node_exporter_reports_a_file_it_cannot_read(exporter):
     assert value(scraped(node), "node_textfile_scrape_error") == 1
 
 
-@pytest.mark.xfail(strict=False, reason="needs the RunResult certificate from the core branch")
 def test_node_exporter_serves_a_replayed_run(replayed, exporter):
     result, _ = replayed
     node, textfiles = exporter

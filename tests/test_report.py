@@ -23,7 +23,8 @@ import yaml
 
 from rmpeer.resources import matrices_dir, pytest_args, pytest_env, suites_dir
 from rmpeer.targets import committed_transcripts
-from rmpeer.verdict import pair_table
+from rmpeer.render.table import pair_cells
+from rmpeer.result import CheckResult, LayoutResult, PairResult, RunResult
 from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
 from rmpeer.report.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
@@ -103,14 +104,14 @@ def test_bandwidth_heatmap_shows_the_median_and_orders_colours_by_it():
     assert [luminance(c) for c in by_speed] == sorted((luminance(c) for c in by_speed), reverse=True)
 
 
-def test_bandwidth_heatmap_of_pair_table_output_and_certificate_keys():
-    def test(name, s, t, outcome="passed", gbps=None):     # check: the test's declared rm_check name
-        check = {"test_read": "read", "test_write": "write", "test_map": "setup:map"}[name]
-        return {"nodeid": f"suites/test_cross_card_rw.py::{name}[x]", "outcome": outcome, "check": check,
-                "params": {"cards": [0, 1], "s": s, "t": t},
-                "properties": {"bandwidth": {"steady_gbps": gbps}} if gbps else {}}
-    table = pair_table([test("test_read", 0, 1, gbps=233.0), test("test_write", 0, 1, "failed", 231.0),
-                        test("test_map", 1, 0)])
+def test_bandwidth_heatmap_of_a_run_result_and_certificate_keys():
+    """The report's pair matrix: rmpeer.render.table.pair_cells of a RunResult, drawn."""
+    result = RunResult(layouts=[LayoutResult("x", [0, 1], 64 << 20)],
+                       pairs=[PairResult("x", 0, 1, 0, 1, "read", True, steady_gbps=233.0),
+                              PairResult("x", 0, 1, 0, 1, "write", False, steady_gbps=231.0)],
+                       checks=[CheckResult("setup:map/x/s1->t0", "setup:map", "setup", "s1->t0", "passed",
+                                           layout="x", s=1, t=0)])
+    table = pair_cells(result)
     grid = cells(bandwidth_heatmap_svg(table), "bw-cell-")
     assert "232.0 GB/s" in shown(grid["bw-cell-0-1"]) and "W\u2717 0/1" in shown(grid["bw-cell-0-1"])
     assert "no copies" in shown(grid["bw-cell-1-0"]) and grid["bw-cell-1-0"].get("data-status") == "pass"
@@ -647,7 +648,8 @@ def test_results_name_their_host_and_the_declared_check(tmp_path):
     assert (labels["epic"], labels["feature"]) == ("read/write", "read")
     assert labels["parentSuite"] == labels["rmpeer_host"] == "rack7-node3" and "rack7-node3" in params["host"]
     labels, _ = by_name["test_plain"]
-    assert labels["feature"] == "plain" and labels["parentSuite"] == "rack7-node3"   # no marker: the old tables
+    assert labels["parentSuite"] == "rack7-node3"
+    assert "epic" not in labels and "feature" not in labels     # no marker: no area or check is made up
     assert "host=rack7-node3" in (results / "environment.properties").read_text()
 
 

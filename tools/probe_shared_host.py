@@ -63,6 +63,9 @@ def _rm(out: dict) -> None:
 
 def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        print(__doc__, file=sys.stderr)     # an option (--help) is not the file to write
+        return 0 if sys.argv[1:] in (["-h"], ["--help"]) else 2
     out: dict = {"pid": os.getpid(), "uid": os.getuid()}
     for name, step in (("proc", _proc), ("rm", _rm)):
         try:

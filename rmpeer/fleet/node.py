@@ -18,24 +18,15 @@ import contextlib
 import io
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 
 from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from ..result import node_name
 from .outcome import STATUS, certificate_in, load_certificate, reason_line
 
 STAND_IN = "RMPEER_STAND_IN"
-NODE_ENV = "RMPEER_NODE_NAME"     # rmpeer.result.node_name reads it: the certificate's node
-
-
-def node_name() -> str:
-    """Slurm's name for this node where Slurm runs us (several node names can share a host),
-    else the short host name."""
-    return os.environ.get("SLURMD_NODENAME") or os.environ.get("NODE_NAME") or socket.gethostname().split(".")[0]
-
-
 def stand_in(node: str) -> str | None:
     given = os.environ.get(STAND_IN, "").strip()
     if not given:
@@ -46,12 +37,14 @@ def stand_in(node: str) -> str | None:
 
 def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | None,
                  require_idle: bool = False) -> list:
-    """The certify command line of one node's run (a stand-in recording replays instead of
-    the GPUs, at the same tier)."""
-    args = ["certify", "--output", str(output), "--tier", tier]
+    """The certify command line of one node's run. A stand-in recording replays instead of the
+    GPUs, whole: it decides its own layouts, and a passive replay of it would read only its
+    RM facts, never the faults it was recorded to show."""
+    args = ["certify", "--output", str(output)]
     if replay:
         return args + ["--replay", replay]
-    return args + (["--if-stale", if_stale] if if_stale else []) + (["--require-idle"] if require_idle else [])
+    return (args + ["--tier", tier] + (["--if-stale", if_stale] if if_stale else [])
+            + (["--require-idle"] if require_idle else []))
 
 
 class _Tee(io.StringIO):
@@ -96,7 +89,6 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
     args = certify_args(tier, output, if_stale, replay, require_idle)
     started, wall = time.monotonic(), time.time()
     line = ""
-    os.environ.setdefault(NODE_ENV, node)    # the certificate names the node as the scheduler does
     code, said = run_certify(args)
     cert = certificate_in(output)
     if cert and cert.stat().st_mtime < wall - 1:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..errors import EXIT_OK, ConfigError, RmpeerError
 from ..resources import allure_config, checkout_root
+from ..writable import writable
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -144,19 +145,6 @@ def check_results(results: Path) -> None:
             raise ConfigError(f"{path}: not an Allure result (a JSON object); remove it or rerun the suites")
 
 
-def check_output(output: Path) -> None:
-    """Refuse an --output that cannot be written before Allure runs (nothing is created)."""
-    if output.is_dir():
-        raise ConfigError(f"--output {output} is a directory: name the HTML file to write")
-    existing = output.parent.resolve()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ConfigError(f"--output {output}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"--output {output}: {existing} is not writable by this user")
-
-
 def _generate(cmd: list[str], config: Path, results: list[Path], title: str) -> str:
     """`allure generate` of results folders into one page, analytics removed."""
     with tempfile.TemporaryDirectory(prefix="rmpeer-allure-") as tmp:
@@ -191,7 +179,7 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     if len(given) == 1 and _single_run(Path(given[0])):
         results, output = Path(given[0]), Path(output_html)
         check_results(results)
-        check_output(output)
+        writable("--output", output, folder=False)   # before Allure runs (nothing is created)
         return _write(_generate(allure_command(), CONFIG, [results], title), output)
     return build_fleet_report(given, output_html, title=title)
 
@@ -249,7 +237,7 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     dirs = fleet.result_dirs(paths)
     for d in dirs:
         check_results(d)
-    check_output(output)
+    writable("--output", output, folder=False)
     cmd = allure_command()
     hosts = fleet.collect(dirs)
     env_ids = {h.host: f"host-{i:03d}" for i, h in enumerate(hosts, 1)}

@@ -161,7 +161,7 @@ def scale_colour(value: float, low: float, high: float) -> str:
 
 def bandwidth_heatmap_svg(pairs: dict) -> str:
     """pairs: (card s, card t) -> {"gbps": [...], "setup"/"read"/"write": [passed, total]}, as
-    rmpeer.certify.pair_table returns (or certificate.json's "s->t" keys)."""
+    rmpeer.render.table.pair_cells returns (or certificate.json's "s->t" keys)."""
     title = "Peer copies: median steady GB/s per card pair"
     table = {_key(k): v for k, v in pairs.items()}
     if not table:
