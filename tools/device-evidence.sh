@@ -3,7 +3,8 @@
 # the evidence of one part below against this host's GPUs. Every log, certificate and
 # recording goes into one archive in $OUT (the device tool brings back a few files only).
 #   usage: bash tools/device-evidence.sh PART
-#   PART   hooks     the Slurm hooks and the NPD plugin alone, as slurmd and NPD run them
+#   PART   together  two certifies at once, and a quick certify beside a matmul job
+#          hooks     the Slurm hooks and the NPD plugin alone, as slurmd and NPD run them
 #          tiers     passive, quick and full x5 each, timed (wall, process start included)
 #          records   two full certify runs back to back, recorded, and rmpeer diff of both
 #                    (certificates and recordings); a --no-boost quick recording; --if-stale
@@ -130,6 +131,18 @@ shared)
   # the Slurm hooks and the NPD plugin as their callers run them
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
   cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
+  ;;
+together)
+  # after the per-card timing fix: two certifies at once, and a quick certify beside a matmul job
+  rmpeer certify --tier quick --output /tmp/a >"$ev/together-a.log" 2>&1 &
+  ap=$!; sleep 0.5
+  timed together-b-no-wait rmpeer certify --tier quick --output /tmp/b
+  timed together-c-wait-60 rmpeer certify --tier quick --wait 60 --output /tmp/c
+  wait "$ap"; echo "together-a exit $?: $(grep -E '^(CERTIFIED|DEGRADED|NOT|INCOMPLETE)' "$ev/together-a.log" | tail -1 | cut -c1-120)" | tee -a "$summary"
+  python3 "$repo/tools/matmul_load.py" --seconds 10 >"$ev/matmul-with-quick.json" 2>&1 &
+  mp=$!; sleep 3
+  timed quick-during-job rmpeer certify --tier quick --output /tmp/qj
+  wait "$mp"
   ;;
 hooks)
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
