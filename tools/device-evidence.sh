@@ -16,8 +16,8 @@
 set -u
 part=${1:-}
 case $part in
-  hooks|tiers|records|shared) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (hooks, tiers, records or shared), on a GPU host" >&2; exit 2 ;;
+  together|hooks|tiers|records|shared) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records or shared), on a GPU host" >&2; exit 2 ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
