@@ -147,6 +147,9 @@ def main(argv=None) -> int:
         if args.command == "fleet":
             from .fleet.cli import run as run_fleet
             return run_fleet(args)
+        if args.command == "abi" and args.abi_command == "fitness-facts":
+            from .abi.fitnessfacts import run
+            return run(args)
         if args.command == "abi":
             from .abi.fromheaders import run
             return run(args)

@@ -4,7 +4,7 @@ fixtures/abi-parity.json.gz is what the C compiler read from NVIDIA's headers fo
 of open-gpu-kernel-modules from 535.43.02 to 595.45.04 (struct sizes, field offsets,
 constants, escapes, classes, controls, bit fields; no header text). For every tag, the ABI
 drivers.yaml selects for that version must equal it, key by key. After adding a name or a
-release to drivers.yaml, write the fixture again: python tools/abi_parity_fixture.py
+release to drivers.yaml, write the fixture again: python tools/abi_parity_fixture.py --src CLONE
 """
 
 import pytest
@@ -16,7 +16,8 @@ from rmpeer.abi.parity import FIXTURE, read_fixture, resolved_flat
 pytestmark = pytest.mark.offline
 MATRIX = DriverMatrix()
 TAGS = read_fixture()
-REGENERATE = "python tools/abi_parity_fixture.py (needs a clone of open-gpu-kernel-modules and cc)"
+REGENERATE = ("python tools/abi_parity_fixture.py --src CLONE "
+              "(CLONE: git clone https://github.com/NVIDIA/open-gpu-kernel-modules; needs cc)")
 
 
 def test_the_fixture_covers_the_releases_drivers_yaml_claims():

@@ -15,7 +15,11 @@
 #                    cards' memory after); the Slurm hooks as slurmd runs them
 # Each command's output is piped to a file (no terminal); its exit code and wall time follow.
 set -u
-part=${1:?part: tiers, records or shared}
+part=${1:-}
+case $part in
+  together|hooks|tiers|records|shared) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records or shared), on a GPU host" >&2; exit 2 ;;
+esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
 rm -rf "$ev" && mkdir -p "$ev" "$out"

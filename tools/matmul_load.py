@@ -3,7 +3,7 @@ for a while, reporting each GPU's TFLOP/s per one-second window (JSON on stdout)
 
     python tools/matmul_load.py --seconds 30 > load.json            # alone
     python tools/matmul_load.py --seconds 30 > load-passive.json &   # with passive runs beside it
-    sleep 5; for i in 1 2 3 4 5; do python tools/run_passive.py --output /tmp/p$i; sleep 3; done; wait
+    sleep 5; for i in 1 2 3 4 5; do rmpeer certify --tier passive --output /tmp/p$i; sleep 3; done; wait
 
 Needs torch with CUDA (as rmpeer bench's CUDA comparison does); it is not part of rmpeer.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import threading
 import time
 
@@ -36,13 +37,19 @@ def load(device: int, seconds: float, n: int, out: dict) -> None:
     out[device] = windows
 
 
-def main() -> None:
-    import torch
-
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--size", type=int, default=8192)
     args = ap.parse_args()
+    try:
+        import torch
+    except ImportError:
+        print("matmul_load: needs torch with CUDA (pip install torch), on a GPU host", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("matmul_load: torch sees no CUDA GPU on this host", file=sys.stderr)
+        return 3
     out: dict = {}
     threads = [threading.Thread(target=load, args=(d, args.seconds, args.size, out))
                for d in range(torch.cuda.device_count())]
@@ -53,7 +60,8 @@ def main() -> None:
     print(json.dumps({"size": args.size, "per_gpu": {
         d: {"median_tflops": statistics.median(w["tflops"] for w in ws), "min_tflops": min(w["tflops"] for w in ws),
             "windows": ws} for d, ws in sorted(out.items())}}, indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

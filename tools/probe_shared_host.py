@@ -17,6 +17,7 @@ Run it once on an idle host and once while another process holds CUDA contexts, 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -62,6 +63,9 @@ def _rm(out: dict) -> None:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", nargs="?", metavar="OUT.json", help="also write the JSON document here")
+    args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
         print(__doc__, file=sys.stderr)     # an option (--help) is not the file to write
@@ -74,12 +78,12 @@ def main() -> int:
             out.setdefault("errors", {})[name] = _error(exc)
     text = json.dumps(out, indent=2, sort_keys=True)
     print(text)
-    if len(sys.argv) > 1:
+    if args.out:
         try:
-            with open(sys.argv[1], "w") as f:
+            with open(args.out, "w") as f:
                 f.write(text + "\n")
         except OSError as exc:
-            print(json.dumps({"error": f"could not write {sys.argv[1]}: {exc}"}))
+            print(json.dumps({"error": f"could not write {args.out}: {exc}"}))
     return 0
 
 

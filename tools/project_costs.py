@@ -9,6 +9,7 @@ Extra folders add their certify logs (the same host, other runs) to the fit.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -17,12 +18,16 @@ from rmpeer.costmodel import calibration_logs, projection, render_projection
 
 
 def main(argv: list) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="an evidence folder with bench.json and certify logs")
+    ap.add_argument("more", type=Path, nargs="*", help="more folders whose certify logs join the fit")
+    args = ap.parse_args(argv)
+    folder = args.folder
+    if not (folder / "bench.json").is_file():
+        print(f"project_costs: {folder}: no bench.json (rmpeer bench --output {folder} writes one)", file=sys.stderr)
         return 2
-    folder = Path(argv[0])
     bench = json.loads((folder / "bench.json").read_text())
-    logs = [text for f in [folder, *map(Path, argv[1:])] for text in calibration_logs(f)]
+    logs = [text for f in [folder, *args.more] for text in calibration_logs(f)]
     bench["cost_model"] = projection(bench, logs)
     (folder / "bench.json").write_text(json.dumps(bench, indent=1, default=str) + "\n")
     print(render_projection(bench["cost_model"]))

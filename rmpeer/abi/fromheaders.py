@@ -271,5 +271,7 @@ def add_parser(sub) -> None:
     f.add_argument("--check", action="store_true",
                    help="verify that drivers.yaml's ABI for this release equals the headers' (exit 1 if not)")
     f.add_argument("--release", help="the release the tree is (default: NVIDIA_VERSION in its version.mk)")
+    from .fitnessfacts import add_parser as add_fitness_facts
+    add_fitness_facts(asub)
 
 

@@ -102,16 +102,20 @@ def tags_between(mirror: Path, first: str, last: str) -> list[str]:
     return sorted(out, key=version_key)
 
 
+def archive_into(repo: Path, tag: str, dest: Path, paths=("version.mk", *INCLUDE_ROOTS)) -> Path:
+    """`paths` of `tag` from a clone's history, written under dest (nothing is checked out)."""
+    archive = subprocess.run(["git", "-C", str(repo), "archive", tag, *paths], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
 def extract(mirror: Path, tag: str, cache: Path) -> Path:
     """The tag's headers (and version.mk) under cache/tag, extracted once."""
     dest = cache / tag
     if dest.is_dir():
         return dest
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{tag}-", dir=cache))
-    archive = subprocess.run(["git", "-C", str(mirror), "archive", tag, "version.mk", *INCLUDE_ROOTS],
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    tmp = archive_into(mirror, tag, Path(tempfile.mkdtemp(prefix=f".{tag}-", dir=cache)))
     try:
         tmp.rename(dest)
     except OSError:          # another worker got there first

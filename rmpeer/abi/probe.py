@@ -41,6 +41,11 @@ class Wanted:
     structs: dict = field(default_factory=dict)    # struct -> {field: (kind, is_array)}
 
 
+# A field kind for callers that want only where a member is and how big it is, whatever its
+# type (a scalar, an array, a nested struct): no element size or signedness is asked of it.
+ANY = "any"
+
+
 def tree_release(src: Path) -> str | None:
     """The release a source tree is (NVIDIA_VERSION in its version.mk)."""
     mk = Path(src) / "version.mk"
@@ -131,7 +136,7 @@ def _probe_lines(wanted: Wanted, bodies: dict) -> list[str]:
         for fname, (kind, is_array) in sorted(fields.items()):
             member = f"(({st} *)0)->{fname}"
             elem = f"sizeof({member}[0])" if is_array else f"sizeof({member})"
-            signed = "0" if is_array or kind in ("ptr", "char") else f"((__typeof__({member}))-1 < 0)"
+            signed = "0" if is_array or kind in ("ptr", "char", ANY) else f"((__typeof__({member}))-1 < 0)"
             lines.append(f'printf("F %s %s %zu %zu %zu %d\\n", "{st}", "{fname}", '
                          f'(size_t)__builtin_offsetof({st}, {fname}), sizeof({member}), {elem}, (int)({signed}));')
     return lines
