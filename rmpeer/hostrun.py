@@ -243,15 +243,20 @@ class HostRun:
     def _other_processes(self, when: str) -> None:
         """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
         replay serves them; before the run --require-idle refuses a host that has any."""
+        from .errors import NotIdleError
         from .sharedhost import require_idle, snapshot_runtime
 
         snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
-        if snap is None:      # a recording made before processes were listed
+        refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay
+        if snap is None or snap.get("error"):
+            why = snap["error"] if snap else "not recorded"
+            if snap is not None:
+                self.result.gpu_processes[f"{when}_error"] = why
+            if refuse:     # idle unproven is not idle
+                raise NotIdleError(f"--require-idle: could not tell whether other processes use the GPUs ({why})")
             return
         self.result.gpu_processes[when] = snap.get("processes", [])
-        if snap.get("error"):
-            self.result.gpu_processes[f"{when}_error"] = snap["error"]
-        if when == "before" and self.spec.policies.require_idle and not self.target.is_replay:
+        if refuse:
             require_idle(snap.get("processes", []), unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
 
     def layout_factory(self, layout, extent: int):

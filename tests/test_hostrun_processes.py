@@ -1,0 +1,57 @@
+"""The run's account of other GPU processes: --require-idle refuses a busy host, and also a
+host whose processes could not be listed (idle unproven is not idle); without it the run
+records them, or why they are unknown."""
+
+import pytest
+
+from rmpeer import sharedhost
+from rmpeer.errors import NotIdleError
+from rmpeer.hostrun import HostRun
+from rmpeer.result import RunResult
+from rmpeer.spec import Policies
+from rmpeer.targets import Target
+
+pytestmark = pytest.mark.offline
+HOLDER = {"pid": 4242, "command": "python3 train.py", "cards": [0, 1], "driver": True, "minors": [0, 1],
+          "source": "proc+rm", "vidmem": {}}
+
+
+class Spec:
+    def __init__(self, require_idle):
+        self.policies = Policies(require_idle=require_idle)
+
+
+def run_with(monkeypatch, snapshot, *, require_idle, live=True):
+    monkeypatch.setattr(sharedhost, "snapshot_runtime", lambda *a, **k: snapshot)
+    host = HostRun.__new__(HostRun)
+    host.spec, host.shim, host.runtime, host.result = Spec(require_idle), None, None, RunResult()
+    host.target = Target("live" if live else "replay", "h200x2", 2)
+    host._other_processes("before")
+    return host.result
+
+
+def test_a_busy_host_is_refused_naming_the_process(monkeypatch):
+    with pytest.raises(NotIdleError, match="pid 4242"):
+        run_with(monkeypatch, {"processes": [HOLDER], "unreadable": [], "rm_errors": {}}, require_idle=True)
+
+
+def test_processes_that_could_not_be_listed_are_refused_under_require_idle(monkeypatch):
+    with pytest.raises(NotIdleError, match="could not tell.*Permission denied"):
+        run_with(monkeypatch, {"processes": [], "unreadable": [], "error": "/proc: Permission denied"},
+                 require_idle=True)
+
+
+def test_an_idle_host_passes_and_the_others_are_recorded_without_require_idle(monkeypatch):
+    assert run_with(monkeypatch, {"processes": [], "unreadable": [], "rm_errors": {}},
+                    require_idle=True).gpu_processes == {"before": []}
+    busy = run_with(monkeypatch, {"processes": [HOLDER], "unreadable": [], "rm_errors": {}}, require_idle=False)
+    assert busy.gpu_processes == {"before": [HOLDER]}
+    unknown = run_with(monkeypatch, {"processes": [], "error": "/proc: Permission denied"}, require_idle=False)
+    assert unknown.gpu_processes == {"before_error": "/proc: Permission denied"}
+
+
+def test_a_replay_is_never_refused(monkeypatch):
+    """A replay checks rmpeer's requests, not this machine: its recorded holders are listed."""
+    got = run_with(monkeypatch, {"processes": [HOLDER], "unreadable": [], "rm_errors": {}},
+                   require_idle=True, live=False)
+    assert got.gpu_processes == {"before": [HOLDER]}
