@@ -10,7 +10,6 @@ SIGINT, SIGTERM, a pytest internal error or no hardware check run give INCOMPLET
 from __future__ import annotations
 
 import dataclasses
-import json
 import signal
 import sys
 import time
@@ -22,7 +21,7 @@ from .hostrun import HostRun
 from .judge import EXIT_CODES, judge
 from .render.certificate import write_certificate
 from .render.table import render_fitness, render_table, use_colour
-from .result import DEGRADE, FAIL, UNFINISHED, Finding
+from .result import FAIL, UNFINISHED, Finding
 from .resources import matrices_digest
 from .spec import from_certify_args
 

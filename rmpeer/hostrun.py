@@ -9,8 +9,6 @@ RunSpec (rmpeer.spec), resolved before; nothing here resolves an option again.
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 
 from .layouts import LayoutMatrix
 from .result import FAIL, Finding, LayoutResult, PairResult, RunResult
@@ -187,16 +185,14 @@ class HostRun:
         return LiveShim(self._transcript() if self.spec.record else None)
 
     def _transcript(self):
-        from .shim.records import TranscriptWriter, host_header, read_proc_version_text
+        from .shim.records import new_transcript
 
         spec = self.spec
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        return TranscriptWriter(Path(spec.record) / f"{self.target.label}-{stamp}.jsonl.gz", host_header(
-            label=self.target.label, cards=self.target.cards, driver_text=read_proc_version_text(),
-            run={"pattern_seed": spec.pattern_seed, "extent": spec.staging_extent, "forced_abi": spec.abi,
-                 "boost": spec.boost,
-                 "gated": True,   # copies at once start behind a gate (rmpeer.bandwidth.Rig)
-                 "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]}))
+        return new_transcript(spec.record, self.target, {
+            "pattern_seed": spec.pattern_seed, "extent": spec.staging_extent, "forced_abi": spec.abi,
+            "boost": spec.boost,
+            "gated": True,   # copies at once start behind a gate (rmpeer.bandwidth.Rig)
+            "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]})
 
     def open(self) -> "HostRun":
         from .rm.errors import RmError

@@ -134,12 +134,10 @@ def _shim(target, record: str | None, abi: str | None):
 
     if not record:
         return LiveShim()
-    from .shim.records import TranscriptWriter, host_header, read_proc_version_text
+    from .shim.records import new_transcript
 
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return LiveShim(TranscriptWriter(Path(record) / f"{target.label}-passive-{stamp}.jsonl.gz", host_header(
-        label=target.label, cards=target.cards, driver_text=read_proc_version_text(),
-        run={"tier": TIER, "pattern_seed": 0, "extent": 0, "forced_abi": abi, "boost": False, "layouts": []})))
+    return LiveShim(new_transcript(record, target, {"tier": TIER, "pattern_seed": 0, "extent": 0,
+                                                    "forced_abi": abi, "boost": False, "layouts": []}, kind=TIER))
 
 
 def read_passive(target, last: dict | None, *, record: str | None = None, abi: str | None = None) -> dict:

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rmpeer.render import prometheus
-from rmpeer.result import CERTIFIED, RunResult
+from rmpeer.result import CERTIFIED
 
 from test_outputs import assert_series, replayed, run_result, value  # noqa: F401  (replayed: a fixture)
 

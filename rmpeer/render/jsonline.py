@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import json
 
-from ..errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
-from ..result import CERTIFIED, DEGRADED, INCOMPLETE, NOT_CERTIFIED, RunResult
-
-# The documented exit code of each verdict (rmpeer/errors.py) and the name a log reader
-# filters on, so nobody parses the verdict's prose.
-VERDICT_EXIT = {CERTIFIED: (EXIT_OK, "CERTIFIED"), NOT_CERTIFIED: (EXIT_NOT_CERTIFIED, "NOT_CERTIFIED"),
-                DEGRADED: (EXIT_DEGRADED, "DEGRADED"), INCOMPLETE: (EXIT_INCOMPLETE, "INCOMPLETE")}
+from ..judge import EXIT_CODES
+from ..result import INCOMPLETE, RunResult
 
 
 def exit_code(verdict: str) -> tuple[int, str]:
-    """(code, name) of a verdict; an unknown verdict is INCOMPLETE: nothing was shown."""
-    return VERDICT_EXIT.get(verdict, VERDICT_EXIT[INCOMPLETE])
+    """(code, name) of a verdict: the documented exit code (rmpeer.judge, from errors.py) and
+    a name a log reader filters on without parsing prose; an unknown verdict is INCOMPLETE."""
+    known = verdict if verdict in EXIT_CODES else INCOMPLETE
+    return EXIT_CODES[known], known.replace(" ", "_")
 
 
 def json_record(result: RunResult, certificate_path) -> dict:

@@ -177,6 +177,17 @@ def host_header(**extra) -> dict:
             "machine": platform.machine(), "python": platform.python_version(), **extra}
 
 
+def new_transcript(folder, target, run: dict, *, kind: str = "") -> "TranscriptWriter":
+    """A transcript of this live run of `target` in `folder`, named by its label, its kind
+    (e.g. "passive") and the time, with the host header every recording carries."""
+    from pathlib import Path
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    name = "-".join(part for part in (target.label, kind, stamp) if part)
+    return TranscriptWriter(Path(folder) / f"{name}.jsonl.gz", host_header(
+        label=target.label, cards=target.cards, driver_text=read_proc_version_text(), run=run))
+
+
 class TranscriptWriter:
     """Streams records to a JSON-lines file as they happen (a crash keeps what came before)."""
 
