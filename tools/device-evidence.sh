@@ -9,6 +9,8 @@
 #          records   two full certify runs back to back, recorded, and rmpeer diff of both
 #                    (certificates and recordings); a --no-boost quick recording; --if-stale
 #                    fresh x5, deeper tier, expired, forged; rmpeer bench
+#          profile   where a quick certify's time goes on a clean host: nvidia-smi and NVML
+#                    timed alone, quick x2, quick recorded (segment times), quick under cProfile
 #          shared    beside an idle CUDA context: certify (full), --require-idle, passive;
 #                    beside a matmul job: the job's throughput alone and with passive runs,
 #                    and a quick certify; two certifies at once; SIGINT mid-run (and the
@@ -17,8 +19,8 @@
 set -u
 part=${1:-}
 case $part in
-  together|hooks|tiers|records|shared) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records or shared), on a GPU host" >&2; exit 2 ;;
+  together|hooks|tiers|records|shared|profile) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared or profile), on a GPU host" >&2; exit 2 ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
@@ -147,6 +149,31 @@ together)
   mp=$!; sleep 3
   timed quick-during-job rmpeer certify --tier quick --output /tmp/qj
   wait "$mp"
+  ;;
+profile)
+  nvidia-smi --query-gpu=index,persistence_mode,pstate,clocks.gr --format=csv >>"$ev/host.txt" 2>&1
+  for i in 1 2 3; do timed "smi-$i" nvidia-smi --query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate --format=csv,noheader,nounits; done
+  timed nvml-inprocess python3 - <<'PY'
+import ctypes, time
+t0 = time.perf_counter(); lib = ctypes.CDLL("libnvidia-ml.so.1"); t1 = time.perf_counter()
+rc = lib.nvmlInit_v2(); t2 = time.perf_counter()
+n = ctypes.c_uint(); lib.nvmlDeviceGetCount_v2(ctypes.byref(n))
+h = ctypes.c_void_p(); mhz = ctypes.c_uint()
+t3 = time.perf_counter()
+for i in range(n.value):
+    lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)); lib.nvmlDeviceGetClockInfo(h, 0, ctypes.byref(mhz))
+t4 = time.perf_counter(); lib.nvmlShutdown(); t5 = time.perf_counter()
+print(f"dlopen {1e3*(t1-t0):.1f} ms, init rc {rc} {1e3*(t2-t1):.1f} ms, {n.value} clocks {1e3*(t4-t3):.2f} ms, shutdown {1e3*(t5-t4):.1f} ms")
+PY
+  timed import-cost python3 -X importtime -c "import rmpeer.certify, pytest, allure_pytest" 
+  sort -t'|' -k2 -n "$ev/import-cost.log" | tail -12 >"$ev/import-top.txt"
+  for i in 1 2; do timed "quick-$i" rmpeer certify --tier quick --output "/tmp/quick-$i"; done
+  timed quick-record rmpeer certify --tier quick --record /tmp/recq --output /tmp/qr
+  timed quick-cprofile python3 -m cProfile -o "$ev/quick.prof" -m rmpeer certify --tier quick --output /tmp/qp
+  timed quick-3 rmpeer certify --tier quick --output /tmp/quick-3
+  grep -h "detect:unmapped" /tmp/quick-*/allure-results/*.json 2>/dev/null | grep -o "did not finish ([^)]*)" | head -3 >>"$summary"
+  mkdir -p "$ev/recordings"; cp /tmp/recq/*.jsonl.gz "$ev/recordings/"
+  cp /tmp/quick-3/certificate.json "$ev/certificate-quick.json"
   ;;
 hooks)
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1

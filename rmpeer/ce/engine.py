@@ -25,19 +25,23 @@ from .memory import Memory, SessionMemory
 
 
 class EngineFault(RmpeerError):
-    """A copy that never completed: the timeout fired; what the error notifier says."""
+    """A copy that never completed: RM wrote the channel's error notifier, or the timeout
+    fired first; what the notifier says."""
 
     def __init__(self, session: int, lce: int, label: str, waited_ns: int, notifier: dict, seen: int, want: int,
-                 mmu_fault_code: int):
-        self.session, self.lce, self.notifier = session, lce, notifier
+                 mmu_fault_code: int, timeout_ns: int):
+        self.session, self.lce, self.notifier, self.waited_ns = session, lce, notifier, waited_ns
+        self.reported = waited_ns < timeout_ns   # the notifier ended the wait, not the timeout
         self.info32 = notifier.get("info32", 0)
         self.info16 = notifier.get("info16", 0)
         self.mmu_fault = self.info32 == mmu_fault_code
         reason = ("MMU fault (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)" if self.mmu_fault
                   else f"error {self.info32}")
+        ended = (f"RM reported an error after {waited_ns / 1e9:.3f} s" if self.reported
+                 else f"the timeout fired after {waited_ns / 1e9:.3f} s")
         super().__init__(
-            f"{label}: session {session}'s copy engine (LCE {lce}) did not finish within "
-            f"{waited_ns / 1e9:.3f} s: semaphore {seen:#x}, wanted {want:#x}; error notifier: "
+            f"{label}: session {session}'s copy engine (LCE {lce}) did not finish ({ended}): "
+            f"semaphore {seen:#x}, wanted {want:#x}; error notifier: "
             f"info32={self.info32} ({reason}), info16={self.info16:#x} (engine), status={notifier.get('status', 0):#x}")
 
 
@@ -255,11 +259,15 @@ class CopyEngine:
         return int.from_bytes(self.sem.cpu.read(at, 8), "little")
 
     def wait_copy(self, payload: int, length: int, *, label: str, timeout_s: float) -> CopyResult:
-        """Wait for the copy that ends with `payload`; its GPU time from the two timestamps."""
-        done, seen, waited = self.sem.cpu.wait32(self.channel["semaphore_slot_size"], payload, timeout_s)
+        """Wait for the copy that ends with `payload`; its GPU time from the two timestamps.
+        A fault ends the wait as soon as RM writes the channel's error notifier (its status
+        last, method_notification.c), not at the timeout."""
+        status = self.rm.abi.struct("NvNotification").field("status")
+        done, seen, waited = self.sem.cpu.wait32(self.channel["semaphore_slot_size"], payload, timeout_s,
+                                                 unless=(self.notifier.cpu, status.offset, status.width))
         if not done:
             raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, payload,
-                              self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"))
+                              self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"), int(timeout_s * 1e9))
         start, end = self.timestamp(0), self.timestamp(1)
         return CopyResult(length, end - start, waited, start, end)
 

@@ -86,20 +86,30 @@ class LiveMapping:
         self.write(offset, value.to_bytes(4, "little"))
 
 
-    def wait32(self, offset: int, value: int, timeout_s: float) -> tuple[bool, int, int]:
-        """Poll a word until it equals `value`: (arrived, last value seen, ns waited)."""
+    def wait32(self, offset: int, value: int, timeout_s: float, *, unless=None) -> tuple[bool, int, int]:
+        """Poll a word until it equals `value`: (arrived, last value seen, ns waited).
+        `unless` = (mapping, offset, width): a word elsewhere (an error notifier's status)
+        whose becoming non-zero ends the wait before the timeout."""
         self._check(offset, 4)
         word = ffi.cast("volatile uint32_t *", self._ptr + offset)
+        flag = _volatile_word(*unless) if unless else None
         start = time.perf_counter_ns()
         deadline = start + int(timeout_s * 1e9)
-        seen = word[0]
+        seen, raised = word[0], 0
         while seen != value:
+            if flag is not None:
+                raised = flag[0]
+                if raised:
+                    seen = word[0]   # the copy may have ended as the error came
+                    break
             if time.perf_counter_ns() > deadline:
                 break
             seen = word[0]
         waited = time.perf_counter_ns() - start
-        self._rec("mem.wait", offset, result=int(seen == value), duration_ns=waited,
-                  extra={"want": value, "seen": seen})
+        extra = {"want": value, "seen": seen}
+        if unless:
+            extra["unless"] = {"label": unless[0].label, "offset": unless[1], "seen": raised}
+        self._rec("mem.wait", offset, result=int(seen == value), duration_ns=waited, extra=extra)
         return seen == value, seen, waited
 
     def fill(self, offset: int, data) -> None:
@@ -121,6 +131,11 @@ class LiveMapping:
         extra = {"length": n, **(word_runs(block) if self.shim.rec.recording else {})}
         self._rec("mem.view", offset, extra=extra)
         return block
+
+
+def _volatile_word(mapping: LiveMapping, offset: int, width: int):
+    mapping._check(offset, width)
+    return ffi.cast(f"volatile uint{8 * width}_t *", mapping._ptr + offset)
 
 
 class LiveShim:

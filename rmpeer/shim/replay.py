@@ -308,11 +308,19 @@ class ReplayMapping:
         self.write(offset, value.to_bytes(4, "little"))
 
 
-    def wait32(self, offset: int, value: int, timeout_s: float):
+    def wait32(self, offset: int, value: int, timeout_s: float, *, unless=None):
         rec = self._rec("mem.wait", offset, "a wait")
         if rec.extra.get("want") != value:
             raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): waited for "
                                  f"{value:#x}, the recording for {rec.extra.get('want', 0):#x}")
+        recorded = rec.extra.get("unless")
+        # recordings made before the wait watched the error notifier have no "unless": the
+        # wait they recorded ran to its timeout, and the replay serves that
+        if recorded is not None and unless is not None and (recorded.get("label"), recorded.get("offset")) != (
+                unless[0].label, unless[1]):
+            raise ReplayMismatch(f"replay of {self.shim.path}: call {rec.seq} ({self.label}): the wait watched "
+                                 f"{unless[0].label} at {unless[1]:#x}, the recording "
+                                 f"{recorded.get('label')} at {recorded.get('offset', 0):#x}")
         return bool(rec.result), rec.extra.get("seen", 0), rec.duration_ns
 
     def _digest_check(self, rec, data, what):
