@@ -3,18 +3,17 @@ difference told in a few bounded fields (first offset, how many bytes, a short e
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from .shim.libc import ffi, libc
+from .slices import pool
 
 # memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
 # one thread compares about 10 GB/s, a 64 MiB block then costs 6 ms on its own.
 COMPARE_SLICE = 8 << 20
 EXCERPT_BYTES = 64
-_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rmpeer-memcmp")
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ def equal(actual, expected) -> bool:
         return False
     pa, pb = ffi.cast("unsigned char *", ffi.from_buffer(a)), ffi.cast("unsigned char *", ffi.from_buffer(b))
     slices = [(at, min(COMPARE_SLICE, a.size - at)) for at in range(0, a.size, COMPARE_SLICE)]
-    return all(r == 0 for r in _pool.map(lambda s: libc().memcmp(pa + s[0], pb + s[0], s[1]), slices))
+    return all(r == 0 for r in pool().map(lambda s: libc().memcmp(pa + s[0], pb + s[0], s[1]), slices))
 
 
 def compare(actual, expected) -> Mismatch | None:

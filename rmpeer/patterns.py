@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import slices
+
 KIND_BUFFER = 1      # what session t's buffer holds: read through window(t)
 KIND_WRITE = 2       # what session s writes into others' buffers through their windows
 KIND_NAMES = {KIND_BUFFER: "buffer", KIND_WRITE: "write"}
@@ -28,8 +30,12 @@ def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: i
     """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
     n = length // 8
-    # counting words plus the tag: arange itself is slow past 2**63
-    return np.add(counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner)))
+    # counting words plus the tag (arange itself is slow past 2**63), slice by slice on
+    # several threads
+    index, mark = counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner))
+    words = np.empty(n, dtype=np.uint64)
+    slices.each(lambda at, k: np.add(index[at:at + k], mark, out=words[at:at + k]), n, slices.SLICE // 8)
+    return words
 
 
 _COUNTING = np.zeros(0, dtype=np.uint64)

@@ -11,6 +11,8 @@
 #                    fresh x5, deeper tier, expired, forged; rmpeer bench
 #          profile   where a quick certify's time goes on a clean host: nvidia-smi and NVML
 #                    timed alone, quick x2, quick recorded (segment times), quick under cProfile
+#          stale     --if-stale on a quick certificate: fresh x5 (timed), a deeper tier, after
+#                    valid_until (--valid-for 5s), and with a forged fingerprint
 #          shared    beside an idle CUDA context: certify (full), --require-idle, passive;
 #                    beside a matmul job: the job's throughput alone and with passive runs,
 #                    and a quick certify; two certifies at once; SIGINT mid-run (and the
@@ -19,8 +21,8 @@
 set -u
 part=${1:-}
 case $part in
-  together|hooks|tiers|records|shared|profile) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared or profile), on a GPU host" >&2; exit 2 ;;
+  together|hooks|tiers|records|shared|profile|stale) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile or stale), on a GPU host" >&2; exit 2 ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
@@ -29,6 +31,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || { echo "wheel install failed"; exit 1; }
 repo=$PWD
+# bytecode compiled once, as pip does when it installs the wheel: otherwise every run here
+# compiles rmpeer's sources again (about 0.5 s of a quick run)
+python3 -m compileall -q -j 0 "$repo/rmpeer" /tmp/site >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:$repo
 mkdir -p /tmp/bin
 # the hooks run with a bare environment (env -i): the wrapper names its Python and path itself
@@ -36,7 +41,8 @@ printf '#!/bin/sh\nPYTHONPATH=/tmp/site:%s exec %s -m rmpeer "$@"\n' "$repo" "$(
 chmod +x /tmp/bin/rmpeer
 export PATH=/tmp/bin:$PATH
 export RMPEER_STATE=/tmp/rmpeer-state.json
-{ nvidia-smi -L; nvidia-smi topo -m; cat /proc/driver/nvidia/version; uname -r; git -C "$repo" log -1 --format=%H 2>/dev/null; } \
+{ nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=index,persistence_mode --format=csv;
+  echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}"; cat /proc/driver/nvidia/version; uname -r; git -C "$repo" log -1 --format=%H 2>/dev/null; } \
   >"$ev/host.txt" 2>&1
 cd /tmp || exit 1
 summary="$out/summary-$part.txt"    # written as the run goes: it comes back even if the run is cut
@@ -174,6 +180,20 @@ PY
   grep -h "detect:unmapped" /tmp/quick-*/allure-results/*.json 2>/dev/null | grep -o "did not finish ([^)]*)" | head -3 >>"$summary"
   mkdir -p "$ev/recordings"; cp /tmp/recq/*.jsonl.gz "$ev/recordings/"
   cp /tmp/quick-3/certificate.json "$ev/certificate-quick.json"
+  ;;
+stale)
+  timed stale-base rmpeer certify --tier quick --output /tmp/sq
+  for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale /tmp/sq/certificate.json --output /tmp/s; done
+  timed if-stale-deeper rmpeer certify --tier full --if-stale /tmp/sq/certificate.json --output /tmp/s-deeper
+  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
+  sleep 6
+  timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
+  python3 -c "import json;d=json.load(open('/tmp/sq/certificate.json'));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))"
+  timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
+  for f in if-stale-deeper if-stale-expired if-stale-forged; do
+    echo "$f: $(grep -m1 -i -E 'stale|ran because|running' "$ev/$f.log" | cut -c1-200)" | tee -a "$summary"
+  done
+  cp /tmp/sq/certificate.json "$ev/certificate-base.json"; cp /tmp/forged.json "$ev/certificate-forged.json"
   ;;
 hooks)
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1

@@ -1,4 +1,4 @@
-"""The six libc calls the shim needs, through cffi in ABI mode (no compiler on the host)."""
+"""The seven libc calls the shim needs, through cffi in ABI mode (no compiler on the host)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ ffi.cdef("""
     void *mmap(void *addr, size_t length, int prot, int flags, int fd, long offset);
     int munmap(void *addr, size_t length);
     int memcmp(const void *a, const void *b, size_t n);
+    void *memcpy(void *dst, const void *src, size_t n);
 """)
 _libc = None
 

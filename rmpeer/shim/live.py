@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 
+from .. import slices
 from ..abi import status as status_of
 from .libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
 from .records import CallRecord, Payload, sampled_digest, word_runs
@@ -116,7 +117,9 @@ class LiveMapping:
         """Write a large block (a pattern); the transcript keeps a digest, not the bytes."""
         view = memoryview(data).cast("B")
         self._check(offset, len(view))
-        ffi.memmove(self._ptr + offset, ffi.from_buffer(view), len(view))
+        src, dst = ffi.cast("unsigned char *", ffi.from_buffer(view)), self._ptr + offset
+        # memcpy through cffi lets go of the GIL: slices on several threads
+        slices.each(lambda at, k: libc().memcpy(dst + at, src + at, k), len(view), slices.SLICE)
         digest = sampled_digest(view) if self.shim.rec.recording else ""
         self._rec("mem.fill", offset, extra={"length": len(view), "digest": digest})
 

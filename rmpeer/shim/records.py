@@ -99,6 +99,8 @@ def word_runs(data) -> dict:
     whose length is a multiple of 8 bytes."""
     import numpy as np
 
+    from ..slices import pool
+
     words = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint64)
     n = int(words.size)
     if n == 0:
@@ -110,7 +112,7 @@ def word_runs(data) -> dict:
         return (np.flatnonzero(words[lo + 1:hi] - words[lo:hi - 1] != 1) + lo + 1)[: MAX_RUNS + 1]
 
     starts = [0]
-    for found in _pool().map(breaks, range(0, n - 1, _RUN_SLICE)):
+    for found in pool().map(breaks, range(0, n - 1, _RUN_SLICE)):
         starts.extend(int(i) for i in found)
         if len(starts) > MAX_RUNS:
             break
@@ -146,18 +148,6 @@ def counting(n: int):
         _COUNTING = np.arange(n, dtype=np.uint64)
         _COUNTING.flags.writeable = False
     return _COUNTING[:n]
-
-
-_POOL = None
-
-
-def _pool():
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rmpeer-runs")
-    return _POOL
 
 
 PROC_VERSION = "/proc/driver/nvidia/version"   # the kernel module's own line
