@@ -42,7 +42,10 @@ chmod +x /tmp/bin/rmpeer
 export PATH=/tmp/bin:$PATH
 export RMPEER_STATE=/tmp/rmpeer-state.json
 { nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=index,persistence_mode --format=csv;
-  echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}"; cat /proc/driver/nvidia/version; uname -r; git -C "$repo" log -1 --format=%H 2>/dev/null; } \
+  echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}"; cat /proc/driver/nvidia/version; uname -r;
+  # which sources ran: the copy's git HEAD can lag the working tree it was made from, so the
+  # content hash of the tracked sources is what to compare (tools/sources-hash.sh here)
+  echo "sources $(bash "$repo/tools/sources-hash.sh")"; } \
   >"$ev/host.txt" 2>&1
 cd /tmp || exit 1
 summary="$out/summary-$part.txt"    # written as the run goes: it comes back even if the run is cut
