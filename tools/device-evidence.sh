@@ -13,6 +13,8 @@
 #                    timed alone, quick x2, quick recorded (segment times), quick under cProfile
 #          stale     --if-stale on a quick certificate: fresh x5 (timed), a deeper tier, after
 #                    valid_until (--valid-for 5s), and with a forged fingerprint
+#          job       a bf16 matmul job on every card alone, then with 5 passive certifies beside
+#                    it: its throughput both times, and the passive verdicts
 #          shared    beside an idle CUDA context: certify (full), --require-idle, passive;
 #                    beside a matmul job: the job's throughput alone and with passive runs,
 #                    and a quick certify; two certifies at once; SIGINT mid-run (and the
@@ -21,8 +23,8 @@
 set -u
 part=${1:-}
 case $part in
-  together|hooks|tiers|records|shared|profile|stale) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile or stale), on a GPU host" >&2; exit 2 ;;
+  together|hooks|tiers|records|shared|profile|stale|job) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile, stale or job), on a GPU host" >&2; exit 2 ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
@@ -183,6 +185,21 @@ PY
   grep -h "detect:unmapped" /tmp/quick-*/allure-results/*.json 2>/dev/null | grep -o "did not finish ([^)]*)" | head -3 >>"$summary"
   mkdir -p "$ev/recordings"; cp /tmp/recq/*.jsonl.gz "$ev/recordings/"
   cp /tmp/quick-3/certificate.json "$ev/certificate-quick.json"
+  ;;
+job)
+  python3 "$repo/tools/matmul_load.py" --seconds 12 >"$ev/matmul-alone.json" 2>"$ev/matmul-alone.err"
+  python3 "$repo/tools/matmul_load.py" --seconds 12 >"$ev/matmul-with-passive.json" 2>"$ev/matmul-with-passive.err" &
+  mp=$!; sleep 3
+  for i in 1 2 3 4 5; do timed "passive-during-job-$i" rmpeer certify --tier passive --output "/tmp/pj$i"; sleep 1; done
+  wait "$mp"
+  python3 - "$ev" <<'PY' | tee -a "$summary"
+import json, sys
+for name in ("matmul-alone", "matmul-with-passive"):
+    d = json.load(open(f"{sys.argv[1]}/{name}.json"))
+    print(name, "median TFLOP/s per card (1 s windows):",
+          ", ".join(f"card {g}: {v['median_tflops']}" for g, v in d["per_gpu"].items()))
+PY
+  cp /tmp/pj5/certificate.json "$ev/certificate-passive-during-job.json"
   ;;
 stale)
   timed stale-base rmpeer certify --tier quick --output /tmp/sq
