@@ -92,7 +92,7 @@ def _short(exc) -> str:
 def outcome(rec) -> str:
     """What RM (or the copy engine) answered to one call, as a word."""
     if rec.op == "mem.wait":
-        return "arrived" if rec.result else "timed out"
+        return "arrived" if rec.result else "did not arrive"   # the timeout, or the error notifier first
     if rec.op == "mem.compare":
         return "differs" if rec.extra.get("mismatch") else "equal"
     if rec.status_name:

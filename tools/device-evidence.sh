@@ -66,6 +66,16 @@ timed() {  # NAME COMMAND...: output to NAME.log, then "exit N, wall N ms"
     | tee -a "$summary"
   return $rc
 }
+if_stale_runs() {  # QUICK_CERT: --if-stale fresh x5, a deeper tier, expired, forged fingerprint
+  local cert=$1 i
+  for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale "$cert" --output /tmp/s; done
+  timed if-stale-deeper rmpeer certify --tier full --if-stale "$cert" --output /tmp/s-deeper
+  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
+  sleep 6
+  timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
+  python3 -c "import json,sys;d=json.load(open(sys.argv[1]));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))" "$cert"
+  timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
+}
 gpu_memory() { nvidia-smi --query-gpu=index,memory.used --format=csv,noheader | tr '\n' ';'; }
 bidir() { grep -h -E '^  bidirectional' "$@" 2>/dev/null | awk '{print $3}' | tr '\n' ' '; }
 
@@ -96,13 +106,7 @@ records)
   timed quick-record rmpeer certify --tier quick --record /tmp/recq --output /tmp/q
   timed diff-full-vs-quick rmpeer diff /tmp/b2b-1/certificate.json /tmp/q/certificate.json
   timed noboost-record rmpeer certify --tier quick --no-boost --record /tmp/recnb --output /tmp/nb
-  for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale /tmp/q/certificate.json --output /tmp/s; done
-  timed if-stale-deeper rmpeer certify --tier full --if-stale /tmp/q/certificate.json --output /tmp/s-deeper
-  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
-  sleep 6
-  timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
-  python3 -c "import json;d=json.load(open('/tmp/q/certificate.json'));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))"
-  timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
+  if_stale_runs /tmp/q/certificate.json
   timed bench rmpeer bench --sizes 256MiB,1GiB --output /tmp/bench
   mkdir -p "$ev/recordings"
   cp /tmp/rec1/*.jsonl.gz "$ev/recordings/"
@@ -203,13 +207,7 @@ PY
   ;;
 stale)
   timed stale-base rmpeer certify --tier quick --output /tmp/sq
-  for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale /tmp/sq/certificate.json --output /tmp/s; done
-  timed if-stale-deeper rmpeer certify --tier full --if-stale /tmp/sq/certificate.json --output /tmp/s-deeper
-  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
-  sleep 6
-  timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
-  python3 -c "import json;d=json.load(open('/tmp/sq/certificate.json'));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))"
-  timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
+  if_stale_runs /tmp/sq/certificate.json
   for f in if-stale-deeper if-stale-expired if-stale-forged; do
     echo "$f: $(grep -m1 -i -E 'stale|ran because|running' "$ev/$f.log" | cut -c1-200)" | tee -a "$summary"
   done
