@@ -13,6 +13,8 @@
 #                    timed alone, quick x2, quick recorded (segment times), quick under cProfile
 #          stale     --if-stale on a quick certificate: fresh x5 (timed), a deeper tier, after
 #                    valid_until (--valid-for 5s), and with a forged fingerprint
+#          b2b       two full certify runs back to back, recorded, and rmpeer diff of both
+#                    (certificates and recordings)
 #          job       a bf16 matmul job on every card alone, then with 5 passive certifies beside
 #                    it: its throughput both times, and the passive verdicts
 #          shared    beside an idle CUDA context: certify (full), --require-idle, passive;
@@ -23,8 +25,8 @@
 set -u
 part=${1:-}
 case $part in
-  together|hooks|tiers|records|shared|profile|stale|job) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile, stale or job), on a GPU host" >&2; exit 2 ;;
+  together|hooks|tiers|records|shared|profile|stale|job|b2b) ;;
+  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile, stale, job or b2b), on a GPU host" >&2; exit 2 ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
@@ -66,6 +68,12 @@ timed() {  # NAME COMMAND...: output to NAME.log, then "exit N, wall N ms"
     | tee -a "$summary"
   return $rc
 }
+back_to_back() {  # two full certifies recorded, one after the other, and diff of both
+  timed b2b-1 rmpeer certify --record /tmp/rec1 --output /tmp/b2b-1
+  timed b2b-2 rmpeer certify --record /tmp/rec2 --output /tmp/b2b-2
+  timed diff-certificates rmpeer diff /tmp/b2b-1/certificate.json /tmp/b2b-2/certificate.json
+  timed diff-recordings rmpeer diff /tmp/rec1/*.jsonl.gz /tmp/rec2/*.jsonl.gz
+}
 if_stale_runs() {  # QUICK_CERT: --if-stale fresh x5, a deeper tier, expired, forged fingerprint
   local cert=$1 i
   for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale "$cert" --output /tmp/s; done
@@ -99,10 +107,7 @@ PY
   cp /tmp/passive-5/certificate.json "$ev/certificate-passive.json"
   ;;
 records)
-  timed b2b-1 rmpeer certify --record /tmp/rec1 --output /tmp/b2b-1
-  timed b2b-2 rmpeer certify --record /tmp/rec2 --output /tmp/b2b-2
-  timed diff-certificates rmpeer diff /tmp/b2b-1/certificate.json /tmp/b2b-2/certificate.json
-  timed diff-recordings rmpeer diff /tmp/rec1/*.jsonl.gz /tmp/rec2/*.jsonl.gz
+  back_to_back
   timed quick-record rmpeer certify --tier quick --record /tmp/recq --output /tmp/q
   timed diff-full-vs-quick rmpeer diff /tmp/b2b-1/certificate.json /tmp/q/certificate.json
   timed noboost-record rmpeer certify --tier quick --no-boost --record /tmp/recnb --output /tmp/nb
@@ -189,6 +194,12 @@ PY
   grep -h "detect:unmapped" /tmp/quick-*/allure-results/*.json 2>/dev/null | grep -o "did not finish ([^)]*)" | head -3 >>"$summary"
   mkdir -p "$ev/recordings"; cp /tmp/recq/*.jsonl.gz "$ev/recordings/"
   cp /tmp/quick-3/certificate.json "$ev/certificate-quick.json"
+  ;;
+b2b)
+  back_to_back
+  tail -3 "$ev/diff-certificates.log" "$ev/diff-recordings.log" >>"$summary"
+  gzip -c /tmp/b2b-1/certificate.json >"$ev/certificate-b2b-1.json.gz"
+  gzip -c /tmp/b2b-2/certificate.json >"$ev/certificate-b2b-2.json.gz"
   ;;
 job)
   python3 "$repo/tools/matmul_load.py" --seconds 12 >"$ev/matmul-alone.json" 2>"$ev/matmul-alone.err"
