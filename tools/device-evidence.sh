@@ -197,7 +197,7 @@ PY
   ;;
 b2b)
   back_to_back
-  tail -3 "$ev/diff-certificates.log" "$ev/diff-recordings.log" >>"$summary"
+  tail -n 3 "$ev/diff-certificates.log" "$ev/diff-recordings.log" >>"$summary"
   gzip -c /tmp/b2b-1/certificate.json >"$ev/certificate-b2b-1.json.gz"
   gzip -c /tmp/b2b-2/certificate.json >"$ev/certificate-b2b-2.json.gz"
   ;;
