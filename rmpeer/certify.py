@@ -21,9 +21,9 @@ from .hostrun import HostRun
 from .judge import EXIT_CODES, judge
 from .render.certificate import write_certificate
 from .render.table import render_fitness, render_table, use_colour
-from .result import FAIL, UNFINISHED, Finding
+from .result import FAIL, PARTIAL, UNFINISHED, Finding
 from .resources import matrices_digest
-from .spec import from_certify_args
+from .spec import from_certify_args, tier_of
 
 REASONS_SHOWN = 20
 PYTEST_UNFINISHED = {2: "the run was interrupted", 3: "pytest stopped on an internal error",
@@ -133,6 +133,16 @@ def certify(args) -> int:
         return _certify(spec, args, started, valid_for)
 
 
+def _tier_line(earned: str, asked: str) -> str:
+    """What the certificate will claim, when it is less than the tier asked (spec.covered_tier)."""
+    if earned == asked:
+        return ""
+    if earned == PARTIAL:
+        return (f"tier: {PARTIAL}, not {asked}: the layouts run cover neither the quick nor the full tier, "
+                f"so this certificate satisfies no --if-stale tier")
+    return f"tier: {earned}, not {asked}: the layouts run are the {earned} tier's, not every layout of {asked}"
+
+
 def _certify(spec, args, started, valid_for) -> int:
     out_stream = sys.stderr if args.json else sys.stdout
     say = lambda text="": print(text, file=out_stream, flush=True)   # noqa: E731
@@ -160,6 +170,9 @@ def _certify(spec, args, started, valid_for) -> int:
                 f"extent {spec.cases[0].extent >> 20} MiB")
             for line in spec.left_out:
                 say(f"  {line}")
+            tier_line = _tier_line(spec.tier, tier_of(args))
+            if tier_line:
+                say(tier_line)
             spec.output.mkdir(parents=True, exist_ok=True)
             code = _run_pytest(spec, host, collector, out_stream)
         except KeyboardInterrupt:

@@ -30,6 +30,7 @@ INFO = "info"                # recorded, never changes the verdict
 SEVERITIES = (FAIL, DEGRADE, UNFINISHED, INFO)
 
 TIERS = ("passive", "quick", "full")     # shallow to deep: a deeper tier satisfies a shallower one
+PARTIAL = "partial"   # a run of chosen layouts (--layout) that covers neither quick nor full: no tier
 FORMAT = "rmpeer-result/1"
 NODE_ENV = "RMPEER_NODE_NAME"     # names the node instead of the machine's host name
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import ConfigError, NoDeviceError
 from .hostlock import checked_wait
-from .result import TIERS
+from .result import PARTIAL, TIERS
 from .writable import writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
@@ -131,6 +131,26 @@ def _precheck_layouts(wanted, extent, matrix):
         matrix.plan(cards, extent or matrix.default_extent)
 
 
+def covered_tier(asked: str, cases, host_cards: int, matrix) -> str:
+    """The tier a run's cases stand for, never deeper than the one asked: full needs every
+    layout that fits a host of `host_cards` cards, quick the quick layouts that fit, each at
+    its default extent or larger (a layout is its cards, whatever it is called). A run of
+    chosen layouts (--layout, or a recording's) that covers neither is PARTIAL, which no
+    --if-stale tier accepts: a certificate must not claim more than it checked."""
+    if asked == "passive":
+        return asked
+    ran: dict = {}
+    for case in cases:
+        ran[tuple(case.layout.cards)] = max(ran.get(tuple(case.layout.cards), 0), case.extent)
+    fitting = matrix.fitting_with_reasons(host_cards)[0]
+    needs = {"full": fitting, "quick": [l for l in fitting if l.name in QUICK_LAYOUTS]}
+    for tier in ("full", "quick"):
+        if TIERS.index(tier) <= TIERS.index(asked) and all(
+                ran.get(tuple(l.cards), -1) >= (l.extent or matrix.default_extent) for l in needs[tier]):
+            return tier
+    return PARTIAL
+
+
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
     """A recording's run, as its header says it was made."""
@@ -148,7 +168,9 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     if tier == "quick" and not wanted:     # the quick layouts the recording holds
         recorded = {entry[0] for entry in run.get("layouts", [])}
         wanted = [name for name in QUICK_LAYOUTS if name in recorded]
-    cases, left_out = _cases(target, wanted, None, LayoutMatrix())
+    matrix = LayoutMatrix()
+    cases, left_out = _cases(target, wanted, None, matrix)
+    tier = covered_tier(tier, cases, target.cards, matrix)
     facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
@@ -177,6 +199,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     if tier == "quick" and not wanted:
         wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
     cases, left_out = _cases(target, wanted, extent, matrix)
+    tier = covered_tier(tier, cases, target.cards, matrix)
     seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
     return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,
                    abi=abi, record=str(Path(record).resolve()) if record else None, extent=extent,

@@ -16,7 +16,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from .errors import ConfigError
-from .result import CERTIFIED, TIERS, RunResult, node_name
+from .result import CERTIFIED, PARTIAL, TIERS, RunResult, node_name
 
 DEFAULT_VALID_FOR = "24h"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -139,7 +139,9 @@ def why_stale(certificate: RunResult, fingerprint: dict, tier: str, now=None, *,
         out.append(f"the certificate is of host {c.node or '(unnamed)'}, this is {node}")
     if c.verdict != CERTIFIED:
         out.append(f"verdict was {c.verdict}")
-    if c.tier not in TIERS:
+    if c.tier == PARTIAL:
+        out.append("the certificate is of chosen layouts (--layout) that stand for no tier")
+    elif c.tier not in TIERS:
         out.append(f"the certificate's tier {c.tier!r} is not one of {', '.join(TIERS)}")
     elif TIERS.index(c.tier) < TIERS.index(tier):
         out.append(f"tier {tier} asked, the certificate is {c.tier}")

@@ -83,3 +83,49 @@ def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="--output needs a folder"):
         checked_output("")
     assert checked_output("a/b/c") == tmp_path / "a/b/c" and list(tmp_path.iterdir()) == []
+
+
+# A 2-card and a 1-card live host, as targets.live_target would name them (no device is opened:
+# the spec only plans). The layouts as card lists come from matrices/layouts.yaml's definitions:
+# one-per-card is one session per card (0,1), interleaved two per card dealt round-robin (0,1,0,1).
+def _live(cards):
+    from rmpeer.targets import Target
+
+    return Target("live", f"h200x{cards}", cards)
+
+
+@pytest.mark.parametrize("cards, asked, layouts, extent, earned", [
+    (2, "full", (), None, "full"),
+    (2, "quick", (), None, "quick"),
+    (1, "full", (), None, "full"),
+    (1, "quick", (), None, "quick"),
+    (2, "full", ("one-per-card", "interleaved"), None, "quick"),   # asked full, ran quick's layouts
+    (2, "full", ("0,1,0,1", "0,1"), None, "quick"),                # the same layouts as card lists
+    (2, "quick", ("one-per-card",), None, "partial"),              # half of quick
+    (2, "full", ("two-per-card", "seed-three"), None, "partial"),
+    (2, "full", (), 8 << 20, "partial"),                           # every layout, at 8 MiB instead of 64
+    (2, "full", (), 128 << 20, "full"),                            # every layout, larger than asked
+])
+def test_a_run_claims_only_the_tier_its_layouts_cover(cards, asked, layouts, extent, earned):
+    from rmpeer.spec import live_spec
+
+    assert live_spec(layouts=layouts, tier=asked, extent=extent, target=_live(cards)).tier == earned
+
+
+def test_a_replay_of_a_quick_recording_is_quick_whatever_was_asked():
+    from rmpeer.shim.replay import transcript_summary
+    from rmpeer.spec import QUICK_LAYOUTS
+
+    quick_recordings = [p for p in TWO if [e[0] for e in transcript_summary(p)["run"]["layouts"]] == list(QUICK_LAYOUTS)]
+    assert quick_recordings, "the committed quick recordings (h200x2-20261130T005408Z, ...T162924Z)"
+    for path in quick_recordings:
+        assert replay_spec(str(path), tier="full").tier == "quick"
+
+
+def test_mutant_a_spec_that_keeps_the_asked_tier_claims_full_for_one_layout():
+    """The guard above, against spec.py with the covered tier left out of live_spec."""
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.spec", "    tier = covered_tier(tier, cases, target.cards, matrix)\n    seed",
+                     "    seed")
+    assert broken.live_spec(layouts=("one-per-card",), tier="full", target=_live(2)).tier == "full"

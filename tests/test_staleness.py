@@ -190,3 +190,11 @@ def test_mutation_tier_order_reversed_lets_a_shallow_certificate_through(tmp_pat
     assert not fresh(path, host, "full")[0]
     monkeypatch.setattr(staleness, "TIERS", ("full", "quick", "passive"))
     assert fresh(path, host, "full") == (True, [])
+
+
+@pytest.mark.parametrize("asked", ["passive", "quick", "full"])
+def test_a_certificate_of_chosen_layouts_holds_for_no_tier(tmp_path, host, asked):
+    """certify --layout one-per-card claims tier "partial" (rmpeer.spec.covered_tier): it
+    checked less than quick, so it must not let a prolog skip even a passive run."""
+    path = certificate(tmp_path, host, tier="partial")
+    assert fresh(path, host, asked) == (False, ["the certificate is of chosen layouts (--layout) that stand for no tier"])
