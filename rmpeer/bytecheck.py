@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import slices
 from .shim.libc import ffi, libc
-from .slices import pool
 
 # memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
 # one thread compares about 10 GB/s, a 64 MiB block then costs 6 ms on its own.
-COMPARE_SLICE = 8 << 20
+COMPARE_SLICE = slices.SLICE
 EXCERPT_BYTES = 64
 
 
@@ -32,8 +32,7 @@ def equal(actual, expected) -> bool:
     if a.size != b.size:
         return False
     pa, pb = ffi.cast("unsigned char *", ffi.from_buffer(a)), ffi.cast("unsigned char *", ffi.from_buffer(b))
-    slices = [(at, min(COMPARE_SLICE, a.size - at)) for at in range(0, a.size, COMPARE_SLICE)]
-    return all(r == 0 for r in pool().map(lambda s: libc().memcmp(pa + s[0], pb + s[0], s[1]), slices))
+    return all(r == 0 for r in slices.each(lambda at, n: libc().memcmp(pa + at, pb + at, n), a.size, COMPARE_SLICE))
 
 
 def compare(actual, expected) -> Mismatch | None:

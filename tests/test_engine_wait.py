@@ -13,11 +13,12 @@ from rmpeer.shim.libc import address, ffi
 from rmpeer.shim.live import LiveMapping, LiveShim
 from rmpeer.shim.records import TranscriptWriter, FORMAT
 from rmpeer.shim.replay import ReplayMismatch, ReplayShim
+from rmpeer.traffic import channel_layout
 
 pytestmark = pytest.mark.offline
 ABI = DriverMatrix().abi_for_driver("580.159.04")
 STATUS = ABI.struct("NvNotification").field("status")   # nvgputypes.h: u16 at +14, written last
-SLOT = 16            # where the semaphore's payload word sits (matrices/channel.yaml)
+SLOT = channel_layout()["semaphore_slot_size"]   # where a copy's payload word sits
 TIMEOUT_S = 5.0      # far longer than the 20 ms after which the test's "RM" writes
 
 

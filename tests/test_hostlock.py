@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,25 +45,30 @@ def stop(proc):
         proc.wait(timeout=30)
 
 
-def test_a_second_run_is_refused_naming_the_holder(tmp_path):
-    path = tmp_path / "rmpeer.lock"
+@contextmanager
+def held_by_another(path):
+    """Another process holding the lock at `path` for the duration of the block."""
     holder = start_holder(path)
     try:
         wait_locked(holder)
+        yield holder
+    finally:
+        stop(holder)
+
+
+def test_a_second_run_is_refused_naming_the_holder(tmp_path):
+    path = tmp_path / "rmpeer.lock"
+    with held_by_another(path) as holder:
         with pytest.raises(BusyError) as err:
             HostLock(path).acquire()
         message = str(err.value)
         assert f"pid {holder.pid} (" in message and "holder-under-test" in message
         assert "\n" not in message and err.value.exit_code == EXIT_BUSY == 6
-    finally:
-        stop(holder)
 
 
 def test_a_waiting_run_gets_the_lock_when_the_holder_releases_it(tmp_path):
     path = tmp_path / "rmpeer.lock"
-    holder = start_holder(path)
-    try:
-        wait_locked(holder)
+    with held_by_another(path) as holder:
         waiter = start_holder(path, wait_s=120, tag="waiter")
         try:
             holder.stdin.close()                        # the holder finishes ...
@@ -72,20 +78,14 @@ def test_a_waiting_run_gets_the_lock_when_the_holder_releases_it(tmp_path):
             assert text[0] == str(waiter.pid) and "waiter" in text[1]
         finally:
             stop(waiter)
-    finally:
-        stop(holder)
 
 
 def test_a_wait_that_runs_out_says_it_waited(tmp_path):
     path = tmp_path / "rmpeer.lock"
-    holder = start_holder(path)
-    try:
-        wait_locked(holder)
+    with held_by_another(path) as holder:
         with pytest.raises(BusyError, match=r"after waiting 0\.3 s") as err:
             HostLock(path, wait_s=0.3).acquire()
         assert f"pid {holder.pid}" in str(err.value)
-    finally:
-        stop(holder)
 
 
 def test_a_lock_file_left_by_a_killed_run_does_not_block(tmp_path):

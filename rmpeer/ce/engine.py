@@ -100,6 +100,8 @@ class CopyEngine:
                                sysmem=True, label=f"ce:s{s}:semaphores")
         self.notifier = mem.map_cpu(mem.system(lay["notifier_size"], cached=False, notifier=True,
                                                label=f"ce:s{s}:error-notifier"), label=f"ce:s{s}:error-notifier:cpu")
+        status = self.rm.abi.struct("NvNotification").field("status")
+        self.fault_flag = (self.notifier.cpu, status.offset, status.width)   # what ends a wait early
         usermode = self.gen.usermode
         um = mem.handle()
         self.rm.alloc(self.session.plan.subdevice, um, usermode.name, self.gen.usermode_params,
@@ -262,9 +264,8 @@ class CopyEngine:
         """Wait for the copy that ends with `payload`; its GPU time from the two timestamps.
         A fault ends the wait as soon as RM writes the channel's error notifier (its status
         last, method_notification.c), not at the timeout."""
-        status = self.rm.abi.struct("NvNotification").field("status")
         done, seen, waited = self.sem.cpu.wait32(self.channel["semaphore_slot_size"], payload, timeout_s,
-                                                 unless=(self.notifier.cpu, status.offset, status.width))
+                                                 unless=self.fault_flag)
         if not done:
             raise EngineFault(self.session.index, self.lce, label, waited, self.read_notifier(), seen, payload,
                               self.rm.abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT"), int(timeout_s * 1e9))
