@@ -21,12 +21,14 @@
 #                    beside a matmul job: the job's throughput alone and with passive runs,
 #                    and a quick certify; two certifies at once; SIGINT mid-run (and the
 #                    cards' memory after); the Slurm hooks as slurmd runs them
+#          NAME      any tools/evidence/NAME.sh: sourced here, with timed, $ev, $summary, $repo
 # Each command's output is piped to a file (no terminal); its exit code and wall time follow.
 set -u
 part=${1:-}
 case $part in
   together|hooks|tiers|records|shared|profile|stale|job|b2b) ;;
-  *) echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile, stale, job or b2b), on a GPU host" >&2; exit 2 ;;
+  *) [ -n "$part" ] && [ -f "tools/evidence/$part.sh" ] && [ "${part//[^a-z0-9-]/}" = "$part" ] ||
+     { echo "usage: bash tools/device-evidence.sh PART (together, hooks, tiers, records, shared, profile, stale, job, b2b or any tools/evidence/NAME.sh), on a GPU host" >&2; exit 2; } ;;
 esac
 out=${OUT:-/tmp/rmpeer-out}
 ev=/tmp/ev/$part
@@ -228,6 +230,10 @@ hooks)
   timeout 120 bash "$repo/tools/fleet-hooks-live.sh" "$ev/fleet" >"$ev/fleet-hooks.log" 2>&1
   cat "$ev/fleet/README.md" >>"$summary" 2>/dev/null
   rm -rf "$ev"/fleet/state/*/allure-results
+  ;;
+*)
+  # shellcheck source=/dev/null
+  source "$repo/tools/evidence/$part.sh"
   ;;
 esac
 dmesg 2>/dev/null | grep -i -E "NVRM|Xid" | tail -30 >"$ev/dmesg.txt"
