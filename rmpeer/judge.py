@@ -11,6 +11,7 @@ An unfinished run outranks a failure: what a cut-short run saw may be the cut's 
 from __future__ import annotations
 
 from .errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from .nvlink_rules import NO_NVLINK, check_active, compare_counters
 from .result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                      Finding)
 
@@ -127,45 +128,69 @@ def figure_subject(src: int, dst: int, op: str) -> str:
     return f"{op} {src}->{dst}"
 
 
-def link_findings(card, before: dict, after: dict | None, topology) -> list:
-    """Links active as the topology expects; no error counter grown by the run's end."""
-    from .rm.nvlink import check_active, compare_counters
-
-    out = []
+def link_state_findings(card, health: dict, topology) -> list:
+    """One reading of a card's links (rm.nvlink.link_health): read whole, and as many active
+    as the topology expects. A card RM says has no NVLink is judged only where the topology
+    expects links; a reading RM refused is never a pass."""
     expected = topology.expected_nvlinks if topology else None
     subject = f"card {card}"
-    if not before.get("supported"):
-        if expected:
-            out.append(Finding("nvlink-active", subject, f"{expected} active NVLinks",
-                               f"no NVLink ({before.get('reason')})", DEGRADE))
-        return out
-    out += [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
-            for p in check_active(before, expected)]
-    if after is not None:
-        if before.get("counters_reason") is not None:
-            out.append(Finding("nvlink-errors", subject, "readable error counters", before["counters_reason"],
-                               DEGRADE))
-        out += [Finding("nvlink-errors", subject, "no error counter grown", p, DEGRADE)
+    reason = health.get("reason")
+    if not health.get("supported") and reason == NO_NVLINK:
+        return [Finding("nvlink-active", subject, f"{expected} active NVLinks", "no NVLink", DEGRADE)] if expected else []
+    if not health.get("supported") or reason:
+        return [Finding("nvlink", subject, "NVLink state from RM", reason or "not read", UNFINISHED)]
+    return [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
+            for p in check_active(health, expected)]
+
+
+def link_error_findings(card, before: dict | None, after: dict, *, since: str = "") -> list:
+    """No error counter of a card grown, and no link gone down, from `before` (an earlier
+    reading: the run's start, or the last run's; None: nothing to compare) to `after`;
+    counters RM would not give make the comparison impossible, so they are never a pass.
+    `since` words the span ("" for a run's own, " since the last run")."""
+    subject = f"card {card}"
+    out = [Finding("nvlink-errors", subject, "readable error counters", why, UNFINISHED)
+           for why in dict.fromkeys(r.get("counters_reason") for r in (before, after) if r) if why]
+    if before is not None and before.get("supported") and after.get("supported"):
+        out += [Finding("nvlink-errors", subject, f"no error counter grown{since}", p, DEGRADE)
                 for p in compare_counters(before, after)]
     return out
 
 
-def xid_findings(seen: dict, cards, expected: list, provoked_any_card: set) -> list:
-    """Every Xid the kernel logged during the run, unless a detection test that ran provoked it
-    (expected: (card, xid) each allowing one; provoked_any_card: Xid numbers a recorded run's
-    detection tests were allowed to provoke on any card)."""
+def link_findings(card, before: dict, after: dict | None, topology) -> list:
+    """A run's links: the state at its start, and (with `after`, the reading at its end) no
+    error counter grown over the run."""
+    out = link_state_findings(card, before, topology)
+    if after is not None and before.get("supported"):
+        out += link_error_findings(card, before, after)
+    return out
+
+
+XID_WANTED = "no Xid but those a detection test provokes"
+
+
+def xid_findings(seen: dict, cards, expected=(), provoked_any_card=frozenset(), *, wanted: str = XID_WANTED,
+                 since: str = "", unreadable: str = INFO) -> list:
+    """Every Xid the kernel logged in the span `seen` covers (xids.py readings), unless a
+    detection test provoked it: `expected` lists (card, xid), each allowing one Xid;
+    `provoked_any_card` holds Xid numbers allowed on any card, any number of times (those a
+    recorded run's detection tests provoked; the passive tier's allowed Xids). A log that
+    could not be read is `unreadable` (a deeper tier records it, INFO: many hosts keep the
+    kernel log from unprivileged users; the passive tier, whose check it is, UNFINISHED);
+    a log that lost records of the span (`complete` False) cannot say there were none."""
     from .xids import by_card
 
     if not seen.get("readable"):
-        # recorded, not judged: many hosts keep the kernel log from unprivileged users
-        return [Finding("xid", "host", "a readable kernel log", seen.get("reason") or "not readable", INFO)]
-    allowed = list(expected)
+        return [Finding("xid", "host", "a readable kernel log", seen.get("reason") or "not readable", unreadable)]
     out = []
+    if seen.get("complete") is False:
+        out.append(Finding("xid", "host", f"every kernel log record{since}", seen.get("reason") or "some lost",
+                           UNFINISHED))
+    allowed = list(expected)
     for card, xids in sorted(by_card(seen.get("xids", []), cards).items(), key=lambda kv: str(kv[0])):
         for x in xids:
             if (card, x["xid"]) in allowed:
                 allowed.remove((card, x["xid"]))
             elif x["xid"] not in provoked_any_card:
-                out.append(Finding("xid", f"card {card}", "no Xid but those a detection test provokes",
-                                   f"Xid {x['xid']}: {x['text'][:160]}", DEGRADE))
+                out.append(Finding("xid", f"card {card}", wanted, f"Xid {x['xid']}: {x['text'][:160]}", DEGRADE))
     return out

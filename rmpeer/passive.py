@@ -228,29 +228,15 @@ def _p2p_findings(facts, topology, topology_asked: bool) -> list:
 
 
 def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
-    from .rm.nvlink import check_active, compare_counters
+    """Each card's links now (rmpeer.judge's rules), and their counters since the last run's reading."""
+    from .judge import link_error_findings, link_state_findings
 
-    expected = topology.expected_nvlinks if topology else None
     out = []
     for card in facts.cards:
         health = links.get(card.index, {})
-        subject = f"card {card.index}"
-        if not health.get("supported"):
-            reason = health.get("reason", "not read")
-            if reason != "RM reports no NVLink on this card":
-                out.append(Finding("nvlink", subject, "NVLink state from RM", reason, UNFINISHED))
-            elif expected:
-                out.append(Finding("nvlink-active", subject, f"{expected} active NVLinks", "no NVLink", DEGRADE))
-            continue
-        out += [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
-                for p in check_active(health, expected)]
-        if health.get("counters_reason"):
-            out.append(Finding("nvlink-errors", subject, "readable error counters", health["counters_reason"],
-                               UNFINISHED))
-        before = last_links.get(card.uuid)
-        if before is not None:
-            out += [Finding("nvlink-errors", subject, "no error counter grown since the last run", p, DEGRADE)
-                    for p in compare_counters(before, health)]
+        out += link_state_findings(card.index, health, topology)
+        if health.get("supported"):
+            out += link_error_findings(card.index, last_links.get(card.uuid), health, since=" since the last run")
     return out
 
 
@@ -270,22 +256,16 @@ def _clock_findings(clocks: dict | None) -> list:
 
 
 def _xid_findings(xids: dict | None, facts, allowed: set, replay: bool) -> list:
-    from .xids import by_card
+    """The Xids since the last run (rmpeer.judge's rule); a passive run that could not read
+    them has not made its check."""
+    from .judge import xid_findings
 
     if not xids:
         return [Finding("xid", "host", "the Xids since the last run", "not recorded by a passive run",
                         INFO if replay else UNFINISHED)]
-    if not xids.get("readable"):
-        return [Finding("xid", "host", "a readable kernel log", xids.get("reason") or "not readable", UNFINISHED)]
-    out = []
-    if xids.get("complete") is False:
-        out.append(Finding("xid", "host", "every kernel log record since the last run", xids["reason"], UNFINISHED))
-    for card, found in sorted(by_card(xids.get("xids", []), facts.cards).items(), key=lambda kv: str(kv[0])):
-        for x in found:
-            if x["xid"] not in allowed:
-                out.append(Finding("xid", f"card {card}", f"no Xid since the last run{' but ' + str(sorted(allowed)) if allowed else ''}",
-                                   f"Xid {x['xid']}: {x['text'][:160]}", DEGRADE))
-    return out
+    but = f" but {sorted(allowed)}" if allowed else ""
+    return xid_findings(xids, facts.cards, (), allowed, wanted=f"no Xid since the last run{but}",
+                        since=" since the last run", unreadable=UNFINISHED)
 
 
 def _process_findings(procs: dict | None, replay: bool) -> list:

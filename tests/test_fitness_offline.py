@@ -17,7 +17,8 @@ from rmpeer.abi.matrix import MATRICES
 from rmpeer.floors import judge_bandwidth
 from rmpeer.resources import fixtures_dir
 from rmpeer.errors import MatrixError
-from rmpeer.rm.nvlink import check_active, compare_counters, link_health
+from rmpeer.nvlink_rules import check_active, compare_counters
+from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, boost_flags, read_clocks
 from rmpeer.topology import TopologyMatrix
 from rmpeer.xids import XidWatcher, by_card, kmsg_messages, parse_xid

@@ -258,7 +258,7 @@ def _card_gone(state):
 
 
 @pytest.mark.parametrize("change, verdict, target, broken", [
-    (_lowered_counter, DEGRADED, "rmpeer.rm.nvlink.compare_counters", lambda before, after: []),
+    (_lowered_counter, DEGRADED, "rmpeer.judge.compare_counters", lambda before, after: []),
     (_card_gone, NOT_CERTIFIED, "rmpeer.passive._card_findings", lambda facts, proc, last: []),
 ])
 def test_mutation_a_broken_comparison_passes_a_bad_host(state, monkeypatch, change, verdict, target, broken):

@@ -1,0 +1,51 @@
+"""What counts as a healthy NVLink, as pure comparisons of rm.nvlink's readings (dicts in,
+sentences out): the judge uses them, and the reader imports only the words it records.
+Nothing here reads a device."""
+
+from __future__ import annotations
+
+# A trained link RM reports as ACTIVE or, between bursts of traffic, SLEEP (low power): on
+# 2 x H200 (580.159.04) every link read SLEEP before and after carrying 395 GB/s.
+UP_STATES = ("ACTIVE", "SLEEP")
+# Judged: the counters nvidia-smi reports as NVLink errors (flit CRC, replay, recovery).
+# Per-lane CRC and ECC counts are what the link's forward error correction repaired: they
+# grow under healthy traffic (seen on 2 x H200, 580.159.04: 11 -> 33 over one run while
+# nvidia-smi showed 0 CRC errors) and are reported, not judged.
+JUDGED_COUNTERS = ("crc", "replay_tx", "replay_rx", "recovery")
+# link_health's reason for a card RM says has no NVLink: a fact, not a failure to read.
+NO_NVLINK = "RM reports no NVLink on this card"
+
+
+def check_active(health: dict, expected: int | None) -> list[str]:
+    """Problems with the number of active links against what the topology expects."""
+    if expected is None or not health.get("supported"):
+        return []
+    problems = [f"card {health.get('card')}: link {link['index']} is {link['state']}"
+                f"{'' if link['connected'] else ', not connected'} (up: {' or '.join(UP_STATES)}, connected)"
+                for link in health["links"] if not link["active"]]
+    if health["active"] != expected:
+        problems.insert(0, f"card {health.get('card')}: {health['active']} active NVLinks, expected {expected}")
+    return problems
+
+
+def compare_counters(before: dict, after: dict) -> list[str]:
+    """Every error counter that grew between two link_health readings of one card, and every
+    link that stopped being active: 'card 0 link 3: crc 0 -> 5'."""
+    card = after.get("card", before.get("card"))
+    was = {link["index"]: link for link in before.get("links", [])}
+    problems = []
+    for link in after.get("links", []):
+        old = was.get(link["index"])
+        if old is None:
+            continue
+        if old.get("active") and not link.get("active"):
+            problems.append(f"card {card} link {link['index']}: went from {old['state']} to {link['state']}")
+        for name, value in (link.get("counters") or {}).items():
+            if name not in JUDGED_COUNTERS:
+                continue
+            start = (old.get("counters") or {}).get(name)
+            if start is not None and value > start:
+                problems.append(f"card {card} link {link['index']}: {name} {start} -> {value}")
+    for index in sorted(set(was) - {link["index"] for link in after.get("links", [])}):
+        problems.append(f"card {card} link {index}: no longer enabled")
+    return problems
