@@ -1,14 +1,38 @@
-"""Unit-level mutation: a module rebuilt from its own source with one change, so a test can
-show that it fails when the code it guards is broken (the replay mutants are tests/mutants.py).
+"""Source mutation: a small, realistic bug planted in rmpeer's source, so a test shows that it
+fails when the code it guards is broken (the replay mutants, planted at run time, are
+tests/mutants.py).
 
-The copy is a fresh module object under the original's name and package (its relative
-imports resolve to the real package); the real module is never touched."""
+Two ways in:
+- `mutated(module, old, new)`: the module rebuilt from its own source with one change, for a
+  test that calls the broken copy itself. The copy is a fresh module object under the
+  original's name and package (its relative imports resolve to the real package); the real
+  module is never touched.
+- MUTANTS, run by the harness: each is applied to a copy of the checkout (the file itself
+  edited), and the tests named as its killers run there and must fail.
+
+      python tests/source_mutation.py                # every mutant, one at a time
+      python tests/source_mutation.py NAME [NAME...]  # those
+      python tests/source_mutation.py --list
+
+  It says KILLED or SURVIVED for each, with the killing test's failure, and exits 1 when one
+  survived. CI checks that every mutant still applies to the source and names existing tests
+  (tests/test_source_mutants.py), and runs a few through the harness."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 import types
+from dataclasses import dataclass
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def mutated(module_name: str, old: str, new: str) -> types.ModuleType:
@@ -20,3 +44,107 @@ def mutated(module_name: str, old: str, new: str) -> types.ModuleType:
     copy.__file__, copy.__package__ = real.__file__, real.__package__
     exec(compile(source.replace(old, new), f"{real.__file__} (mutated)", "exec"), copy.__dict__)
     return copy
+
+
+@dataclass(frozen=True)
+class Mutant:
+    bug: str            # the bug, in words
+    path: str           # the file changed, from the checkout's root
+    old: str            # found exactly once in it
+    new: str
+    kills: tuple        # pytest node ids (from the checkout's root): at least one must fail
+
+
+M = Mutant
+# Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
+MUTANTS = {
+    "xid-allowance-not-consumed": M(
+        "an allowance for a provoked Xid is never consumed", "rmpeer/judge.py",
+        '                allowed.remove((card, x["xid"]))', "                pass",
+        ("tests/test_judge.py::test_one_allowance_covers_one_provoked_xid",)),
+    "boost-refusal-is-info": M(
+        "a boost that RM refused becomes INFO, not DEGRADE", "rmpeer/judge.py",
+        'f"RM refused it: {status}", DEGRADE))', 'f"RM refused it: {status}", INFO))',
+        ("tests/test_judge.py::test_a_boost_rm_refused_degrades",)),
+    "floor-at-or-below": M(
+        "a figure exactly on the floor fails it", "rmpeer/floors.py",
+        '        if f["gbps"] < floor:', '        if f["gbps"] <= floor:',
+        ("tests/test_judge.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
+}
+
+
+def names_in(node_id: str) -> tuple[Path, str]:
+    file, _, test = node_id.partition("::")
+    return CHECKOUT / file, test.split("[")[0]
+
+
+def _tracked_files(root: Path) -> list[str]:
+    """The checkout's files as git sees them (tracked, and new ones not ignored); a tree
+    without git: every file but caches, venvs and reports."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"],
+                              capture_output=True, check=True)
+        return [p for p in done.stdout.decode().split("\0") if p and (root / p).is_file()]
+    except (OSError, subprocess.CalledProcessError):
+        skip = {".git", ".venv", ".ci-venv", "__pycache__", "reports", ".allure", "node_modules", "build"}
+        return [str(p.relative_to(root)) for p in root.rglob("*")
+                if p.is_file() and not skip & set(p.relative_to(root).parts)]
+
+
+def planted(name: str, dest: Path) -> Path:
+    """A copy of the checkout at `dest` with mutant `name` applied to its file."""
+    m = MUTANTS[name]
+    for rel in _tracked_files(CHECKOUT):
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CHECKOUT / rel, dest / rel)
+    target = dest / m.path
+    text = target.read_text()
+    if text.count(m.old) != 1:
+        raise SystemExit(f"mutant {name}: its anchor is in {m.path} {text.count(m.old)} times, not once")
+    target.write_text(text.replace(m.old, m.new))
+    return dest
+
+
+def run(name: str, *, quiet: bool = False) -> tuple[bool, str]:
+    """(killed, the tests' output): the mutant's killers run against a mutated copy."""
+    with tempfile.TemporaryDirectory(prefix=f"rmpeer-mutant-{name}-") as tmp:
+        root = planted(name, Path(tmp))
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), env.get("PYTHONPATH", "")])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                               "--import-mode=prepend", "-o", "addopts=", *MUTANTS[name].kills],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+    out = done.stdout + done.stderr
+    # exit 1: a test failed (killed); 0: all passed (survived); else the run itself broke
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"mutant {name}: the killing tests did not run (pytest exit {done.returncode}):\n"
+                         f"{out[-3000:]}")
+    return done.returncode == 1, out
+
+
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--list"]:
+        for name, m in MUTANTS.items():
+            print(f"{name}: {m.bug} ({m.path}); killed by {', '.join(m.kills)}")
+        return 0
+    unknown = [a for a in args if a not in MUTANTS]
+    if unknown:
+        print(f"no such mutant: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    survived = []
+    for name in args or list(MUTANTS):
+        t0 = time.monotonic()
+        killed, out = run(name)
+        last = [line for line in out.splitlines() if line.startswith(("FAILED", "ERROR"))][:1]
+        print(f"{'KILLED' if killed else 'SURVIVED'} {name} ({time.monotonic() - t0:.1f} s): {MUTANTS[name].bug}"
+              + (f"\n    {last[0]}" if last else ""), flush=True)
+        if not killed:
+            survived.append(name)
+    print(f"{len(survived)} of {len(args or MUTANTS)} survived" + (f": {', '.join(survived)}" if survived else ""))
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

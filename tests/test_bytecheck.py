@@ -87,3 +87,14 @@ def test_the_flip_test_fails_when_the_comparison_skips_bytes(expected, mutant, o
     broken = mutated("rmpeer.bytecheck", old, new)
     with pytest.raises(AssertionError, match="the compare said equal"):
         finds_every_flip(broken.compare, expected)
+
+
+def test_two_flipped_words_report_the_first():
+    """Issue 27 row 4: a hand-made 32 KiB block with words 10 and 500 flipped is reported at
+    word 10's offset (80), with both words' 16 bytes counted."""
+    expected = np.arange(4096, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    actual = expected.copy()
+    actual[[10, 500]] = ~actual[[10, 500]]
+    found = bytecheck.compare(actual, expected)
+    assert (found.offset, found.differing) == (80, 16)
+    assert found.actual[:8] == actual[10:11].tobytes()

@@ -81,3 +81,89 @@ def test_an_xid_is_allowed_only_when_a_detection_test_provoked_it():
     assert xid_findings(seen, [], [("unknown", 31)], set()) == []
     assert xid_findings(seen, [], [], {31}) == []                    # the recorded run's detection test
     assert [f.severity for f in xid_findings(seen, [], [], {43})] == [DEGRADE]
+
+
+# -- issue 27: rules the whole suite once let through, each with its mutant in
+#    tests/source_mutation.py (MUTANTS), which the harness applies to the source ---------------
+
+# The driver's own Xid line (xids.py quotes kernel_rc.c), written here by hand for one card.
+XID31 = "NVRM: Xid (PCI:0000:18:00): 31, pid=4242, name=python3, Ch 00000008, intr 00000000. MMU Fault"
+
+
+def one_card():
+    from rmpeer.rm.host import Card
+
+    return [Card(0, 0, 6, "0000:18:00.0", 0x2335, uuid="GPU-a")]
+
+
+def test_one_allowance_covers_one_provoked_xid():
+    """Row 1: a detection test provokes one Xid 31 on card 0; a second Xid 31 is the host's."""
+    from rmpeer.xids import parse_xid
+
+    seen = {"readable": True, "xids": [parse_xid(XID31), parse_xid(XID31)]}
+    got = xid_findings(seen, one_card(), [(0, 31)], set())
+    assert [(f.check, f.subject, f.severity) for f in got] == [("xid", "card 0", DEGRADE)]
+    assert got[0].found.startswith("Xid 31: pid=4242")
+    assert xid_findings({"readable": True, "xids": [parse_xid(XID31)]}, one_card(), [(0, 31)], set()) == []
+
+
+def test_a_boost_rm_refused_degrades():
+    """Row 2: RM answered the boost with NV_ERR_NOT_SUPPORTED (a status of matrices/statuses)
+    on card 0: the host was measured at clocks nobody raised, so it is DEGRADED."""
+    from types import SimpleNamespace
+
+    from rmpeer.judge import boost_findings
+
+    fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 345}}},
+                              boost=SimpleNamespace(failures={0: "NV_ERR_NOT_SUPPORTED"}))
+    got = boost_findings(fitness)
+    assert [(f.check, f.subject, f.severity) for f in got] == [("boost", "card 0", DEGRADE)]
+    assert "NV_ERR_NOT_SUPPORTED" in got[0].found
+    assert verdict(got, [check()])[0] == DEGRADED
+
+
+def test_a_figure_on_the_floor_is_a_warning_not_a_failure():
+    """Row 3: the rule is "below the floor": 355.0 GB/s against the floor of 355 (h200x2-nv18
+    in matrices/topologies.yaml, read here with yaml) is within the warning band, not below."""
+    import yaml
+
+    from rmpeer.floors import FAIL as BELOW, WARN, judge_bandwidth
+    from rmpeer.resources import matrices_dir
+    from rmpeer.topology import TopologyMatrix
+
+    stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())
+    floor = next(t for name, t in stated["topologies"].items() if name == "h200x2-nv18")["floors"]["cross_card_gbps"]
+    topology = TopologyMatrix().get("h200x2-nv18")
+    on = {"src_card": 0, "dst_card": 1, "op": "read", "bytes": 1 << 28, "gbps": float(floor)}
+    below = dict(on, src_card=1, dst_card=0, gbps=floor - 0.1)
+    levels = {x["pair"]: x["level"] for x in judge_bandwidth(topology, [on, below])}
+    assert levels == {"0->1": WARN, "1->0": BELOW}
+    assert [f.subject for f in bandwidth_findings(topology, [on, below], {})] == ["read 1->0"]
+
+
+def test_link_counter_growth_is_judged_by_the_judge():
+    """The one counter-growth rule (rmpeer.nvlink_rules through judge.link_findings), on two
+    hand-made readings of card 1: flit CRC 0 -> 5 over the run degrades the verdict; the
+    lane counts the link's FEC repaired (crc_lanes) grow on healthy links and are not judged."""
+    link = lambda crc, lanes: {"index": 3, "state": "ACTIVE", "active": True, "connected": True,
+                               "counters": {"crc": crc, "crc_lanes": lanes}}
+    reading = lambda crc, lanes: {"card": 1, "supported": True, "active": 1, "links": [link(crc, lanes)]}
+    from rmpeer.judge import link_findings
+
+    got = link_findings(1, reading(0, 11), reading(5, 33), None)
+    assert [(f.check, f.subject, f.found, f.severity) for f in got] == [
+        ("nvlink-errors", "card 1", "card 1 link 3: crc 0 -> 5", DEGRADE)]
+    assert link_findings(1, reading(0, 11), reading(0, 33), None) == []
+    assert judge(RunResult(findings=got, checks=[check()]))[0] == DEGRADED
+    unreadable = dict(reading(0, 0), counters_reason="NV2080_CTRL_CMD_NVLINK_GET_COUNTERS: errno 5")
+    assert [f.severity for f in link_findings(1, reading(0, 0), unreadable, None)] == [UNFINISHED]
+
+
+def test_a_link_reading_rm_refused_is_never_a_pass():
+    """A card whose NVLink caps RM refused (errno 5) is not a card without NVLink."""
+    from rmpeer.judge import link_state_findings
+
+    refused = {"card": 0, "supported": False, "reason": "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS: errno 5"}
+    assert [(f.check, f.severity) for f in link_state_findings(0, refused, None)] == [("nvlink", UNFINISHED)]
+    none = {"card": 0, "supported": False, "reason": "RM reports no NVLink on this card"}
+    assert link_state_findings(0, none, None) == []

@@ -106,3 +106,56 @@ def test_word_runs_of_data_the_suite_never_wrote_keep_only_a_bounded_prefix():
     rebuilt = words_from_runs(kept["runs"], noise.nbytes)
     assert np.array_equal(rebuilt[:len(kept["runs"])], noise[:len(kept["runs"])])
     assert not np.array_equal(rebuilt, noise), "what was not kept cannot match by accident"
+
+
+# -- issue 27: values fixed by a recording, not by the code that makes them -------------------
+
+QUICK = "h200x2-20261130T005408Z.jsonl.gz"    # `certify --quick --record` on 2 x H200 (README there)
+
+
+def test_the_sampled_digest_of_a_pattern_is_the_one_the_h200s_recorded():
+    """Session 0's buffer pattern (64 MiB, pattern_seed 13019 of the recording's header) digests
+    to what the live run recorded when it filled it on card 0 (seq 165, crc32s:f52a0900); session
+    1's write pattern to seq 203's. A replay matches fills by this digest alone."""
+    from rmpeer.resources import transcripts_dir
+
+    header, lines = read_transcript(transcripts_dir() / QUICK)
+    recorded = {r.seq: r.extra["digest"] for r in lines if not isinstance(r, dict) and r.op == "mem.fill"}
+    assert header["run"]["pattern_seed"] == 13019 and recorded[165] == "crc32s:f52a0900"
+    assert sampled_digest(patterns.make(13019, patterns.KIND_BUFFER, 0, 64 << 20)) == "crc32s:f52a0900"
+    assert sampled_digest(patterns.make(13019, patterns.KIND_WRITE, 1, 64 << 20)) == recorded[203] == "crc32s:5c92f770"
+
+
+def test_a_replayed_cpu_write_is_compared_whole():
+    """Row 15: the recording's pushbuffer write (seq 166, 92 bytes at 0x20000 of s0's control
+    mapping) replays as recorded; the same write with byte 12 changed is a mismatch naming the call."""
+    from rmpeer.errors import ReplayMismatch
+    from rmpeer.resources import transcripts_dir
+    from rmpeer.shim.replay import ReplayMapping, ReplayShim
+
+    shim = ReplayShim(transcripts_dir() / QUICK)
+    at = next(i for i, r in enumerate(shim.lines) if not isinstance(r, dict) and r.seq == 166)
+    rec = shim.lines[at]
+    assert (rec.op, rec.extra["offset"], len(rec.request) // 2) == ("mem.write", 0x20000, 92)
+    data = bytearray.fromhex(rec.request)
+    mapping = ReplayMapping(shim, rec.fd, 0, 1 << 20, rec.label)
+    shim.pos = at
+    mapping.write(0x20000, bytes(data))
+    data[12] ^= 0xFF
+    shim.pos = at
+    with pytest.raises(ReplayMismatch, match=r"call 166 \(ce:s0:control:cpu\): wrote "):
+        mapping.write(0x20000, bytes(data))
+
+
+def test_a_live_observation_keeps_its_label(tmp_path):
+    """Row 16: what LiveShim.observe read is recorded under its label: a replay finds it by it."""
+    from rmpeer.shim.live import LiveShim
+
+    path = tmp_path / "o.jsonl"
+    shim = LiveShim(TranscriptWriter(path, {"format": FORMAT, "label": "o"}))
+    value = {"readable": True, "xids": []}
+    assert shim.observe("host:xids", lambda: value) == value
+    shim.finish()
+    _, lines = read_transcript(path)
+    observed = [r for r in lines if not isinstance(r, dict) and r.op == "observe"]
+    assert [(r.label, r.extra["value"]) for r in observed] == [("host:xids", value)]

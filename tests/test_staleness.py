@@ -198,3 +198,13 @@ def test_a_certificate_of_chosen_layouts_holds_for_no_tier(tmp_path, host, asked
     checked less than quick, so it must not let a prolog skip even a passive run."""
     path = certificate(tmp_path, host, tier="partial")
     assert fresh(path, host, asked) == (False, ["the certificate is of chosen layouts (--layout) that stand for no tier"])
+
+
+def test_a_fingerprint_key_the_certificate_lacks_is_a_change(tmp_path, host):
+    """Issue 27 row 5: the certificate's fingerprint with `acs` deleted by hand, against the
+    same host's: the certificate did not record the host's PCIe ACS, so it cannot vouch for it."""
+    now = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
+    assert "acs" in now
+    recorded = {k: v for k, v in now.items() if k != "acs"}
+    assert staleness.fingerprint_changes(recorded, now) == ["the certificate records no PCIe ACS"]
+    assert staleness.fingerprint_changes(now, now) == []

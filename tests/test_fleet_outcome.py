@@ -1,0 +1,63 @@
+"""What a sweep's node folders say, read back (rmpeer/fleet/outcome.py) and collected
+(rmpeer/fleet/collect.py), on folders made here by hand: a status line and a RunResult written
+as `rmpeer fleet node` writes them. The expected states come from the rules in
+outcome.py's docstring and FLEET.md (a node that gave no verdict is an `error`, never a pass;
+only a run DEGRADED by its floors alone is run once more), and collect's exit codes from
+errors.py's table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_OK
+from rmpeer.fleet import outcome as oc
+from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, CheckResult, Finding, RunResult
+
+pytestmark = pytest.mark.offline
+FLOOR = Finding("bandwidth-floor", "read 1->0", "at least 355 GB/s", "232.9 GB/s, below the floor of 355 GB/s",
+                DEGRADE)
+XID = Finding("xid", "card 1", "no Xid but those a detection test provokes", "Xid 79: fell off the bus", DEGRADE)
+
+
+def node_folder(shared: Path, node: str, verdict=CERTIFIED, findings=(), exit_code=EXIT_OK, status=None) -> Path:
+    folder = shared / node
+    folder.mkdir(parents=True)
+    result = RunResult(node=node, tier="quick", verdict=verdict, findings=list(findings), target={"kind": "live"},
+                       checks=[CheckResult("read/x", "read", "read/write", "pair 0->1", "passed")])
+    (folder / "certificate.json").write_text(json.dumps(result.to_dict()))
+    (folder / oc.STATUS).write_text(status if status is not None else json.dumps({"exit": exit_code}))
+    return folder
+
+
+def test_a_node_degraded_by_floors_and_an_xid_is_not_floors_only(tmp_path):
+    """Row 10: one floor finding is a dip worth a second run; an Xid beside it is not."""
+    alone = oc.load_node(node_folder(tmp_path, "floors", DEGRADED, [FLOOR], EXIT_DEGRADED))
+    both = oc.load_node(node_folder(tmp_path, "floors-and-xid", DEGRADED, [FLOOR, XID], EXIT_DEGRADED))
+    assert (alone.state, alone.floors_only) == (oc.DEGRADED_STATE, True)
+    assert (both.state, both.floors_only) == (oc.DEGRADED_STATE, False)
+
+
+def test_an_unreadable_status_line_is_an_error_even_beside_a_pass(tmp_path):
+    """Row 12: status.json holding `{` (a run cut while writing it) says nothing about the run:
+    the node is an error, whatever certificate lies beside it."""
+    got = oc.load_node(node_folder(tmp_path, "cut", status="{"))
+    assert got.state == oc.ERROR and "status.json" in got.line
+
+
+def test_a_node_the_sweep_named_without_a_folder_is_an_error(tmp_path, capsys):
+    """Row 11: sweep.json names two nodes, one left no folder: collect reports it as an error
+    and exits 5 (errors.py: no verdict), not 0 for the one that passed."""
+    from rmpeer.cli import main
+    from rmpeer.fleet.sweep import SWEEP
+
+    node_folder(tmp_path, "gpu-a")
+    (tmp_path / SWEEP).write_text(json.dumps({"nodes": ["gpu-a", "gpu-b"], "tier": "quick"}))
+    assert main(["fleet", "collect", str(tmp_path), "--no-report"]) == EXIT_INCOMPLETE
+    rows = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("gpu-")}
+    assert rows == {"gpu-a": oc.PASS, "gpu-b": oc.ERROR}
+    summary = [json.loads(line) for line in (tmp_path / "summary.jsonl").read_text().splitlines()]
+    assert [(s["node"], s["state"]) for s in summary] == [("gpu-a", oc.PASS), ("gpu-b", oc.ERROR)]
