@@ -70,6 +70,64 @@ MUTANTS = {
         "a figure exactly on the floor fails it", "rmpeer/floors.py",
         '        if f["gbps"] < floor:', '        if f["gbps"] <= floor:',
         ("tests/test_judge.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
+    "compare-reports-last-word": M(
+        "the byte comparison reports the last differing word, not the first", "rmpeer/bytecheck.py",
+        "    first = (int(diff[0]) if diff.size else n) & ~7", "    first = (int(diff[-1]) if diff.size else n) & ~7",
+        ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+    "fingerprint-missing-key-ignored": M(
+        "a fingerprint key the certificate lacks is ignored", "rmpeer/staleness.py",
+        '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
+        "        if key not in old:\n            continue",
+        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",)),
+    "lock-released-before-the-run": M(
+        "the host lock is taken and released before the run, not held through it", "rmpeer/certify.py",
+        "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
+        "        return _certify(spec, args, started, valid_for)",
+        "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
+        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",)),
+    "passive-ignores-require-idle": M(
+        "--require-idle is ignored in the passive tier", "rmpeer/certify.py",
+        "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
+        ("tests/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
+    "prolog-drains-on-no-verdict": M(
+        "the Slurm prolog drains on exits 5, 6 and 7", "rmpeer/integrations/slurm/rmpeer-prolog",
+        '    *) log "no verdict', '    5|6|7) exit 1 ;;\n    *) log "no verdict',
+        ("tests/test_fleet_slurm.py::test_no_verdict_exits_never_drain_in_the_prolog",)),
+    "collect-drains-errors": M(
+        "fleet collect --drain drains a node that gave no verdict", "rmpeer/fleet/collect.py",
+        "        if o.state == FAIL_STATE or (o.state == DEGRADED_STATE",
+        "        if o.state in (FAIL_STATE, ERROR) or (o.state == DEGRADED_STATE",
+        ("tests/test_fleet_slurm.py::test_collect_never_drains_a_node_that_gave_no_verdict",)),
+    "floors-only-by-any": M(
+        '"below its floors alone" takes any finding, not all', "rmpeer/fleet/outcome.py",
+        "    floors = bool(bad) and all(", "    floors = bool(bad) and any(",
+        ("tests/test_fleet_outcome.py::test_a_node_degraded_by_floors_and_an_xid_is_not_floors_only",)),
+    "sweep-drops-missing-nodes": M(
+        "a node sweep.json names, with no folder, is dropped", "rmpeer/fleet/collect.py",
+        "        if node not in found:", "        if False:",
+        ("tests/test_fleet_outcome.py::test_a_node_the_sweep_named_without_a_folder_is_an_error",)),
+    "unreadable-status-is-empty": M(
+        "an unreadable status.json is read as {}", "rmpeer/fleet/outcome.py",
+        'status = {"exit": None, "line": f"unreadable {folder / STATUS}"}', "status = {}",
+        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",)),
+    "unknown-verdict-certified": M(
+        "the JSON line maps an unknown verdict to CERTIFIED", "rmpeer/render/jsonline.py",
+        "    known = verdict if verdict in EXIT_CODES else INCOMPLETE",
+        "    known = verdict if verdict in EXIT_CODES else CERTIFIED",
+        ("tests/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
+    "tier-always-full": M(
+        "the certificate's tier is always written as full", "rmpeer/certify.py",
+        "    result.target, result.tier = target, spec.tier", '    result.target, result.tier = target, "full"',
+        ("tests/test_outputs.py::test_json_line_of_a_replay",)),
+    "replay-write-first-8-bytes": M(
+        "a replayed CPU write compares only its first 8 bytes", "rmpeer/shim/replay.py",
+        "        if rec.request != bytes(data).hex():", "        if rec.request[:16] != bytes(data).hex()[:16]:",
+        ("tests/test_shim.py::test_a_replayed_cpu_write_is_compared_whole",)),
+    "observe-loses-label": M(
+        "a live observation record loses its label", "rmpeer/shim/live.py",
+        'self.rec.add(CallRecord(0, "observe", label=label, extra={"value": value}))',
+        'self.rec.add(CallRecord(0, "observe", extra={"value": value}))',
+        ("tests/test_shim.py::test_a_live_observation_keeps_its_label",)),
 }
 
 

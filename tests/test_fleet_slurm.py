@@ -36,6 +36,7 @@ WRAPPER = """#!/bin/sh
 export RMPEER={rmpeer} RMPEER_STATE_DIR={root}/node-state/$SLURMD_NODENAME RMPEER_LOG_FILE={root}/hooks.log
 export SLURM_CONF={root}/slurm.conf PATH={bin}:$PATH
 [ -e {root}/stand-in/$SLURMD_NODENAME.jsonl.gz ] && export RMPEER_STAND_IN={root}/stand-in/$SLURMD_NODENAME.jsonl.gz
+[ -x {root}/rmpeer-stand-in/$SLURMD_NODENAME ] && export RMPEER={root}/rmpeer-stand-in/$SLURMD_NODENAME
 echo "$(date -u +%FT%TZ) {hook} on $SLURMD_NODENAME job $SLURM_JOB_ID extra=$SLURM_JOB_EXTRA comment=$SLURM_JOB_COMMENT" >>{root}/hooks.log
 exec {root}/files/{hook}
 """
@@ -66,6 +67,7 @@ def cluster(tmp_path_factory):
     copy_out("slurm", root / "files")
     (root / "stand-in").mkdir()
     (root / "health-stand-in").mkdir()
+    (root / "rmpeer-stand-in").mkdir()
     prolog, health = root / "prolog-wrapper", root / "health-wrapper"
     prolog.write_text(WRAPPER.format(rmpeer=RMPEER, root=root, bin=Path(RMPEER).parent, hook="rmpeer-prolog"))
     health.write_text(HEALTH_WRAPPER.format(rmpeer=RMPEER, root=root))
@@ -87,7 +89,7 @@ def slurm(cluster):
     yield cluster
     cluster.run("scancel", "--user=root", check=False)
     health = list((cluster.root / "health-stand-in").iterdir())
-    for f in [*(cluster.root / "stand-in").iterdir(), *health]:
+    for f in [*(cluster.root / "stand-in").iterdir(), *(cluster.root / "rmpeer-stand-in").iterdir(), *health]:
         f.unlink()
     # A health check already under way may still drain after its stand-in is gone: resume
     # until the nodes stay up for a health-check interval.
@@ -259,6 +261,58 @@ def test_tool_errors_in_the_prolog_never_drain(slurm, tmp_path):
     assert f"node {usage} job {jobs[usage]}: no verdict (rmpeer exit 2: rmpeer: tool: certify exit 2: " in log
     assert f"node {no_gpu} job {jobs[no_gpu]}: no verdict (rmpeer exit 3: rmpeer: tool: certify exit 3: " in log
     assert "(2 passed" not in slurm.reasons()
+
+
+def job_state(cluster, job) -> str:
+    done = cluster.run("scontrol", "show", "job", job, "-o", check=False)
+    return dict(f.partition("=")[::2] for f in done.stdout.split()).get("JobState", "")
+
+
+# What rmpeer-prolog meets in place of rmpeer: a command that prints a line and exits `code`.
+EXITING = """#!/bin/sh
+echo "rmpeer: tool: a stand-in rmpeer exiting {code}"
+exit {code}
+"""
+
+
+def test_no_verdict_exits_never_drain_in_the_prolog(slurm, tmp_path):
+    """Issue 27 row 8: rmpeer exiting 5 (incomplete), 6 (busy) and 7 (not idle), errors.py's
+    codes of "no verdict", leaves each node IDLE and the job runs."""
+    from rmpeer.errors import EXIT_BUSY, EXIT_INCOMPLETE, EXIT_NOT_IDLE
+
+    codes = [EXIT_INCOMPLETE, EXIT_BUSY, EXIT_NOT_IDLE]
+    for batch in range(0, len(codes), len(slurm.nodes)):
+        jobs = {}
+        for node, code in zip(slurm.nodes, codes[batch:batch + len(slurm.nodes)]):
+            fake = slurm.root / "rmpeer-stand-in" / node
+            fake.write_text(EXITING.format(code=code))
+            fake.chmod(0o755)
+            jobs[node] = (code, submit(slurm, node, tmp_path / f"ran-{code}"))
+        for node, (code, job) in jobs.items():
+            # the job ends, or (the bug) the node drains and the job waits: whichever comes first
+            assert wait_for(slurm, lambda: "DRAIN" in slurm.state(node) or job_state(slurm, job) == "COMPLETED")
+            assert slurm.state(node) == "IDLE" and (tmp_path / f"ran-{code}").exists(), slurm.show_node(node)
+            assert f"node {node} job {job}: no verdict (rmpeer exit {code}: " in (slurm.root / "hooks.log").read_text()
+        for node in jobs:
+            (slurm.root / "rmpeer-stand-in" / node).unlink()
+
+
+def test_collect_never_drains_a_node_that_gave_no_verdict(slurm, tmp_path):
+    """Issue 27 row 9: a node whose status.json says exit 3 (no GPU access) is an error: `fleet
+    collect --drain` leaves it IDLE and exits 5 (errors.py: no verdict)."""
+    from rmpeer.errors import EXIT_INCOMPLETE
+
+    node = slurm.nodes[0]
+    shared = tmp_path / "shared"
+    (shared / node).mkdir(parents=True)
+    (shared / node / "status.json").write_text(json.dumps(
+        {"exit": 3, "line": "rmpeer: tool: certify exit 3: no /dev/nvidiactl"}))
+    env = {**slurm.env, "PATH": f"{Path(RMPEER).parent}:{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "collect", str(shared), "--drain", "--no-report"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_INCOMPLETE, done.stdout + done.stderr
+    assert slurm.state(node) == "IDLE", slurm.show_node(node)
+    assert "drained" not in done.stdout, done.stdout
 
 
 def health_stand_in(cluster, node, recording):

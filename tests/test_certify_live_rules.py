@@ -1,0 +1,79 @@
+"""Two rules of a live `rmpeer certify` that no recording can show (a replay takes no lock and
+has no other processes to refuse), checked without a GPU: the target is a stand-in live host
+and the run itself a stand-in, so what is tested is what certify does around them.
+
+- The host lock is held through the whole run: a second process that asks for it while the
+  run is under way is refused (BusyError, errors.py's exit 6).
+- --require-idle holds for the passive tier too: one other process on the GPUs is exit 7."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.cli import main
+from rmpeer.errors import EXIT_NOT_IDLE, EXIT_OK
+from rmpeer.hostlock import LOCK_ENV
+from rmpeer.result import CheckResult, RunResult
+from rmpeer.targets import Target
+
+pytestmark = pytest.mark.offline
+LIVE = Target("live", "h200x2", 2)
+# Another process asks for the lock, as a second rmpeer run would: "busy" or "free".
+SECOND_RUN = """
+import sys
+from rmpeer.errors import BusyError
+from rmpeer.hostlock import HostLock
+try:
+    with HostLock(sys.argv[1], wait_s=0):
+        print("free")
+except BusyError:
+    print("busy")
+"""
+
+
+@pytest.fixture
+def live_host(tmp_path, monkeypatch):
+    monkeypatch.setattr("rmpeer.targets.live_target", lambda *a, **k: LIVE)
+    monkeypatch.setenv(LOCK_ENV, str(tmp_path / "rmpeer.lock"))
+    monkeypatch.setenv("RMPEER_STATE", str(tmp_path / "state.json"))
+    return tmp_path
+
+
+def second_run(lock) -> str:
+    done = subprocess.run([sys.executable, "-c", SECOND_RUN, str(lock)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_lock_is_held_while_the_run_is_under_way(live_host, monkeypatch):
+    """Issue 27 row 6."""
+    lock = live_host / "rmpeer.lock"
+    seen = []
+    monkeypatch.setattr("rmpeer.certify._certify", lambda *args: seen.append(second_run(lock)) or EXIT_OK)
+    assert main(["certify", "--output", str(live_host / "out")]) == EXIT_OK
+    assert seen == ["busy"]
+    assert second_run(lock) == "free"          # and given back when the run ends
+
+
+def passive_result(processes) -> RunResult:
+    """What a passive run read on a host where `processes` hold the GPUs (rmpeer.passive's shape)."""
+    return RunResult(tier="passive", target={"kind": "live"},
+                     checks=[CheckResult("passive/cards", "cards", "host", "host", "passed")],
+                     gpu_processes={"now": {"available": True, "processes": processes, "unreadable": []}})
+
+
+@pytest.mark.parametrize("require_idle, want", [(True, EXIT_NOT_IDLE), (False, EXIT_OK)])
+def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeypatch, capsys, require_idle, want):
+    """Issue 27 row 7: one other process (pid 4242 on card 0) and --require-idle: exit 7,
+    naming it; without --require-idle the passive run certifies (it is safe beside a job)."""
+    from rmpeer.gpuprocs import GpuProcess
+
+    other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
+    monkeypatch.setattr("rmpeer.passive.run_passive", lambda *a, **k: passive_result([other]))
+    argv = ["certify", "--tier", "passive", "--output", str(live_host / "out")]
+    assert main(argv + (["--require-idle"] if require_idle else [])) == want
+    if require_idle:
+        assert "pid 4242 (python train.py) on card 0" in capsys.readouterr().err
