@@ -125,12 +125,31 @@ def _folders(args) -> list:
     return [getattr(args, "output", None), getattr(args, "shared", None), os.environ.get("RMPEER_STATE_DIR")]
 
 
+def _check_environment() -> None:
+    """What rmpeer reads from the environment and writes into every output must be text: a
+    node name of bytes that are not UTF-8 is refused (exit 2), never written half."""
+    import os
+
+    from .result import NODE_ENV
+
+    for name in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
+        value = os.environ.get(name, "").strip()
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = value.encode("utf-8", "surrogateescape")[:60]
+            raise errors.ConfigError(f"{name} is not UTF-8 text ({shown!r}): set it to the node's name") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise errors.ConfigError(f"{name} holds control characters ({value[:60]!r}): set it to the node's name")
+
+
 def main(argv=None) -> int:
     """Run one command and return its exit code. Exit 1 comes from the judge alone: an error
     rmpeer expected is its documented code, a signal 5, anything else one line, a traceback
     file and 5 (rmpeer.crash)."""
     args = build_parser().parse_args(argv)
     try:
+        _check_environment()
         return _dispatch(args)
     except RmpeerError as exc:
         print(f"rmpeer: {exc}", file=sys.stderr)
