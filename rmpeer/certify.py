@@ -10,18 +10,20 @@ SIGINT, SIGTERM, a pytest internal error or no hardware check run give INCOMPLET
 from __future__ import annotations
 
 import dataclasses
-import signal
 import sys
 import time
 import uuid
 from collections import Counter
 
-from . import __version__
+from . import __version__, interrupts
+from .crash import at
 from .hostrun import HostRun
 from .judge import EXIT_CODES, judge
 from .render.certificate import write_certificate
 from .render.table import render_fitness, render_table, use_colour
-from .result import FAIL, PARTIAL, UNFINISHED, Finding
+from .errors import ReplayMismatch, RmpeerError
+from .rm.errors import RmError
+from .result import FAIL, INCOMPLETE, INFO, PARTIAL, UNFINISHED, Finding
 from .resources import matrices_digest
 from .spec import from_certify_args, tier_of
 
@@ -63,30 +65,6 @@ class Progress:
 
     def pytest_sessionfinish(self):
         self.flush()
-
-
-class Signals:
-    """SIGINT and SIGTERM end the run where it stands (as a KeyboardInterrupt, which pytest
-    turns into an interrupted session); the signal's name is kept for the verdict's reason."""
-
-    def __init__(self):
-        self.seen = None
-        self.previous = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.previous[sig] = signal.signal(sig, self._on_signal)
-        return self
-
-    def _on_signal(self, signum, frame):
-        first = self.seen is None
-        self.seen = self.seen or signal.Signals(signum).name
-        if first:
-            raise KeyboardInterrupt(self.seen)
-
-    def __exit__(self, *exc):
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
 
 
 def _run_pytest(spec, host, collector, stream) -> int:
@@ -133,6 +111,46 @@ def certify(args) -> int:
         return _certify(spec, args, started, valid_for)
 
 
+def _run_suites(host, args, say, collector, out_stream) -> int:
+    spec = host.spec       # with the facts of the run's one RM open
+    facts = spec.facts
+    replay_of = _replay_of(spec)
+    say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
+        f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
+        f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
+    say(f"layouts: {', '.join(f'{c.layout.name} {list(c.layout.cards)}' for c in spec.cases)}; "
+        f"extent {spec.cases[0].extent >> 20} MiB")
+    for line in spec.left_out:
+        say(f"  {line}")
+    tier_line = _tier_line(spec.tier, tier_of(args))
+    if tier_line:
+        say(tier_line)
+    spec.output.mkdir(parents=True, exist_ok=True)
+    at("running the checks")
+    return _run_pytest(spec, host, collector, out_stream)
+
+
+def _close(host, *, abandon: bool) -> None:
+    """The run's end: an interrupted run frees the RM client at once (every object and any
+    boost go with it); a finished one closes in order. A failed close is kept for the judge
+    (host.close_problems), never raised past the verdict."""
+    if abandon:
+        host.abandon()
+        return
+    try:
+        host.close()
+    except RmpeerError as exc:
+        host.close_problems.append(f"{host.target.label}: {exc}")
+
+
+def _replay_of(spec) -> str:
+    if not spec.is_replay:
+        return ""
+    t = _target(spec)
+    return (f"REPLAY of {t['recorded_label']} recorded on {t['recorded_host']} at {t['recorded_at']} "
+            f"({spec.target.path})")
+
+
 def _tier_line(earned: str, asked: str) -> str:
     """What the certificate will claim, when it is less than the tier asked (spec.covered_tier)."""
     if earned == asked:
@@ -145,49 +163,50 @@ def _tier_line(earned: str, asked: str) -> str:
 
 def _certify(spec, args, started, valid_for) -> int:
     out_stream = sys.stderr if args.json else sys.stdout
-    say = lambda text="": print(text, file=out_stream, flush=True)   # noqa: E731
+    say = _sayer(out_stream)
     target = _target(spec)
-    replay_of = (f"REPLAY of {target['recorded_label']} recorded on {target['recorded_host']} at "
-                 f"{target['recorded_at']} ({spec.target.path})") if spec.is_replay else ""
+    replay_of = _replay_of(spec)
     if spec.is_replay:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     if spec.tier == "passive":
-        return _passive(spec, args, say, replay_of, started, target, valid_for)
+        with interrupts.during_run():
+            try:
+                result = _passive(spec, args, started, target, valid_for)
+            except KeyboardInterrupt:
+                result = None
+        if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
+            raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
+        return _report(result, spec, args, say, replay_of, started)
     from .pytest_plugin.results import Collector
 
-    host, collector, stopped, code = HostRun(spec), Collector(), None, None
-    signals = Signals().__enter__()
-    try:
+    host, collector, stopped, code, refused = HostRun(spec), Collector(), None, None, None
+    with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
         try:
-            host.open()
-            spec = host.spec       # with the facts of the run's one RM open
-            facts = spec.facts
-            say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
-                f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
-                f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
-            say(f"layouts: {', '.join(f'{c.layout.name} {list(c.layout.cards)}' for c in spec.cases)}; "
-                f"extent {spec.cases[0].extent >> 20} MiB")
-            for line in spec.left_out:
-                say(f"  {line}")
-            tier_line = _tier_line(spec.tier, tier_of(args))
-            if tier_line:
-                say(tier_line)
-            spec.output.mkdir(parents=True, exist_ok=True)
-            code = _run_pytest(spec, host, collector, out_stream)
-        except KeyboardInterrupt:
-            stopped = signals.seen or "SIGINT"
-        finally:
-            stopped = stopped or signals.seen      # pytest caught it and said "interrupted"
-            if stopped or code == 2:
-                host.abandon()     # the RM client freed: every object and any boost go with it
-            else:
-                host.close()
-    except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
-        stopped = stopped or signals.seen or "SIGINT"
-    finally:
-        signals.__exit__()
+            try:
+                at("opening the host")
+                try:
+                    host.open()
+                except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
+                    refused = exc
+                if refused is None:
+                    code = _run_suites(host, args, say, collector, out_stream)
+            except KeyboardInterrupt:
+                stopped = interrupts.seen() or "SIGINT"
+            finally:
+                stopped = stopped or interrupts.seen()      # pytest caught it and said "interrupted"
+                at("closing the host")
+                _close(host, abandon=bool(stopped) or code == 2)
+        except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
+            stopped = stopped or interrupts.seen() or "SIGINT"
+            _close(host, abandon=True)
+    at("judging")
+    spec = host.spec
     result = _result(spec, host, collector, target, started, stopped, code)
+    if refused is not None:
+        result.findings.append(Finding("open", "host", "RM to accept the run's first calls",
+                                       str(refused).splitlines()[0], FAIL))
+        result.verdict, result.reasons = judge(result)
     _stamp(result, spec, host, started, valid_for, args)
     if collector.tests and _allure_dir(spec).is_dir():   # pytest ran: the card x card matrix, from the result
         from .pytest_plugin.reporting import write_pair_matrix
@@ -223,7 +242,7 @@ def _stamp(result, spec, host, started, valid_for, args) -> None:
         result.fingerprint = platform_fingerprint(facts, links=links, matrices=result.matrices)
 
 
-def _passive(spec, args, say, replay_of, started, target, valid_for) -> int:
+def _passive(spec, args, started, target, valid_for):
     """--tier passive: RM facts only (no video memory, no engine, no peer setup): rmpeer.passive
     reads the host and returns its RunResult; certify judges and renders it the same way as a
     full run's."""
@@ -241,7 +260,7 @@ def _passive(spec, args, say, replay_of, started, target, valid_for) -> int:
         require_idle(((result.gpu_processes.get("now") or {}).get("processes")) or [])
     result.verdict, result.reasons = judge(result)
     spec.output.mkdir(parents=True, exist_ok=True)
-    return _report(result, spec, args, say, replay_of, started)
+    return result
 
 
 def _result(spec, host, collector, target, started, stopped, code):
@@ -267,6 +286,7 @@ def _result(spec, host, collector, target, started, stopped, code):
                                    no_floors=spec.policies.no_floors)
         if missing is not None:
             result.findings.append(missing)
+    result.findings += _close_findings(host.close_problems, stopped, code, collector, result.checks)
     if stopped:
         result.findings.append(Finding("run", "host", "the run to finish", f"it was stopped by {stopped}",
                                        UNFINISHED))
@@ -279,17 +299,80 @@ def _result(spec, host, collector, target, started, stopped, code):
     return result
 
 
+def _close_findings(problems, stopped, code, collector, checks) -> list:
+    """A failed close is the run's own fault only when nothing came before it: after a signal
+    or an internal error it is a cause of INCOMPLETE; after a failed check (whose replay then
+    diverges as it tears down) it is recorded beside that failure."""
+    if not problems:
+        return []
+    unfinished = stopped or code in PYTEST_UNFINISHED or collector.internal_error
+    failed = any(c.outcome in ("failed", "error") for c in checks)
+    severity = UNFINISHED if unfinished else INFO if failed else FAIL
+    return [Finding("teardown", "host", "the RM client to close as recorded" if "replay" in p else
+                    "the RM client to close", p.splitlines()[0], severity) for p in problems]
+
+
+def _sayer(stream):
+    def say(text=""):
+        try:
+            print(text, file=stream, flush=True)
+        except (OSError, ValueError):    # a terminal that went away (SIGHUP) must not stop the outputs
+            pass
+    return say
+
+
+def _mark_stopped(result, name: str) -> None:
+    """A signal after the checks: the run did not end as a run must, so nothing certifies."""
+    result.findings.append(Finding("run", "host", "the run to finish",
+                                   f"it was stopped by {name} after its checks", UNFINISHED))
+    result.verdict, result.reasons = judge(result)
+
+
 def _report(result, spec, args, say, replay_of, started) -> int:
+    """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
+    one that comes while or after they are written rewrites them INCOMPLETE in
+    interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
+    at("writing the outputs")
+    if interrupts.seen() and result.verdict != INCOMPLETE:
+        _mark_stopped(result, interrupts.seen())
+    written = _write_files(result, spec, args)
+
+    def late(name):
+        if result.verdict != INCOMPLETE:
+            _mark_stopped(result, name)
+            _write_files(result, spec, args)
+    interrupts.after_late_signal(late)
+    return _say_verdict(result, spec, args, say, replay_of, started, written)
+
+
+def _certificate_path(spec):
+    return spec.output / ("replay-certificate.json" if spec.is_replay else "certificate.json")
+
+
+def _write_files(result, spec, args):
+    path = _certificate_path(spec)
+    written = None
+    if spec.output.is_dir():
+        written = write_certificate(result, path)
+    if getattr(args, "junit", None):
+        from .render.junit import write_junit
+
+        write_junit([result], args.junit)
+    if getattr(args, "prometheus", None):
+        from .render.prometheus import write_textfile
+
+        write_textfile(result, args.prometheus)
+    return written
+
+
+def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     say("\n" + render_table(result))
     fitness = render_fitness(result)
     if fitness:
         say("\n" + fitness)
-    path = spec.output / ("replay-certificate.json" if spec.is_replay else "certificate.json")
-    if spec.output.is_dir():
-        write_certificate(result, path)
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
-    written = f"written to {path}" if path.exists() else "no certificate written"
+    written = f"written to {path}" if path is not None else "no certificate written"
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} ({summary}) in "
         f"{time.time() - started:.1f} s; {written}")
     for r in result.reasons[:REASONS_SHOWN]:
@@ -299,13 +382,12 @@ def _report(result, spec, args, say, replay_of, started) -> int:
     if args.json:
         from .render.jsonline import json_line
 
-        print(json_line(result, path if path.exists() else None), flush=True)
-    if getattr(args, "junit", None):
-        from .render.junit import write_junit
-
-        write_junit([result], args.junit)
-    if getattr(args, "prometheus", None):
-        from .render.prometheus import write_textfile
-
-        write_textfile(result, args.prometheus)
+        try:
+            print(json_line(result, path), flush=True)
+        except OSError as exc:
+            # the verdict stands (its certificate is on disk): a full or closed stdout is said
+            # on stderr, and never turns a DEGRADED or NOT CERTIFIED run into another code
+            print(f"rmpeer: --json: the JSON line could not be written to stdout ({exc.strerror or exc}); "
+                  f"the verdict stands: {result.verdict} (exit {EXIT_CODES[result.verdict]})"
+                  + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
     return EXIT_CODES[result.verdict]

@@ -118,52 +118,113 @@ def _still_holds(args) -> bool:
     return False
 
 
+def _folders(args) -> list:
+    """Where an internal error's traceback goes: the command's output folder, else the state folder."""
+    import os
+
+    return [getattr(args, "output", None), getattr(args, "shared", None), os.environ.get("RMPEER_STATE_DIR")]
+
+
+def _check_environment() -> None:
+    """What rmpeer reads from the environment and writes into every output must be text: a
+    node name of bytes that are not UTF-8 is refused (exit 2), never written half."""
+    import os
+
+    from .result import NODE_ENV
+
+    for name in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
+        value = os.environ.get(name, "").strip()
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = value.encode("utf-8", "surrogateescape")[:60]
+            raise errors.ConfigError(f"{name} is not UTF-8 text ({shown!r}): set it to the node's name") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise errors.ConfigError(f"{name} holds control characters ({value[:60]!r}): set it to the node's name")
+
+
 def main(argv=None) -> int:
+    """Run one command and return its exit code. Exit 1 comes from the judge alone: an error
+    rmpeer expected is its documented code, a signal 5, anything else one line, a traceback
+    file and 5 (rmpeer.crash)."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "certify":
-            if args.if_stale and _still_holds(args):
-                return EXIT_OK
-            from .certify import certify
-            return certify(args)
-        if args.command == "bench":
-            from .bench import bench
-            return bench(args)
-        if args.command == "report":
-            from .report.allure_html import main_report
-            return main_report(args)
-        if args.command == "host":
-            from .commands import host
-            return host(args)
-        if args.command == "plan":
-            from .commands import plan
-            return plan(args)
-        if args.command == "show":
-            from .commands import show
-            return show(args)
-        if args.command == "diff":
-            from .diff import run
-            return run(args)
-        if args.command == "fleet":
-            from .fleet.cli import run as run_fleet
-            return run_fleet(args)
-        if args.command == "abi" and args.abi_command == "fitness-facts":
-            from .abi.fitnessfacts import run
-            return run(args)
-        if args.command == "abi":
-            from .abi.fromheaders import run
-            return run(args)
+        _check_environment()
+        return _dispatch(args)
     except RmpeerError as exc:
         print(f"rmpeer: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("rmpeer: interrupted", file=sys.stderr)
-        return EXIT_INCOMPLETE if args.command == "certify" else 130
+    except KeyboardInterrupt as exc:
+        from . import interrupts
+
+        why = interrupts.seen() or str(exc) or "SIGINT"
+        print(f"rmpeer: {args.command}: stopped by {why}: INCOMPLETE (exit {EXIT_INCOMPLETE})", file=sys.stderr)
+        return EXIT_INCOMPLETE
     except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
+        if args.command in ("certify", "fleet"):
+            from .crash import internal_error
+
+            return internal_error(args.command, sys.exc_info()[1], _folders(args))
         sys.stderr.close()
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - unexpected: never a verdict, never exit 1
+        from .crash import internal_error
+
+        step = args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
+        return internal_error(step, exc, _folders(args))
+
+
+def entry() -> None:
+    """The `rmpeer` command (console script and python -m rmpeer): every stop signal is
+    rmpeer's from the first moment, and the process ends through interrupts.finish, which
+    leaves no window for a signal after the verdict (rmpeer.interrupts)."""
+    from . import interrupts
+
+    interrupts.install()
+    try:
+        code = main()
+    except SystemExit as exc:          # argparse: --help, --version, a usage error
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_CONFIG)
+    except KeyboardInterrupt:          # a signal while the options were read
+        code = EXIT_INCOMPLETE
+    interrupts.finish(code)
+
+
+def _dispatch(args) -> int:
+    if args.command == "certify":
+        if args.if_stale and _still_holds(args):
+            return EXIT_OK
+        from .certify import certify
+        return certify(args)
+    if args.command == "bench":
+        from .bench import bench
+        return bench(args)
+    if args.command == "report":
+        from .report.allure_html import main_report
+        return main_report(args)
+    if args.command == "host":
+        from .commands import host
+        return host(args)
+    if args.command == "plan":
+        from .commands import plan
+        return plan(args)
+    if args.command == "show":
+        from .commands import show
+        return show(args)
+    if args.command == "diff":
+        from .diff import run
+        return run(args)
+    if args.command == "fleet":
+        from .fleet.cli import run as run_fleet
+        return run_fleet(args)
+    if args.command == "abi" and args.abi_command == "fitness-facts":
+        from .abi.fitnessfacts import run
+        return run(args)
+    if args.command == "abi":
+        from .abi.fromheaders import run
+        return run(args)
     return EXIT_CONFIG
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

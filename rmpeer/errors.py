@@ -71,9 +71,11 @@ class AccessError(RmpeerError):
 
 
 class ReplayMismatch(RmpeerError):
-    """A request differs from the recording being replayed."""
+    """A request differs from the recording being replayed. certify judges it (a check that
+    fails on it, or a failed close: NOT CERTIFIED); one that escapes every verdict is exit 5,
+    never 1 (a replay cut by a signal diverges where it was cut)."""
 
-    exit_code = EXIT_NOT_CERTIFIED
+    exit_code = EXIT_INCOMPLETE
 
 
 class BusyError(RmpeerError):

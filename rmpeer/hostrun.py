@@ -172,6 +172,7 @@ class HostRun:
         self.fitness = None
         self.open_error = None            # why open() failed, for every later test of the target
         self.closed = False
+        self.close_problems: list = []    # a close that failed at the run's end, for the judge
         self.result = RunResult(tier=spec.tier, left_out=list(spec.left_out))
         self.shim = self._shim()
 

@@ -24,6 +24,10 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
 ISO = "%Y-%m-%dT%H:%M:%SZ"
 
 
+MAX_VALID_FOR_S = 366 * 86400
+MAX_CERTIFICATE_BYTES = 64 << 20   # a certificate is a few hundred KiB: more is not one
+
+
 def parse_valid_for(text: str | None) -> timedelta:
     """'24h', '90m', '2d', '1h30m' (s, m, h, d, w) -> a timedelta; 0, negative or garbage: exit 2."""
     text = DEFAULT_VALID_FOR if text is None else str(text).strip().lower()
@@ -31,6 +35,9 @@ def parse_valid_for(text: str | None) -> timedelta:
         raise ConfigError(f"--valid-for {text!r}: give a duration such as 24h, 90m, 2d or 1h30m "
                           "(a number with a unit: s, m, h, d, w)")
     seconds = sum(float(n) * _UNITS[u] for n, u in _PART.findall(text))
+    if seconds > MAX_VALID_FOR_S:
+        raise ConfigError(f"--valid-for {text!r}: at most {MAX_VALID_FOR_S // 86400} days (a certificate of a "
+                          f"host holds until its platform changes, and never for longer than a year)")
     if seconds <= 0:
         raise ConfigError(f"--valid-for {text!r}: a certificate must be valid for some time (found 0)")
     return timedelta(seconds=seconds)
@@ -168,6 +175,16 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     (False, the reasons). A certificate that cannot be read never holds."""
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
+    import os
+    import stat
+
+    try:        # a device, a FIFO or a huge file is no certificate: never read (bounded)
+        st = os.stat(cert_path)
+    except OSError as exc:
+        return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CERTIFICATE_BYTES:
+        what = "not a regular file" if not stat.S_ISREG(st.st_mode) else f"{st.st_size} bytes, not a certificate"
+        return False, [f"the certificate cannot be read: {cert_path}: {what}"]
     try:
         cert = RunResult.load(cert_path)
     except OSError as exc:

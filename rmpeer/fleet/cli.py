@@ -24,6 +24,9 @@ def add_parser(sub) -> None:
     where.add_argument("--shared", help="a sweep's shared folder: this node writes <shared>/<node>/")
     n.add_argument("--if-stale", help="a certificate that, while valid for this platform and tier, skips the run")
     n.add_argument("--require-idle", action="store_true", help="no verdict (exit 7) while other processes hold the GPUs")
+    n.add_argument("--run-id", metavar="ID",
+                   help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
+                        "status (rmpeer/integrations)")
 
     s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
     s.add_argument("--nodes", required=True, help="a Slurm host list, e.g. gpu[001-128]")

@@ -4,8 +4,13 @@ sweep's task, node-problem-detector, the Kubernetes Job).
 It runs `rmpeer certify` for a tier into a folder, and answers with the exit code of
 rmpeer/errors.py and, for NOT CERTIFIED or DEGRADED, one line on stdout:
 `rmpeer: <check>: <detail>`, the reason a hook drains with. Whatever happens it writes
-status.json in the folder (node, exit, tier, line), so a collector can tell a node that gave
-no verdict from one that never ran.
+status.json in the folder (node, exit, tier, line, verdict, run_id, certificate_id), so a
+collector can tell a node that gave no verdict from one that never ran.
+
+Exit 1 (and 4) only with a certificate this run wrote that says NOT CERTIFIED (DEGRADED): its
+`started` is not before this run's start, and status.json names its certificate_id and
+the hook's --run-id. A hook drains only when its own run id and that verdict are in
+status.json (rmpeer/integrations): a status left by an earlier run, or none, never drains.
 
 Stand-in hosts: with RMPEER_STAND_IN set to a recording (or to a folder holding
 <node>.jsonl.gz), the node certifies that recording instead of its GPUs
@@ -14,6 +19,7 @@ the replay. A recording decides its own layouts, so the tier does not apply to i
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import io
 import json
@@ -22,11 +28,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
-from ..result import node_name
+from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from ..result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
 from .outcome import STATUS, certificate_in, load_certificate, reason_line
 
 STAND_IN = "RMPEER_STAND_IN"
+VERDICT_OF_EXIT = {EXIT_OK: CERTIFIED, EXIT_NOT_CERTIFIED: NOT_CERTIFIED, EXIT_DEGRADED: DEGRADED}
+
+
 def stand_in(node: str) -> str | None:
     given = os.environ.get(STAND_IN, "").strip()
     if not given:
@@ -62,6 +71,39 @@ class _Tee(io.StringIO):
         self.stream.flush()
 
 
+def _usable_folder(output: Path) -> None:
+    """The node's folder, made and proved writable before anything runs: a path that is no
+    folder (a plain file, /dev/null) or one this user cannot write is exit 2, one line."""
+    import secrets
+
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        if output.is_symlink() or not output.is_dir():
+            raise NotADirectoryError(20, "not a folder")
+        probe = output / f".rmpeer-probe-{secrets.token_hex(6)}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"fleet node: the folder {output} cannot take this node's results "
+                          f"({exc.strerror or exc}): give --output or --shared a folder this user can write") from None
+
+
+def _this_runs_certificate(output: Path, wall: float):
+    """The certificate this run wrote, or None: one whose run started before this one is an
+    earlier run's (its `started` has whole seconds; its file is not older than this run)."""
+    cert = certificate_in(output)
+    if cert is None:
+        return None
+    try:
+        data = json.loads(cert.read_text())
+        started = calendar.timegm(time.strptime(data.get("started", ""), "%Y-%m-%dT%H:%M:%SZ"))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    if started < int(wall) - 1 or cert.stat().st_mtime < wall - 1:
+        return None
+    return cert, data
+
+
 def run_certify(args: list) -> tuple[int, str]:
     """certify in this process (no second interpreter start in a prolog's budget): its exit
     code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
@@ -74,6 +116,9 @@ def run_certify(args: list) -> tuple[int, str]:
             code = int(main(args) or 0)
     except SystemExit as exc:       # argparse: a usage error
         code = exc.code if isinstance(exc.code, int) else EXIT_CONFIG
+    except KeyboardInterrupt as exc:
+        print(f"rmpeer: certify stopped by {exc or 'a signal'}", file=err)
+        code = EXIT_INCOMPLETE
     except BaseException as exc:    # noqa: BLE001 - whatever broke, the node is not judged by it
         print(f"rmpeer: certify stopped: {exc}", file=err)
         code = EXIT_INCOMPLETE
@@ -81,37 +126,58 @@ def run_certify(args: list) -> tuple[int, str]:
     return code, next((ln for ln in reversed(said) if ln.startswith(("rmpeer: ", "rmpeer certify: "))), "")
 
 
-def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False) -> tuple[int, str]:
+def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
+             run_id: str = "") -> tuple[int, str]:
+    from .. import interrupts
+
     node = node_name()
-    output.mkdir(parents=True, exist_ok=True)
+    _usable_folder(output)
     (output / STATUS).unlink(missing_ok=True)
     replay = stand_in(node)
     args = certify_args(tier, output, if_stale, replay, require_idle)
     started, wall = time.monotonic(), time.time()
     line = ""
     code, said = run_certify(args)
-    cert = certificate_in(output)
-    if cert and cert.stat().st_mtime < wall - 1:
-        cert = None     # an earlier run's: this run wrote none
-    if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and cert:
-        line = load_certificate(node, cert).line
+    mine = _this_runs_certificate(output, wall)
+    verdict, cert_id = (mine[1].get("verdict", ""), mine[1].get("certificate_id", "")) if mine else ("", "")
+    if interrupts.seen() and code != EXIT_INCOMPLETE:
+        code, said = EXIT_INCOMPLETE, f"rmpeer: stopped by {interrupts.seen()}"
+    if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and mine and verdict == VERDICT_OF_EXIT[code]:
+        line = load_certificate(node, mine[0]).line
     elif code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
-        code, line = EXIT_INCOMPLETE, reason_line("tool", f"exit {code} but no certificate in {output}")
+        why = (f"exit {code} but no certificate of this run in {output}" if not mine else
+               f"exit {code} but this run's certificate says {verdict or 'no verdict'}")
+        code, line = EXIT_INCOMPLETE, reason_line("tool", why)
     elif code != EXIT_OK:
         line = reason_line("tool", f"certify exit {code}: " + (said.split(": ", 1)[-1] if said else "no verdict"))
     status = {"node": node, "tier": tier, "exit": code, "line": line, "stand_in": replay or "",
+              "verdict": verdict if code in VERDICT_OF_EXIT else "", "run_id": run_id,
+              "certificate_id": cert_id if code in VERDICT_OF_EXIT else "",
               "duration_s": round(time.monotonic() - started, 2),
               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    with contextlib.suppress(OSError):
+    if not _write_status(output, status) and code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
+        code = EXIT_INCOMPLETE      # a verdict no status file carries drains nothing
+
+    def late(name):   # a signal after this: the status says INCOMPLETE, as the exit code will
+        _write_status(output, {**status, "exit": EXIT_INCOMPLETE, "verdict": "", "certificate_id": "",
+                               "line": reason_line("tool", f"stopped by {name}")})
+    interrupts.after_late_signal(late)
+    return code, line
+
+
+def _write_status(output: Path, status: dict) -> bool:
+    try:
         tmp = output / (STATUS + ".tmp")
         tmp.write_text(json.dumps(status) + "\n")
         tmp.replace(output / STATUS)
-    return code, line
+    except OSError:
+        return False
+    return True
 
 
 def main_node(args) -> int:
     output = Path(args.output) if args.output else Path(args.shared) / node_name()
-    code, line = run_node(args.tier, output, args.if_stale, args.require_idle)
+    code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "")
     if line:
         print(line, flush=True)
     return code

@@ -45,7 +45,15 @@ class RmClient:
         self.objects: list[tuple[int, int, str]] = []   # (parent, handle, label), in alloc order
         self.frees_accepted = 0      # every free RM accepted: what a teardown check counts
         self.calls_sent = 0          # every ioctl this client sent, in order
-        self.handle = self.alloc(0, 0, "NV01_ROOT_CLIENT", label="alloc:client")
+        try:
+            self.handle = self.alloc(0, 0, "NV01_ROOT_CLIENT", label="alloc:client")
+        except RmError as exc:
+            if exc.record.errno in (errno.ENOTTY, errno.EINVAL, errno.ENODEV) and not exc.record.status:
+                # the node answers ioctls as something else would: it is no NVIDIA control device
+                self.shim.close(self.ctl_fd, label="close:nvidiactl")
+                raise NoDeviceError(f"{CTL_PATH}: not an NVIDIA control device: its first ioctl "
+                                    f"(alloc:client) failed with {exc.status_name}") from None
+            raise
         self.objects.clear()  # the client itself is freed last, by close()
 
     # -- raw escapes ------------------------------------------------------------

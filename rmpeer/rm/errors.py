@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import errno as errno_names
 
-from ..errors import EXIT_NOT_CERTIFIED, RmpeerError
+from ..errors import EXIT_INCOMPLETE, RmpeerError
 
 
 class RmError(RmpeerError):
     """A failed RM call: the step, the handles, the NV_ERR_* name and code, the request decoded."""
 
-    exit_code = EXIT_NOT_CERTIFIED
+    # judged where a check meets it (NOT CERTIFIED); one that escapes every verdict is no
+    # verdict of the host: exit 5, never 1 (exit 1 is the judge's alone)
+    exit_code = EXIT_INCOMPLETE
 
     def __init__(self, label: str, handles: dict, record, *, struct=None, payload_struct=None):
         self.label, self.handles, self.record = label, handles, record

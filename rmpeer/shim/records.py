@@ -208,6 +208,30 @@ class TranscriptWriter:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+# A recording is read whole into memory, so what it may unpack to is bounded: a 2-card full
+# run unpacks to 24 MiB with lines under 300 KiB (a read-back's word runs); an 8-card one is
+# projected below 500 MiB. Past either limit the file is refused (exit 2), never read on.
+MAX_UNPACKED = 1 << 30      # 1 GiB
+MAX_LINE = 16 << 20         # 16 MiB
+
+
+def _bounded_lines(path, f):
+    total, n = 0, 0
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        n += 1
+        total += len(line)
+        if len(line) > MAX_LINE:
+            raise TranscriptError(f"{path}: line {n} is longer than {MAX_LINE >> 20} MiB: not a recording "
+                                  f"rmpeer wrote (refused unread)")
+        if total > MAX_UNPACKED:
+            raise TranscriptError(f"{path}: unpacks to more than {MAX_UNPACKED >> 30} GiB by line {n}: not a "
+                                  f"recording rmpeer wrote (a compression bomb?); refused unread")
+        yield line
+
+
 def read_transcript(path: Path) -> tuple[dict, list]:
     """(header, lines): each later line a CallRecord or a note dict. Whatever is wrong with
     the file is a TranscriptError naming the file and the line; a recording that was cut
@@ -222,7 +246,7 @@ def read_transcript(path: Path) -> tuple[dict, list]:
         with path.open("rb") as raw:
             compressed = raw.read(2) == GZIP_MAGIC     # by content: a misnamed file still reads
         with (gzip.open(path, "rb") if compressed else path.open("rb")) as f:
-            for n, raw_line in enumerate(f, 1):
+            for n, raw_line in enumerate(_bounded_lines(path, f), 1):
                 if not raw_line.strip():
                     continue
                 d = _parse_line(path, n, raw_line, after_header=header is not None)
