@@ -134,7 +134,9 @@ def to_json(a, b, aspects, cover, tolerance) -> dict:
 
 def write_json(path: str, doc: dict) -> None:
     try:
-        Path(path).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        from .safewrite import write_file
+
+        write_file(Path(path), json.dumps(doc, indent=1, default=str) + "\n", what="--json")
     except OSError as exc:
         raise ConfigError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
 
@@ -146,6 +148,9 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
     from .diff import percent
 
+    from .safewrite import make_folder
+
+    make_folder(folder)        # a link planted there is refused, never written through
     try:
         logger = AllureFileLogger(folder)
     except OSError as exc:

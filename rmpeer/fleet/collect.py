@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from ..safewrite import write_file
 from . import slurmctl
 from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, load_node, load_sweep, reason_line
 from .sweep import SWEEP, rmpeer_command
@@ -63,13 +64,14 @@ def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
         from ..render.jsonline import json_line
     except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
         json_line = None
-    with path.open("w") as f:
-        for o in outcomes:
-            line = o.summary()
-            if json_line and o.result is not None:
-                run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
-                line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
-            f.write(json.dumps(line, default=str) + "\n")
+    lines = []
+    for o in outcomes:
+        line = o.summary()
+        if json_line and o.result is not None:
+            run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
+            line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
+        lines.append(json.dumps(line, default=str) + "\n")
+    write_file(path, "".join(lines), what="summary.jsonl")
 
 
 def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:

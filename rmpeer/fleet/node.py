@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, RmpeerError
+from ..safewrite import write_file
 from ..result import node_name
 from .outcome import STATUS, certificate_in, load_certificate, reason_line
 
@@ -102,10 +103,8 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
     status = {"node": node, "tier": tier, "exit": code, "line": line, "stand_in": replay or "",
               "duration_s": round(time.monotonic() - started, 2),
               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    with contextlib.suppress(OSError):
-        tmp = output / (STATUS + ".tmp")
-        tmp.write_text(json.dumps(status) + "\n")
-        tmp.replace(output / STATUS)
+    with contextlib.suppress(OSError, RmpeerError):     # rmpeer.safewrite: no link, no device node
+        write_file(output / STATUS, json.dumps(status) + "\n", what="status.json")
     return code, line
 
 

@@ -165,8 +165,10 @@ def _write(html: str, output: Path) -> Path:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
                           "not phone home): " + "; ".join(remote[:10]))
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(html, encoding="utf-8")
+        from ..safewrite import make_folder, write_file
+
+        make_folder(output.parent)
+        write_file(output, html, what="the report")
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {output}: {exc.strerror or exc}") from None
     return output
