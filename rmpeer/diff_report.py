@@ -41,6 +41,8 @@ def describe(side) -> str:
     if c.get("created"):
         bits.append(f"made {c['created']}")
     bits.append(f"driver {c.get('driver') or '?'}, ABI {c.get('abi') or '?'}, {c.get('cards')} card(s)")
+    if c.get("signature"):
+        bits.append(f"signature: {c['signature']}")
     return f"{side.path} ({'; '.join(bits)})"
 
 
