@@ -81,9 +81,10 @@ def _own_folder(folder: Path, mode: int) -> Path:
     except OSError as exc:
         raise LockError(f"lock folder {folder}: cannot make it ({exc.strerror})") from None
     st = os.lstat(folder)
-    problem = _folder_problem(folder, uid, sticky_ok=False)
-    if problem is None and st.st_uid != uid:
+    if st.st_uid != uid and not stat.S_ISLNK(st.st_mode):    # planted by someone else (root included)
         problem = f"it belongs to uid {st.st_uid}, not to this user (uid {uid})"
+    else:
+        problem = _folder_problem(folder, uid, sticky_ok=False)
     if problem:
         raise LockError(f"lock folder {folder}: refused: {problem}")
     return folder

@@ -60,6 +60,9 @@ def load_key(*, create: bool) -> bytes | None:
     from .safewrite import make_folder, read_own, write_file
 
     path = key_path()
+    problem = _folder_problem(path.parent)
+    if problem:
+        raise ConfigError(f"{path}: refused: its folder {path.parent}: {problem}")
     try:
         raw = read_own(path, private=True, limit=4096)
     except FileNotFoundError:
@@ -78,6 +81,25 @@ def load_key(*, create: bool) -> bytes | None:
     if len(key) != KEY_BYTES:
         raise ConfigError(f"{path}: not an rmpeer host key (expected {KEY_BYTES * 2} hex digits)")
     return key
+
+
+def _folder_problem(folder: Path) -> str | None:
+    """Why another user could replace or remove the key in `folder` (None: absent, or safe)."""
+    import stat
+
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"it belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()}) or root"
+    if st.st_mode & 0o022:
+        return f"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace the key"
+    return None
 
 
 def canonical(doc: dict) -> bytes:

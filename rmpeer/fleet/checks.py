@@ -57,13 +57,13 @@ def cross_check(outcomes: list[NodeOutcome]) -> list[NodeOutcome]:
         problem = own_problem(o)
         checked.append(_error(o, "certificate", problem) if problem else o)
     owners = defaultdict(set)
-    for o in checked:
+    for o in outcomes:          # as read: a copy made an error above still names its GPUs
         for uuid in uuids_of(o):
             owners[uuid].add(o.node)
     out = []
-    for o in checked:
-        shared = sorted({(u, n) for u in uuids_of(o) for n in owners[u] if n != o.node})
-        if shared:
+    for o, read in zip(checked, outcomes):
+        shared = sorted({(u, n) for u in uuids_of(read) for n in owners[u] if n != o.node})
+        if shared and o is read:      # an error already says its first reason
             uuid, other = shared[0]
             o = _error(o, "certificate", f"GPU {uuid} is also in node {other}'s certificate: one of the "
                                          f"folders is a copy (both are errors)")

@@ -98,7 +98,10 @@ def signatures(outcomes: list[NodeOutcome]) -> str:
     parts = [f"{len(n)} {k} ({', '.join(n)})" for k, n in groups.items()]
     return ("signatures: " + "; ".join(parts) + ". A node's key stays on the node: its signature is checked there "
             "(certify --if-stale); here each certificate is checked for its node name, its verdict against its "
-            "own findings, and GPU UUIDs under one node only")outcomes: list[NodeOutcome], path: Path) -> None:
+            "own findings, and GPU UUIDs under one node only")
+
+
+def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
     try:
         from ..render.jsonline import json_line
     except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
