@@ -20,13 +20,12 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -34,11 +33,10 @@ import pytest
 from fake_host_tree import make_host, reload_module
 from rmpeer import signing
 from rmpeer.errors import EXIT_BUSY, EXIT_CONFIG, BusyError, ConfigError
-from rmpeer.hostlock import LOCK_ENV, HostLock, LockError, holder_of
+from rmpeer.hostlock import LOCK_ENV, HostLock, LockError
 from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, Finding, RunResult
 from rmpeer.safewrite import UnsafeTarget, write_file
 from rmpeer.signing import KEY_ENV, signed_text, verify
-from source_mutation import mutated
 
 pytestmark = pytest.mark.offline
 REPO = Path(__file__).resolve().parents[1]
@@ -233,7 +231,6 @@ def test_root_refuses_a_lock_another_user_could_hold_or_plant(peer, area, why, k
             HostLock(wait_s=0).acquire()          # the path as a run finds it: RMPEER_LOCK, checked the same
         text = str(err.value)
         assert err.value.exit_code == EXIT_CONFIG == 2 and "\n" not in text, text
-        import re
         assert re.search(message, text), text
         assert not isinstance(err.value, BusyError)          # never a BUSY that another user caused
         assert state_of(victim) == before_victim             # the link's target untouched
@@ -430,8 +427,6 @@ def plant_output(kind: str, peer: Peer, folder: Path, victim: Path) -> tuple[lis
 
 @pytest.mark.parametrize("why, kind, message", OUTPUT_ROWS, ids=[r[1] for r in OUTPUT_ROWS])
 def test_a_planted_output_is_refused_before_the_run_and_left_untouched(peer, area, why, kind, message):
-    import re
-
     folder, victim = area
     extra, env, planted = plant_output(kind, peer, folder, victim)
     before = (state_of(victim), state_of(planted), listing(folder), listing(victim.parent))
@@ -705,7 +700,7 @@ def test_if_stale_says_why_in_one_line_and_never_reads_a_device(tmp_path):
         done = rmpeer("certify", "--if-stale", str(cert), env={KEY_ENV: str(tmp_path / "k" / "host.key")})
         assert "Traceback" not in done.stdout + done.stderr
         first = done.stdout.splitlines()[0]
-        assert first.startswith("rmpeer: running the full tier: ") and __import__("re").search(reason, first), first
+        assert first.startswith("rmpeer: running the full tier: ") and re.search(reason, first), first
 
 
 # ---- the fleet: collect and label ------------------------------------------------------------
@@ -824,3 +819,340 @@ def test_diff_and_report_say_how_far_a_signature_is_vouched_for(tmp_path):
     assert line.startswith(f"{cert}: signature: signature verified with this host's key")
 
 
+
+
+# ---- mutants: each new check, broken once, lets its row's attack through -------------------
+#
+# Each row: the module, the change (applied exactly once; several for a check that has two
+# layers), and the attack, run against the module given: it returns True when the check held.
+# The real module must hold and the mutant must not.
+
+def mutant(name: str, *changes):
+    import importlib
+    import inspect
+    import types
+
+    real = importlib.import_module(name)
+    source = inspect.getsource(real)
+    for old, new in changes:
+        assert source.count(old) == 1, f"the mutation's anchor {old!r} is not in {name} exactly once"
+        source = source.replace(old, new)
+    copy = types.ModuleType(name)
+    copy.__file__, copy.__package__ = real.__file__, real.__package__
+    exec(compile(source, f"{real.__file__} (mutated)", "exec"), copy.__dict__)
+    return copy
+
+
+def _raises(exc, fn, *a, **k) -> bool:
+    try:
+        fn(*a, **k)
+    except exc:
+        return True
+    return False
+
+
+def attack_lock_of_another_owner(m, tmp):
+    path = tmp / "rmpeer.lock"
+    path.write_text("")
+    path.chmod(0o600)
+    os.chown(path, 54321, 54321)          # a file of another user (root can make one for the test)
+    return _raises(ConfigError, lambda: m.HostLock(path).acquire().release())
+
+
+def attack_world_writable_lock(m, tmp):
+    path = tmp / "rmpeer.lock"
+    path.write_text("")
+    path.chmod(0o666)
+    return _raises(ConfigError, lambda: m.HostLock(path).acquire().release()) and stat.S_IMODE(path.stat().st_mode) == 0o666
+
+
+def attack_lock_link(m, tmp):
+    victim = tmp / "victim"
+    victim.write_text("root's")
+    os.symlink(victim, tmp / "rmpeer.lock")
+    try:
+        m.HostLock(tmp / "rmpeer.lock").acquire().release()
+    except ConfigError as exc:
+        return "(to " in str(exc) and victim.read_text() == "root's"    # refused by the lstat check, named
+    return False
+
+
+def attack_lock_link_planted_after_the_check(m, tmp, monkeypatch):
+    """A link planted between the lstat and the open: only O_NOFOLLOW stands."""
+    victim, path = tmp / "victim", tmp / "rmpeer.lock"
+    victim.write_text("root's")
+    victim.chmod(0o600)              # as a lock file would be: only the missing O_NOFOLLOW lets it through
+    real_lstat, planted = os.lstat, []
+
+    def lstat_then_plant(p, *a, **k):
+        if Path(p) == path and not planted:
+            planted.append(p)
+            os.symlink(victim, path)          # just after rmpeer looked and found nothing
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+        return real_lstat(p, *a, **k)
+    monkeypatch.setattr(m.os, "lstat", lstat_then_plant)
+    try:
+        ok = _raises(ConfigError, lambda: m.HostLock(path).acquire().release())
+    finally:
+        monkeypatch.setattr(m.os, "lstat", real_lstat)
+    return ok and victim.read_text() == "root's"
+
+
+def attack_writable_lock_folder(m, tmp):
+    folder = tmp / "open"
+    folder.mkdir()
+    folder.chmod(0o777)
+    return _raises(ConfigError, lambda: m.HostLock(folder / "rmpeer.lock").acquire().release())
+
+
+def attack_reused_pid(m, tmp):
+    path = tmp / "rmpeer.lock"
+    with root_holder(path) as holder:       # a live rmpeer process, but not the one that wrote the record
+        path.write_text(f"{holder.pid}\n12345\nrmpeer certify\n")
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return "cannot name" in m.holder_of(fd)
+        finally:
+            os.close(fd)
+
+
+def attack_not_rmpeer(m, tmp):
+    path = tmp / "rmpeer.lock"
+    with root_holder(path):
+        path.write_text(f"1\n{pid1_start()}\n/sbin/init\n")
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return "cannot name" in m.holder_of(fd)
+        finally:
+            os.close(fd)
+
+
+def attack_write_through_a_link(m, tmp):
+    victim, target = tmp / "victim", tmp / "out.xml"
+    victim.write_text("root's")
+    os.symlink(victim, target)
+    made = []
+    real = m.tempfile.mkstemp
+    m.tempfile.mkstemp = lambda *a, **k: made.append(1) or real(*a, **k)
+    try:
+        refused = _raises(ConfigError, m.write_file, target, "new")
+    finally:
+        m.tempfile.mkstemp = real
+    return refused and not made and victim.read_text() == "root's"      # refused before anything is made
+
+
+def attack_link_planted_during_the_write(m, tmp, monkeypatch):
+    victim, target = tmp / "victim", tmp / "out.xml"
+    victim.write_text("root's")
+    real_fsync = os.fsync
+
+    def plant(fd):
+        real_fsync(fd)
+        if not os.path.lexists(target):
+            os.symlink(victim, target)
+    monkeypatch.setattr(m.os, "fsync", plant)
+    try:
+        return _raises(ConfigError, m.write_file, target, "new") and os.path.islink(target)
+    finally:
+        monkeypatch.setattr(m.os, "fsync", real_fsync)
+
+
+def attack_option_at_a_link(m, tmp):
+    victim = tmp / "victim"
+    victim.write_text("root's")
+    os.symlink(victim, tmp / "out.xml")
+    return _raises(ConfigError, m.writable, "--junit", str(tmp / "out.xml"), folder=False)
+
+
+def attack_certificate_name_at_a_link(m, tmp):
+    out = tmp / "out"
+    out.mkdir()
+    os.symlink(tmp / "elsewhere", out / "replay-certificate.json")
+    args = type("A", (), {"replay": "x", "junit": None, "prometheus": None})()
+    return _raises(ConfigError, m.certify_outputs, args, out)
+
+
+def attack_state_folder(m, tmp, monkeypatch):
+    (tmp / "state.json").mkdir()
+    monkeypatch.setenv("RMPEER_STATE", str(tmp / "state.json"))
+    return _raises(ConfigError, m.checked_state_path)
+
+
+def attack_edited_certificate(m, tmp, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
+    doc = json.loads(m.signed_text({"format": "x", "verdict": DEGRADED}))
+    doc["verdict"] = CERTIFIED
+    return not m.verify(doc).verified
+
+
+def attack_other_key(m, tmp, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, str(tmp / "a" / "host.key"))
+    doc = json.loads(m.signed_text({"format": "x"}))
+    monkeypatch.setenv(KEY_ENV, str(tmp / "b" / "host.key"))
+    m.load_key(create=True)
+    return m.verify(doc).status == m.OTHER_KEY
+
+
+def attack_readable_key(m, tmp, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
+    m.load_key(create=True)
+    (tmp / "k" / "host.key").chmod(0o644)
+    return _raises(ConfigError, m.load_key, create=False)
+
+
+def attack_zero_certificate(m, tmp):
+    try:
+        m.read_certificate("/dev/zero")
+    except ValueError as exc:
+        return "not a regular file" in str(exc)
+    return False
+
+
+def attack_stale_unsigned(m, tmp, monkeypatch):
+    host = make_host(tmp / "root")
+    monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
+    path = signed_certificate(tmp, host)
+    edit(path, lambda d: d.update(valid_until="2099-01-01T00:00:00Z"))
+    ok, _ = m.check_fresh(path, "quick", root=str(host), now="2026-11-30T13:00:00Z", node=NODE,
+                          state_path=tmp / "state.json")
+    return not ok
+
+
+def attack_unread_matches(m, tmp, monkeypatch):
+    host = make_host(tmp / "root")
+    (host / "proc/sys/kernel/random/boot_id").unlink()
+    monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
+    path = signed_certificate(tmp, host)
+    ok, _ = m.check_fresh(path, "quick", root=str(host), now="2026-11-30T13:00:00Z", node=NODE,
+                          state_path=tmp / "state.json")
+    return not ok
+
+
+def attack_reboot(m, tmp, monkeypatch):
+    host = make_host(tmp / "root")
+    monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
+    before = m.platform_fingerprint(root=str(host), matrices="m")
+    (host / "proc/sys/kernel/random/boot_id").write_text("0b7c8e55-2d4f-4a61-8f0e-93a7c1d2e3f4\n")
+    from rmpeer.staleness import fingerprint_changes
+
+    return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
+
+
+def attack_reload(m, tmp, monkeypatch):
+    host = make_host(tmp / "root")
+    before = m.platform_fingerprint(root=str(host), matrices="m")
+    reload_module(host)
+    from rmpeer.staleness import fingerprint_changes
+
+    return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
+
+
+def _fleet_outcomes(tmp, *folders):
+    from rmpeer.fleet.outcome import load_node
+
+    shared = tmp / "shared"
+    for name, cert in folders:
+        node_folder(shared, name, cert)
+    return [load_node(shared / name) for name, _ in folders]
+
+
+def attack_copied_folder(m, tmp):
+    """node7 holding vm's certificate, its status.json edited to say node7."""
+    [o] = _fleet_outcomes(tmp, ("node7", CERT_2X))
+    o.status_node = "node7"
+    return m.cross_check([o])[0].state == "error"
+
+
+def attack_copied_status(m, tmp):
+    """node7 holding vm's status.json beside a certificate edited to say node7."""
+    [o] = _fleet_outcomes(tmp, ("node7", CERT_2X))
+    o.result.node = "node7"
+    return m.cross_check([o])[0].state == "error"
+
+
+def attack_shared_uuid(m, tmp):
+    outcomes = _fleet_outcomes(tmp, ("vm", CERT_2X), ("node7", CERT_2X))
+    return all(o.state == "error" for o in m.cross_check(outcomes) if o.node == "vm")
+
+
+def attack_flipped_verdict(m, tmp):
+    [o] = _fleet_outcomes(tmp, ("vm", CERT_1X))
+    o.result.findings.append(Finding("bandwidth-floor", "same-card 0->0", "at least 500 GB/s", "248.4 GB/s", DEGRADE))
+    return m.cross_check([o])[0].state == "error"
+
+
+def attack_rerun_not_run(m, tmp, monkeypatch):
+    from rmpeer.fleet.outcome import DEGRADED_STATE, NodeOutcome
+
+    shared = tmp / "shared"
+    node_folder(shared, "vm", CERT_1X)
+    monkeypatch.setattr(m.slurmctl, "run_on", lambda *a, **k: 1)
+    old = NodeOutcome("vm", DEGRADED_STATE, "DEGRADED", [], "rmpeer: bandwidth-floor: x", True)
+    return m.rerun(old, shared, "full", type("A", (), {"rmpeer": "rmpeer", "time": 1})()).state == "error"
+
+
+def attack_cut_status(m, tmp):
+    shared = tmp / "shared"
+    cut = node_folder(shared, "vm", CERT_1X) / "status.json"
+    cut.write_text(cut.read_text()[:25])
+    try:
+        return m.load_node(shared / "vm").state == "error"
+    except ValueError:
+        return False
+
+
+MUTANT_ROWS = [
+    ("lock: owner checked after open", "rmpeer.hostlock", [("    if st.st_uid != uid:\n        return f\"it belongs to uid {st.st_uid}, not to uid {uid}\"", "    if False:\n        return ''")], attack_lock_of_another_owner),
+    ("lock: 0600 checked after open", "rmpeer.hostlock", [("    if st.st_mode & 0o077:\n        return f\"its mode", "    if False:\n        return f\"its mode")], attack_world_writable_lock),
+    ("lock: a link refused before open", "rmpeer.hostlock", [("    if st is not None and stat.S_ISLNK(st.st_mode):", "    if False:")], attack_lock_link),
+    ("lock: O_NOFOLLOW", "rmpeer.hostlock", [("os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW |", "os.O_RDWR | os.O_CREAT |")], attack_lock_link_planted_after_the_check),
+    ("lock: its folder checked", "rmpeer.hostlock", [("    problem = _folder_problem(path.parent, uid, sticky_ok=True)\n", "    problem = None\n")], attack_writable_lock_folder),
+    ("holder: its start time", "rmpeer.hostlock", [("    if _start_time(pid) != started:", "    if False:")], attack_reused_pid),
+    ("holder: an rmpeer run", "rmpeer.hostlock", [("    if \"rmpeer\" not in command:", "    if False:")], attack_not_rmpeer),
+    ("write: a link refused first", "rmpeer.safewrite", [("    what = what or str(path.name)\n    refuse_unsafe(path, what)\n", "    what = what or str(path.name)\n")], attack_write_through_a_link),
+    ("write: checked again before the rename", "rmpeer.safewrite", [("        refuse_unsafe(path, what)      # planted", "        pass      # planted")], attack_link_planted_during_the_write),
+    ("outputs: lstat before resolve", "rmpeer.writable", [("    problem = folder_problem(given) if folder else target_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
+    ("outputs: the names inside --output", "rmpeer.writable", [("    check_inside(\"--output\", output,", "    (lambda *a, **k: None)(\"--output\", output,")], attack_certificate_name_at_a_link),
+    ("state: a folder refused", "rmpeer.statefile", [("    if problem == \"it is a folder\":\n        raise", "    if False:\n        raise"), ("    if problem:\n        raise ConfigError(f\"{named}: refused: {problem}\")", "    if False:\n        pass")], attack_state_folder),
+    ("signature: the mac compared", "rmpeer.signing", [("    if not hmac.compare_digest(sig[\"mac\"], _mac(key, doc)):", "    if False:")], attack_edited_certificate),
+    ("signature: the key id compared", "rmpeer.signing", [("    if sig.get(\"key_id\") != key_id(key):", "    if False:")], attack_other_key),
+    ("certificate: a regular file only", "rmpeer.signing", [("        if not stat.S_ISREG(st.st_mode):\n            raise ValueError(\"not a regular file\")", "        pass")], attack_zero_certificate),
+    ("--if-stale: only a verified signature", "rmpeer.staleness", [("    reasons = [] if trust.verified else", "    reasons = [] if True else")], attack_stale_unsigned),
+    ("--if-stale: unread matches nothing", "rmpeer.staleness", [("    return old == new and not unread(old) and not unread(new)", "    return old == new"), ("        elif key in _CHANGED and not unread(old[key]) and not unread(new[key]):", "        elif key in _CHANGED:")], attack_unread_matches),
+    ("fingerprint: the boot", "rmpeer.fingerprint", [("\"boot\": read_boot(root), ", "")], attack_reboot),
+    ("fingerprint: the module's load", "rmpeer.fingerprint", [(", \"driver_load\": read_driver_load(root)}", "}")], attack_reload),
+    ("collect: the node's own name", "rmpeer.fleet.checks", [("    if r.node != o.node:", "    if False:")], attack_copied_folder),
+    ("collect: status.json's node", "rmpeer.fleet.checks", [("    if o.status_node and o.status_node != o.node:", "    if False:")], attack_copied_status),
+    ("collect: a GPU under one node", "rmpeer.fleet.checks", [("        if shared and o is read:", "        if False:")], attack_shared_uuid),
+    ("collect: the verdict re-judged", "rmpeer.fleet.checks", [("    if verdict != r.verdict:", "    if False:")], attack_flipped_verdict),
+    ("collect: a re-run that did not run", "rmpeer.fleet.collect", [("    if _status_stamp(shared / outcome.node) == before:", "    if False:")], attack_rerun_not_run),
+    ("label: a cut status.json", "rmpeer.fleet.outcome", [("    except (OSError, ValueError) as exc:\n        return {\"exit\": None", "    except OSError as exc:\n        return {\"exit\": None")], attack_cut_status),
+]
+MUTANT_ROWS.append(("key: readable by others refused", "rmpeer.safewrite",
+                    [("    if private and st.st_mode & 0o077:", "    if False:")], "key"))
+
+
+def _attack(attack, module, tmp, monkeypatch):
+    import inspect
+
+    params = inspect.signature(attack).parameters
+    return attack(module, tmp, monkeypatch) if "monkeypatch" in params else attack(module, tmp)
+
+
+@pytest.mark.parametrize("why, name, changes, attack", MUTANT_ROWS, ids=[r[0] for r in MUTANT_ROWS])
+def test_each_new_check_is_killed_when_broken(tmp_path, monkeypatch, why, name, changes, attack):
+    need_root()          # the lock rows make files of another uid (chown), as only root can
+    import importlib
+
+    if attack == "key":     # rmpeer.signing reads the key through rmpeer.safewrite.read_own
+        real_sw = importlib.import_module("rmpeer.safewrite")
+        real, broken = (tmp_path / "real"), (tmp_path / "broken")
+        real.mkdir(), broken.mkdir()
+        assert attack_readable_key(importlib.import_module("rmpeer.signing"), real, monkeypatch)
+        monkeypatch.setattr(real_sw, "read_own", mutant(name, *changes).read_own)
+        assert not attack_readable_key(importlib.import_module("rmpeer.signing"), broken, monkeypatch), why
+        return
+    real, broken = tmp_path / "real", tmp_path / "broken"
+    real.mkdir(), broken.mkdir()
+    assert _attack(attack, importlib.import_module(name), real, monkeypatch), f"the real {name} let it through"
+    assert not _attack(attack, mutant(name, *changes), broken, monkeypatch), f"the mutant survived: {why}"
