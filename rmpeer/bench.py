@@ -130,8 +130,10 @@ def bench(args) -> int:
 
     # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
     result["cost_model"] = projection(result, calibration_logs(out))
-    (out / "bench.json").write_text(json.dumps(result, indent=1, default=str))
-    (out / "bench.svg").write_text(bench_svg(result))
+    from .safewrite import write_file
+
+    write_file(out / "bench.json", json.dumps(result, indent=1, default=str))
+    write_file(out / "bench.svg", bench_svg(result))
     print(render(result))
     print(render_projection(result["cost_model"]))
     print(f"\nwritten to {out / 'bench.json'} and {out / 'bench.svg'}")

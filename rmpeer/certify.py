@@ -107,7 +107,9 @@ def certify(args) -> int:
         return _certify(spec, args, started, valid_for)
     from .hostlock import HostLock
 
-    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait
+    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) after --wait
+        if lock.note:      # a lock of this user's own, or RMPEER_LOCK's: said, never silent
+            print(f"rmpeer: {lock.note}", file=sys.stderr if args.json else sys.stdout, flush=True)
         return _certify(spec, args, started, valid_for)
 
 

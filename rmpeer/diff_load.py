@@ -190,6 +190,9 @@ def _result(path: Path, doc: dict) -> Side:
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
                     "subject": result.target.get("kind")}
+    from .signing import verify
+
+    side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for
     side.facts = host
     side.calls = [(x.name, s.get("label"), s.get("status")) for x in result.layouts for s in x.statuses
                   if isinstance(s, dict)]
@@ -227,7 +230,7 @@ def _legacy_certificate(path: Path, doc: dict) -> Side:
     side.context = {"label": subject.get("recorded_label") or target, "created": doc.get("created"),
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "subject": subject.get("kind"),
-                    "layouts": side.layouts}
+                    "layouts": side.layouts, "signature": "unsigned (the earlier format): nothing vouches for its content"}
     fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
     side.facts = host
     _fitness(side, fitness, "the certificate records no clocks and no links (made before they were recorded)")

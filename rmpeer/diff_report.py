@@ -41,6 +41,8 @@ def describe(side) -> str:
     if c.get("created"):
         bits.append(f"made {c['created']}")
     bits.append(f"driver {c.get('driver') or '?'}, ABI {c.get('abi') or '?'}, {c.get('cards')} card(s)")
+    if c.get("signature"):
+        bits.append(f"signature: {c['signature']}")
     return f"{side.path} ({'; '.join(bits)})"
 
 
@@ -134,7 +136,9 @@ def to_json(a, b, aspects, cover, tolerance) -> dict:
 
 def write_json(path: str, doc: dict) -> None:
     try:
-        Path(path).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        from .safewrite import write_file
+
+        write_file(Path(path), json.dumps(doc, indent=1, default=str) + "\n", what="--json")
     except OSError as exc:
         raise ConfigError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
 
@@ -146,6 +150,9 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
     from .diff import percent
 
+    from .safewrite import make_folder
+
+    make_folder(folder)        # a link planted there is refused, never written through
     try:
         logger = AllureFileLogger(folder)
     except OSError as exc:

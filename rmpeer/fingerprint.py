@@ -95,9 +95,12 @@ def _sha256(path: str, cache: Path | None) -> str:
     key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     known = {}
     if cache is not None:
-        try:
-            known = json.loads(cache.read_text())
-        except (OSError, ValueError):
+        from .errors import ConfigError
+        from .safewrite import read_own
+
+        try:     # a cache another user could write would let them name the module's hash
+            known = json.loads(read_own(cache))
+        except (OSError, ValueError, ConfigError):    # absent, garbage or untrusted: hashed again
             known = {}
         if isinstance(known, dict) and isinstance(known.get(key), str):
             return known[key]
@@ -107,12 +110,12 @@ def _sha256(path: str, cache: Path | None) -> str:
             h.update(chunk)
     digest = "sha256:" + h.hexdigest()
     if cache is not None:
+        from .safewrite import make_folder, write_file
+
         try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(".tmp")
-            tmp.write_text(json.dumps({key: digest}))
-            tmp.replace(cache)
-        except OSError:
+            make_folder(cache.parent, mode=0o700)
+            write_file(cache, json.dumps({key: digest}), mode=0o600)
+        except (OSError, ConfigError):
             pass      # a cache that cannot be written costs time, never correctness
     return digest
 
@@ -234,6 +237,35 @@ def nvlinks_by_uuid(uuids: dict, links: dict) -> dict:
     return out
 
 
+def read_boot(root: str = "/") -> str:
+    """This boot's id (/proc/sys/kernel/random/boot_id: a random UUID the kernel draws at
+    every boot): a certificate of an earlier boot does not hold."""
+    try:
+        return _read(root, "/proc/sys/kernel/random/boot_id")
+    except OSError as exc:
+        return _unreadable(exc)
+
+
+def read_driver_load(root: str = "/") -> str:
+    """Which load of the nvidia module this is: the inode number of /sys/module/nvidia.
+    sysfs (kernfs) numbers every node it creates from a cyclic allocator (idr_alloc_cyclic in
+    fs/kernfs/dir.c), so the folder a module load creates gets a number no earlier load of
+    this boot had; an unload and reload (the driver replaced or reset without a reboot) gives
+    a new one. srcversion and the module file's hash say which build; this says which load.
+    Compared together with the boot id (numbers start again at every boot)."""
+    try:
+        st = os.stat(_at(root, f"/sys/module/{MODULE_NAME}"))
+    except OSError as exc:
+        return _unreadable(exc)
+    try:
+        state = _read(root, f"/sys/module/{MODULE_NAME}/initstate")
+    except OSError as exc:
+        return _unreadable(exc)
+    if state != "live":
+        return f"unreadable: the {MODULE_NAME} module is {state}, not live"
+    return f"/sys/module/{MODULE_NAME} inode {st.st_ino}"
+
+
 def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "/", cache: Path | None = None,
                          matrices: str | None = None) -> dict:
     """This host's fingerprint. `links` (a link reading through RM, {card index: health}) with
@@ -252,7 +284,7 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
     fp = {"format": FORMAT, "driver": driver["version"], "driver_flavour": driver["flavour"],
           "kernel_module": read_kernel_module(root, None if kernel.startswith("unreadable") else kernel, cache),
           "kernel": kernel, "cards": cards, "iommu": read_iommu(root, cards), "acs": read_acs(root, cards),
-          "matrices": matrices, "rmpeer": __version__}
+          "matrices": matrices, "rmpeer": __version__, "boot": read_boot(root), "driver_load": read_driver_load(root)}
     if links is not None and facts is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
     return fp
@@ -272,7 +304,8 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
           "kernel_module": missing, "kernel": (header or {}).get("kernel", missing),
           "cards": sorted(({"pci": c.pci.lower(), "uuid": c.uuid, "vbios": c.vbios, "model": c.name}
                            for c in facts.cards), key=lambda c: c["pci"]),
-          "iommu": missing, "acs": missing, "matrices": matrices, "rmpeer": __version__}
+          "iommu": missing, "acs": missing, "matrices": matrices, "rmpeer": __version__,
+          "boot": missing, "driver_load": missing}
     if links is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
     return fp

@@ -1,13 +1,32 @@
-"""One rmpeer run per host at a time: an exclusive flock on a well-known file.
+"""One rmpeer run per host at a time: an exclusive flock on a lock file no other user can
+plant, hold or redirect.
 
 Two runs on one host would each see the other's RM objects and video memory (a peer map
 that succeeds because the other run made a pair, free memory the other run took), so a
 second run waits up to `wait_s` seconds and then gives up with BusyError (exit 6), naming
-the holder. The holder writes its pid and command line into the file, for that message.
+the holder.
 
-The kernel drops a flock when its holder dies, so a lock file left by a killed run never
-blocks: only a live holder does. The file itself is never deleted (deleting it would let
-a third run lock a new file while the second still waits on the old one).
+Where the lock lives (docs/threat-model.md):
+- root: /run/rmpeer/rmpeer.lock. /run/rmpeer is made by root with mode 0755 and checked
+  (a real folder, owned by root, writable by nobody else), the file has mode 0600: no other
+  user can open it, so no other user can take the flock or write the holder's record.
+- another user: a lock of its own, in $XDG_RUNTIME_DIR (/run/user/UID, made by logind for
+  that user alone) or else /tmp/rmpeer-UID (made 0700 and checked). It excludes that user's
+  other runs only, and the run says so; root's runs see such a run as another process
+  holding the GPUs (rmpeer.gpuprocs), listed and named beside any figure below its floor.
+- RMPEER_LOCK=FILE names the file (it must be a file of this user, in a folder no other
+  user can replace it in).
+
+The file is opened with O_NOFOLLOW|O_CLOEXEC and checked with fstat after the open: a
+symbolic link, a file that is not regular, a file of another owner, or one that other users
+may open is refused (ConfigError, exit 2, one line naming the path and what is wrong). It is
+never chmod'ed nor truncated unless it is this user's own. Nothing falls back silently.
+
+The holder writes its pid, its start time (field 22 of /proc/PID/stat) and its command line
+into the file; a waiting run names it only when that pid is alive, started at that time and
+runs rmpeer (else "a holder rmpeer cannot name"). The kernel drops a flock when its holder
+dies, so a file left by a killed run never blocks. The file itself is never deleted
+(deleting it would let a third run lock a new file while the second still waits on the old).
 """
 
 from __future__ import annotations
@@ -15,52 +34,124 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from .errors import BusyError, ConfigError
 
 LOCK_ENV = "RMPEER_LOCK"
-SYSTEM_LOCK_DIR = "/run/lock"
+SYSTEM_LOCK_DIR = "/run/rmpeer"
+USER_TMP_PREFIX = "/tmp/rmpeer-"
 LOCK_NAME = "rmpeer.lock"
 POLL_S = 0.1
+RECORD_LIMIT = 4096
 
 
-def default_lock_path() -> Path:
-    """$RMPEER_LOCK, else /run/lock/rmpeer.lock where this user may create or open it (a
-    root run leaves it writable to all), else a file in the temp folder."""
+class LockError(ConfigError):
+    """A lock path that another user could have planted or could hold (exit 2)."""
+
+
+def _folder_problem(folder: Path, uid: int, *, sticky_ok: bool) -> str | None:
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return "it does not exist"
+    except OSError as exc:
+        return exc.strerror
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if st.st_uid not in (uid, 0):
+        return f"it belongs to uid {st.st_uid}, not to uid {uid} or root"
+    if st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace what is in it"
+    return None
+
+
+def _own_folder(folder: Path, mode: int) -> Path:
+    """A folder of this user's that no other user can write: made (mode) when absent, checked."""
+    uid = os.geteuid()
+    try:
+        os.mkdir(folder, mode)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise LockError(f"lock folder {folder}: cannot make it ({exc.strerror})") from None
+    st = os.lstat(folder)
+    if st.st_uid != uid and not stat.S_ISLNK(st.st_mode):    # planted by someone else (root included)
+        problem = f"it belongs to uid {st.st_uid}, not to this user (uid {uid})"
+    else:
+        problem = _folder_problem(folder, uid, sticky_ok=False)
+    if problem:
+        raise LockError(f"lock folder {folder}: refused: {problem}")
+    return folder
+
+
+def default_lock_path() -> tuple[Path, str]:
+    """(the lock file, a note for the run's output: '' for root's system lock)."""
     forced = os.environ.get(LOCK_ENV)
     if forced:
-        return Path(forced)
-    system = Path(SYSTEM_LOCK_DIR) / LOCK_NAME
-    if os.access(system, os.W_OK) or (not system.exists() and os.access(SYSTEM_LOCK_DIR, os.W_OK)):
-        return system
-    return Path(tempfile.gettempdir()) / LOCK_NAME
+        return Path(forced), f"lock: {forced} ({LOCK_ENV})"
+    uid = os.geteuid()
+    if uid == 0:
+        return _own_folder(Path(SYSTEM_LOCK_DIR), 0o755) / LOCK_NAME, ""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _folder_problem(Path(runtime), uid, sticky_ok=False) is None and os.lstat(runtime).st_uid == uid:
+        folder = Path(runtime)
+    else:
+        folder = _own_folder(Path(f"{USER_TMP_PREFIX}{uid}"), 0o700)
+    return folder / LOCK_NAME, (f"lock: {folder / LOCK_NAME}, this user's own (uid {uid}): it keeps this user's "
+                                f"runs apart, not root's or other users'; root's runs see this run as a GPU process")
 
 
-def _command_line() -> str:
-    """This process's command line on one line (the lock file is read line by line)."""
+def _start_time(pid: int) -> str | None:
     try:
-        raw = Path(f"/proc/{os.getpid()}/cmdline").read_bytes()
-        text = " ".join(p.decode(errors="replace") for p in raw.split(b"\0") if p)
+        text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        text = " ".join(sys.argv)
-    return " ".join(text.split())[:300]
+        return None
+    fields = text.rsplit(")", 1)[-1].split()     # the command in (...) may hold spaces
+    return fields[19] if len(fields) > 19 else None
 
 
-def _holder(fd: int) -> str:
-    """What the holder wrote: 'pid N (command)', or a plain statement when it wrote nothing yet."""
+def _command_of(pid: int) -> str:
     try:
-        text = os.pread(fd, 4096, 0).decode(errors="replace")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        text = ""
-    lines = text.splitlines()
-    if not lines or not lines[0].strip().isdigit():
-        return "a process that has not written its pid yet"
-    command = lines[1].strip() if len(lines) > 1 else "command unknown"
-    return f"pid {lines[0].strip()} ({command})"
+        return ""
+    return " ".join(" ".join(p.decode(errors="replace") for p in raw.split(b"\0") if p).split())[:300]
+
+
+def _record() -> bytes:
+    pid = os.getpid()
+    return f"{pid}\n{_start_time(pid) or '?'}\n{_command_of(pid) or ' '.join(sys.argv)}\n".encode()
+
+
+def holder_of(fd: int) -> str:
+    """'pid N (command)' when the record names a live rmpeer process that started when it says;
+    else a plain statement that the holder cannot be named."""
+    try:
+        lines = os.pread(fd, RECORD_LIMIT, 0).decode(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    if len(lines) < 3 or not lines[0].strip().isdigit():
+        return "a holder rmpeer cannot name: the lock file holds no record of an rmpeer run yet"
+    pid, started = int(lines[0]), lines[1].strip()
+    command = _command_of(pid)
+    if _start_time(pid) is None:
+        return f"a holder rmpeer cannot name: the recorded pid {pid} is not alive"
+    if _start_time(pid) != started:
+        return f"a holder rmpeer cannot name: pid {pid} is not the process that wrote the record (it started later)"
+    if "rmpeer" not in command:
+        return f"a holder rmpeer cannot name: pid {pid} is not an rmpeer run"
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != os.fstat(fd).st_uid:
+            return f"a holder rmpeer cannot name: pid {pid} is not run by the lock's owner"
+    except OSError:
+        return f"a holder rmpeer cannot name: the recorded pid {pid} is not alive"
+    return f"pid {pid} ({command})"
 
 
 def checked_wait(seconds) -> float:
@@ -72,20 +163,62 @@ def checked_wait(seconds) -> float:
     return seconds
 
 
+def file_problem(st, uid: int) -> str | None:
+    """Why an opened lock file (its fstat) could be held or written by another user, or None."""
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_uid != uid:
+        return f"it belongs to uid {st.st_uid}, not to uid {uid}"
+    if st.st_mode & 0o077:
+        return f"its mode {stat.S_IMODE(st.st_mode):04o} lets other users open it (0600 expected)"
+    return None
+
+
+def open_lock(path: Path) -> int:
+    """The lock file, opened for this user only: O_NOFOLLOW, then fstat checked (LockError)."""
+    uid = os.geteuid()
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise LockError(f"lock {path}: refused: {exc.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise LockError(f"lock {path}: refused: it is a folder ({LOCK_ENV} must name a file)")
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise LockError(f"lock {path}: refused: it is a symbolic link (to {os.readlink(path)})")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise LockError(f"lock {path}: refused: it is not a regular file")   # never opened: a FIFO would block
+    problem = _folder_problem(path.parent, uid, sticky_ok=True)
+    if problem:
+        raise LockError(f"lock {path}: refused: its folder {path.parent}: {problem}")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK,
+                     0o600)
+    except OSError as exc:
+        why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise LockError(f"lock {path}: refused: {why}") from None
+    problem = file_problem(os.fstat(fd), uid)
+    if problem:
+        os.close(fd)
+        raise LockError(f"lock {path}: refused: {problem}; it is left as it is")
+    return fd
+
+
 class HostLock:
     """with HostLock(wait_s=30): ... -- the host is this run's until the block ends."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, wait_s: float = 0.0):
-        self.path = Path(path) if path is not None else default_lock_path()
         self.wait_s = checked_wait(wait_s)
+        self._given = Path(path) if path is not None else None
+        self.path: Path | None = self._given
+        self.note = ""
         self.fd: int | None = None
 
     def acquire(self) -> "HostLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        try:
-            os.fchmod(fd, 0o666)      # any user's run may lock it after us
-        except OSError:
-            pass                      # another user's file: it is already shared
+        if self._given is None:
+            self.path, self.note = default_lock_path()
+        fd = open_lock(self.path)
         deadline = time.monotonic() + self.wait_s
         while True:
             try:
@@ -96,14 +229,14 @@ class HostLock:
                     os.close(fd)
                     raise
             if time.monotonic() >= deadline:
-                holder = _holder(fd)
+                holder = holder_of(fd)
                 os.close(fd)
                 waited = f" after waiting {self.wait_s:g} s" if self.wait_s else ""
                 raise BusyError(f"another rmpeer run holds this host ({holder}; lock {self.path}){waited}; "
                                 f"wait for it or pass --wait SECONDS")
             time.sleep(POLL_S)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{_command_line()}\n".encode(), 0)
+        os.ftruncate(fd, 0)           # our own file (open_lock checked it)
+        os.pwrite(fd, _record(), 0)
         self.fd = fd
         return self
 

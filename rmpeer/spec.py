@@ -20,7 +20,7 @@ from pathlib import Path
 from .errors import ConfigError, NoDeviceError
 from .hostlock import checked_wait
 from .result import PARTIAL, TIERS
-from .writable import writable
+from .writable import certify_outputs, writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
@@ -218,9 +218,7 @@ def from_certify_args(args) -> RunSpec:
     from .layouts import parse_size
 
     output = checked_output(args.output)
-    for option, folder in (("junit", False), ("prometheus", True)):   # outputs the run writes at its end
-        if getattr(args, option, None) is not None:
-            writable(f"--{option}", getattr(args, option), folder=folder)
+    certify_outputs(args, output)    # every file the run will write: no link, no device node (exit 2)
     policies = Policies(require_idle=bool(getattr(args, "require_idle", False)),
                         no_floors=bool(getattr(args, "no_floors", False)),
                         wait_s=checked_wait(getattr(args, "wait", 0)))   # before the device

@@ -93,20 +93,43 @@ def _cards(old: list, new: list) -> list[str]:
     return out
 
 
+def unread(value) -> bool:
+    """A fingerprint value that says it could not be read (rmpeer.fingerprint), or a
+    recording's "not recorded": it matches nothing, itself included."""
+    return isinstance(value, str) and value.startswith(("unreadable", "not recorded"))
+
+
+def _same(old, new) -> bool:
+    return old == new and not unread(old) and not unread(new)
+
+
 def _leaves(old, new, path=()) -> list[tuple]:
-    """(path, old, new) of every leaf that differs between two nested values."""
+    """(path, old, new) of every leaf that differs, or could not be read, between two nested values."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for key in sorted(set(old) | set(new), key=str):
             out += _leaves(old.get(key, "(none)"), new.get(key, "(none)"), (*path, str(key)))
         return out
-    return [] if old == new else [(path, old, new)]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [x for i, (a, b) in enumerate(zip(old, new)) for x in _leaves(a, b, (*path, str(i)))]
+    return [] if _same(old, new) else [(path, old, new)]
+
+
+def _unread_line(name: str, path, old, new) -> str:
+    where = f" ({' '.join(path)})" if path else ""
+    value = new if unread(new) else old
+    side = "on this host" if unread(new) else "in the certificate"
+    return f"{name}{where} could not be read {side} ({_short(value)}): an unread value matches nothing"
 
 
 # Names in the reasons, per fingerprint key; a key not listed is named by itself.
 _NAMES = {"driver": "driver", "driver_flavour": "driver flavour", "kernel": "kernel",
           "kernel_module": "kernel module", "iommu": "IOMMU", "acs": "PCIe ACS", "matrices": "rmpeer's matrices",
-          "rmpeer": "rmpeer", "format": "fingerprint format"}
+          "rmpeer": "rmpeer", "format": "fingerprint format", "boot": "boot id",
+          "driver_load": "nvidia module load"}
+# Keys whose change has one plain meaning, said as such.
+_CHANGED = {"boot": "the host was rebooted since the certificate",
+            "driver_load": "the nvidia kernel module was reloaded since the certificate"}
 
 
 def fingerprint_changes(old: dict, new: dict) -> list[str]:
@@ -115,17 +138,26 @@ def fingerprint_changes(old: dict, new: dict) -> list[str]:
     record it); the NVLinks are compared only when both have them (the fresh path has none)."""
     out = []
     for key in new:
+        name = _NAMES.get(key, key)
         if key == "nvlinks":
             continue
         if key not in old:
-            out.append(f"the certificate records no {_NAMES.get(key, key)}")
+            out.append(f"the certificate records no {name}")
         elif key == "cards":
+            if not new["cards"]:
+                out.append("this host lists no GPU in /proc/driver/nvidia/gpus")
             out += _cards(old["cards"], new["cards"])
-        elif isinstance(new[key], dict) or isinstance(old[key], dict):
-            out += [f"{_NAMES.get(key, key)} changed{' (' + ' '.join(path) + ')' if path else ''}: "
-                    f"{_short(a)} -> {_short(b)}" for path, a, b in _leaves(old[key], new[key])]
-        elif old[key] != new[key]:
-            out.append(f"{_NAMES.get(key, key)} changed {_short(old[key])} -> {_short(new[key])}")
+        elif key in _CHANGED and not unread(old[key]) and not unread(new[key]):
+            if old[key] != new[key]:
+                out.append(f"{_CHANGED[key]} ({name} {_short(old[key])} -> {_short(new[key])})")
+        else:
+            for path, a, b in _leaves(old[key], new[key]):
+                if unread(a) or unread(b):
+                    out.append(_unread_line(name, path, a, b))
+                elif path:
+                    out.append(f"{name} changed ({' '.join(path)}): {_short(a)} -> {_short(b)}")
+                else:
+                    out.append(f"{name} changed {_short(a)} -> {_short(b)}")
     if "nvlinks" in old and "nvlinks" in new:
         out += [f"active NVLinks of {' '.join(path)} changed {a} -> {b}"
                 for path, a, b in _leaves(old["nvlinks"], new["nvlinks"])]
@@ -170,23 +202,17 @@ def why_stale(certificate: RunResult, fingerprint: dict, tier: str, now=None, *,
 
 
 def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | None = None,
-                state_path=None) -> tuple[bool, list[str]]:
+                state_path=None, key: bytes | None = None) -> tuple[bool, list[str]]:
     """(True, []) when the certificate at cert_path holds for this host and tier; else
-    (False, the reasons). A certificate that cannot be read never holds."""
+    (False, the reasons). A certificate that cannot be read, or whose signature does not
+    verify with this host's key (`key`, else rmpeer.signing's), never holds."""
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
-    import os
-    import stat
+    from .signing import read_certificate, verify
 
-    try:        # a device, a FIFO or a huge file is no certificate: never read (bounded)
-        st = os.stat(cert_path)
-    except OSError as exc:
-        return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CERTIFICATE_BYTES:
-        what = "not a regular file" if not stat.S_ISREG(st.st_mode) else f"{st.st_size} bytes, not a certificate"
-        return False, [f"the certificate cannot be read: {cert_path}: {what}"]
     try:
-        cert = RunResult.load(cert_path)
+        doc = read_certificate(cert_path)
+        cert = RunResult.from_dict(doc)
     except OSError as exc:
         return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -194,6 +220,8 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     from .fingerprint import platform_fingerprint
     from .statefile import module_hash_cache
 
+    trust = verify(doc, key)
+    reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
-    reasons = why_stale(cert, fingerprint, tier, now, node=node)
+    reasons += why_stale(cert, fingerprint, tier, now, node=node)
     return not reasons, reasons

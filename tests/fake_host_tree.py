@@ -35,6 +35,21 @@ def bridge_config(control: int = ACS_CONTROL, *, chain_first: bool = False) -> b
     return bytes(config)
 
 
+BOOT_ID = "6f1c2e0a-4b7d-4e19-9a53-2f8d1c0b7e44"   # any UUID: a boot's id, drawn by the kernel
+
+
+def reload_module(root: Path) -> None:
+    """What an unload and reload of the nvidia module leaves: a new /sys/module/nvidia folder
+    (a new inode), the same files in it."""
+    module = root / "sys/module/nvidia"
+    new = root / "sys/module/.nvidia-new"        # made while the old one exists: another inode
+    new.mkdir()
+    for p in module.iterdir():
+        p.rename(new / p.name)
+    module.rmdir()
+    new.rename(module)
+
+
 def write(root: Path, path: str, text) -> Path:
     p = root / path.lstrip("/")
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -48,6 +63,8 @@ def make_host(root: Path, *, version: str = "580.159.04", cards=CARDS, bridge_cf
     write(root, "/proc/sys/kernel/osrelease", KERNEL + "\n")
     write(root, "/proc/cmdline", cmdline + "\n")
     write(root, "/sys/module/nvidia/srcversion", "0123456789ABCDEF0123456\n")
+    write(root, "/sys/module/nvidia/initstate", "live\n")
+    write(root, "/proc/sys/kernel/random/boot_id", BOOT_ID + "\n")
     write(root, f"/lib/modules/{KERNEL}/modules.dep",
           "kernel/drivers/net/e1000.ko.zst:\nupdates/dkms/nvidia-uvm.ko.zst: updates/dkms/nvidia.ko.zst\n"
           "updates/dkms/nvidia.ko.zst:\n")

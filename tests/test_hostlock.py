@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -75,7 +74,7 @@ def test_a_waiting_run_gets_the_lock_when_the_holder_releases_it(tmp_path):
             assert holder.stdout.readline() == "released\n"
             wait_locked(waiter)                         # ... and the waiter, still waiting, takes over
             text = path.read_text().splitlines()
-            assert text[0] == str(waiter.pid) and "waiter" in text[1]
+            assert text[0] == str(waiter.pid) and "waiter" in text[2]
         finally:
             stop(waiter)
 
@@ -108,16 +107,9 @@ def test_the_lock_is_released_for_the_next_run_in_the_same_process(tmp_path):
         pass
 
 
-def test_the_lock_path_is_overridable_and_falls_back_to_a_temp_folder(tmp_path, monkeypatch):
-    import rmpeer.hostlock as hostlock
-
+def test_the_lock_path_is_overridable_and_said(tmp_path, monkeypatch):
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "x.lock"))
-    assert default_lock_path() == tmp_path / "x.lock"
-    monkeypatch.delenv(LOCK_ENV)
-    monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path))            # a lock folder we may write
-    assert default_lock_path() == tmp_path / "rmpeer.lock"
-    monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path / "absent"))  # none: the temp folder
-    assert default_lock_path() == Path(tempfile.gettempdir()) / "rmpeer.lock"
+    assert default_lock_path() == (tmp_path / "x.lock", f"lock: {tmp_path / 'x.lock'} (RMPEER_LOCK)")
 
 
 @pytest.mark.parametrize("wait", [-1, float("nan"), float("inf")])

@@ -484,10 +484,11 @@ def test_mutant_an_if_stale_that_reads_any_file_is_caught(tmp_path):
     from rmpeer.staleness import check_fresh
 
     assert check_fresh(big, "passive", node="n1")[1] == [
-        f"the certificate cannot be read: {big}: {(64 << 20) + 1} bytes, not a certificate"]
-    broken = mutated("rmpeer.staleness", "if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CERTIFICATE_BYTES:",
-                     "if False:")
-    assert "bytes, not a certificate" not in " ".join(broken.check_fresh(big, "passive", node="n1")[1])
+        f"the certificate cannot be read: {big}: {(64 << 20) + 1} bytes, more than a certificate's 64 MiB"]
+    broken = mutated("rmpeer.signing", "if st.st_size > CERT_LIMIT:", "if False:")
+    with pytest.raises(ValueError) as caught:
+        broken.read_certificate(big)
+    assert "bytes, more than" not in str(caught.value)     # only the bounded read stopped it
 
 
 def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch):

@@ -12,6 +12,7 @@ from rmpeer import staleness
 from rmpeer.errors import ConfigError
 from rmpeer.fingerprint import platform_fingerprint
 from rmpeer.result import CERTIFIED, DEGRADED, RunResult
+from rmpeer.signing import KEY_ENV, signed_text
 from rmpeer.staleness import check_fresh, parse_valid_for, valid_until, why_stale
 
 pytestmark = pytest.mark.offline
@@ -25,6 +26,12 @@ def host(tmp_path):
     return make_host(tmp_path / "root")
 
 
+@pytest.fixture(autouse=True)
+def own_key(tmp_path, monkeypatch):
+    """This test's host key (rmpeer.signing), made by the first certificate signed."""
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "keys" / "host.key"))
+
+
 def certificate(tmp_path, host, *, tier="quick", verdict=CERTIFIED, valid_for="24h", kind="live", **changes) -> str:
     """A certificate as certify writes one, of the fake host as it is now."""
     fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
@@ -32,7 +39,7 @@ def certificate(tmp_path, host, *, tier="quick", verdict=CERTIFIED, valid_for="2
                        valid_until=valid_until(STARTED, parse_valid_for(valid_for)), fingerprint=fp,
                        verdict=verdict, **changes)
     path = tmp_path / "certificate.json"
-    path.write_text(json.dumps(result.to_dict()))
+    path.write_text(signed_text(result.to_dict()))     # signed as certify signs it
     return str(path)
 
 
@@ -96,7 +103,9 @@ def test_a_forged_fingerprint_in_the_certificate_is_caught(tmp_path, host):
     open(path, "w").write(json.dumps(data))
     ok, reasons = fresh(path, host)
     assert not ok
-    assert reasons == [f"kernel changed 6.1.0-old -> {KERNEL}", f"card 0 VBIOS changed 96.00.00.00.00 -> {CARDS[0][2]}"]
+    assert reasons[0].startswith("not trusted: the signature does not verify with this host's key ")   # edited
+    assert reasons[1:] == [f"kernel changed 6.1.0-old -> {KERNEL}",
+                           f"card 0 VBIOS changed 96.00.00.00.00 -> {CARDS[0][2]}"]
 
 
 def test_a_replaced_kernel_module_file_is_named(tmp_path, host):
@@ -151,8 +160,9 @@ def test_a_missing_certificate_never_holds(tmp_path, host):
 def test_a_certificate_without_fingerprint_or_valid_until_does_not_hold(tmp_path, host):
     result = RunResult(node=NODE, tier="full", target={"kind": "live"}, verdict=CERTIFIED)
     path = tmp_path / "certificate.json"
-    path.write_text(json.dumps(result.to_dict()))
-    assert fresh(str(path), host) == (False, ["the certificate has no valid_until",
+    path.write_text(json.dumps(result.to_dict()))           # unsigned, as every certificate before signing
+    assert fresh(str(path), host) == (False, ["not trusted: unsigned (it carries no signature): nothing vouches "
+                                              "for its content", "the certificate has no valid_until",
                                               "the certificate holds no platform fingerprint"])
 
 

@@ -111,7 +111,9 @@ def run(args, out=print) -> int:
     names = load_names(Path(args.names) if args.names else NAMES)
     tags = args.tags or default_tags(tags_of(src), DriverMatrix())
     data = render(collect(src, tags, names))
-    Path(args.output).write_bytes(data)
+    from ..safewrite import write_file
+
+    write_file(Path(args.output), data)
     out(f"{len(tags)} tags ({tags[0]} .. {tags[-1]}) -> {args.output} ({len(data)} bytes)")
     return EXIT_OK
 

@@ -78,7 +78,9 @@ def read_fixture(path: Path = FIXTURE) -> dict[str, dict]:
 
 def write_fixture(per_tag: dict[str, dict], path: Path = FIXTURE) -> None:
     data = json.dumps(encode(per_tag), separators=(",", ":"), sort_keys=True).encode()
-    Path(path).write_bytes(gzip.compress(data, mtime=0))   # no time, no name: same input, same bytes
+    from ..safewrite import write_file
+
+    write_file(Path(path), gzip.compress(data, mtime=0))   # no time, no name: same input, same bytes
 
 
 def resolved_flat(matrix: DriverMatrix, tag: str) -> dict:

@@ -20,13 +20,24 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from ..safewrite import write_file
 from . import slurmctl
-from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, load_node, load_sweep, reason_line
+from .outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node, load_sweep,
+                      reason_line)
 from .sweep import SWEEP, rmpeer_command
 
 
 def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
-    record = json.loads((shared / SWEEP).read_text()) if (shared / SWEEP).is_file() else {}
+    """Every node sweep.json names and every folder present (rmpeer.fleet.outcome.load_sweep):
+    a node named but without a folder, or with an empty one, is an error."""
+    record = {}
+    if (shared / SWEEP).is_file():
+        try:
+            record = json.loads((shared / SWEEP).read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{shared / SWEEP}: unreadable ({getattr(exc, 'msg', None) or exc})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("nodes", []), list):
+            raise ConfigError(f"{shared / SWEEP}: not a sweep record (no list of nodes)")
     found = {o.node: o for o in load_sweep(shared)}
     for node in record.get("nodes", []):
         if node not in found:
@@ -40,10 +51,24 @@ def rerun(outcome: NodeOutcome, shared: Path, tier: str, args) -> NodeOutcome:
     cmd = [*(args.rmpeer.split() if args.rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
            "--shared", str(shared)]
     print(f"{outcome.node}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
-    slurmctl.run_on(outcome.node, cmd, time_limit_min=args.time, timeout=args.time * 60 + 120)
+    before = _status_stamp(shared / outcome.node)
+    code = slurmctl.run_on(outcome.node, cmd, time_limit_min=args.time, timeout=args.time * 60 + 120)
+    if _status_stamp(shared / outcome.node) == before:     # no new status.json: the re-run did not run
+        return NodeOutcome(outcome.node, ERROR, outcome.verdict, outcome.reasons,
+                           reason_line("tool", f"the re-run did not run (srun exit {code}, no new status.json): "
+                                               "the node keeps its state"), duration_s=outcome.duration_s)
     again = load_node(shared / outcome.node)
     again.reasons = again.reasons or outcome.reasons
     return again
+
+
+def _status_stamp(folder: Path):
+    """What tells one status.json from the next (a re-run rewrites it: a new inode, a new time)."""
+    try:
+        st = (folder / STATUS).stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def table(outcomes: list[NodeOutcome]) -> str:
@@ -58,18 +83,37 @@ def table(outcomes: list[NodeOutcome]) -> str:
     return "\n".join(rows)
 
 
+def signatures(outcomes: list[NodeOutcome]) -> str:
+    """One line: how far each certificate's signature could be checked on this machine."""
+    from ..signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+
+    kinds = {VERIFIED: "verified with this machine's key", OTHER_KEY: "signed by their nodes' own keys",
+             NO_KEY: "signed by their nodes' own keys", UNSIGNED: "unsigned", BAD: "do not verify"}
+    groups: dict = {}
+    for o in outcomes:
+        if o.signature:
+            groups.setdefault(kinds[o.signature], []).append(o.node)
+    if not groups:
+        return "signatures: no certificate to check"
+    parts = [f"{len(n)} {k} ({', '.join(n)})" for k, n in groups.items()]
+    return ("signatures: " + "; ".join(parts) + ". A node's key stays on the node: its signature is checked there "
+            "(certify --if-stale); here each certificate is checked for its node name, its verdict against its "
+            "own findings, and GPU UUIDs under one node only")
+
+
 def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
     try:
         from ..render.jsonline import json_line
     except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
         json_line = None
-    with path.open("w") as f:
-        for o in outcomes:
-            line = o.summary()
-            if json_line and o.result is not None:
-                run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
-                line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
-            f.write(json.dumps(line, default=str) + "\n")
+    lines = []
+    for o in outcomes:
+        line = o.summary()
+        if json_line and o.result is not None:
+            run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
+            line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
+        lines.append(json.dumps(line, default=str) + "\n")
+    write_file(path, "".join(lines), what="summary.jsonl")
 
 
 def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:
@@ -135,6 +179,7 @@ def collect(args) -> int:
         outcomes = [rerun(o, shared, tier, args) if o.state == DEGRADED_STATE and o.floors_only else o
                     for o in outcomes]
     print(table(outcomes))
+    print(signatures(outcomes))
     write_summary(outcomes, shared / "summary.jsonl")
     notes = [f"wrote {shared / 'summary.jsonl'}", write_junit(outcomes, shared / "junit.xml")]
     if not args.no_report:

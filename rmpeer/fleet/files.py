@@ -5,13 +5,13 @@ script), so that the two never drift apart."""
 
 from __future__ import annotations
 
-import shutil
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from ..errors import ConfigError
+from ..safewrite import make_folder, write_file
 
 ENGINES = ("slurm", "kubernetes")
 NPD_CONFIGMAP = "rmpeer-npd-configmap.yaml"
@@ -22,7 +22,7 @@ def shipped(engine: str):
 
 
 def _copy_tree(src, dest: Path, written: list) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
+    make_folder(dest)
     for item in sorted(src.iterdir(), key=lambda p: p.name):
         if item.name.startswith(("_", ".")):
             continue
@@ -30,10 +30,8 @@ def _copy_tree(src, dest: Path, written: list) -> None:
             _copy_tree(item, dest / item.name, written)
             continue
         target = dest / item.name
-        with resources.as_file(item) as path:
-            shutil.copyfile(path, target)
-        if not item.name.endswith((".json", ".yaml", ".nhc")):
-            target.chmod(0o755)       # the hook scripts
+        script = not item.name.endswith((".json", ".yaml", ".nhc"))     # the hook scripts run
+        write_file(target, item.read_bytes(), mode=0o755 if script else 0o644)
         written.append(target)
 
 
@@ -57,7 +55,7 @@ def copy_out(engine: str, dest: Path) -> list[Path]:
     try:
         _copy_tree(shipped(engine), dest, written)
         if engine == "kubernetes":
-            (dest / NPD_CONFIGMAP).write_text(npd_configmap(dest / "npd"))
+            write_file(dest / NPD_CONFIGMAP, npd_configmap(dest / "npd"))
             written.append(dest / NPD_CONFIGMAP)
     except OSError as exc:
         raise ConfigError(f"{dest}: cannot write there ({exc.strerror})") from None

@@ -17,11 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
 from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_sweep
+from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, load_sweep, read_status
 
 DOMAIN = "rmpeer.io"
 RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",
@@ -38,9 +39,7 @@ def label_value(text: str) -> str:
 
 
 def checked_at(outcome: NodeOutcome, folder: Path) -> str:
-    stamp = ""
-    if (folder / STATUS).is_file():
-        stamp = json.loads((folder / STATUS).read_text()).get("at", "")
+    stamp = str(read_status(folder).get("at") or "")     # a cut status.json: no stamp, never a traceback
     if not stamp and outcome.result is not None:
         stamp = outcome.result.started
     if not stamp and outcome.certificate:
@@ -68,7 +67,8 @@ def desired(outcome: NodeOutcome, folder: Path) -> dict:
     else:
         value, effect = TAINTS[outcome.state]
         taint = {"key": TAINT, "value": value, "effect": effect}
-    return {"node": outcome.node, "labels": labels, "taint": taint}
+    return {"node": outcome.node, "labels": labels, "taint": taint,
+            "signature": outcome.trust or "no certificate"}
 
 
 def node_patch(want: dict, current_taints: list[dict]) -> dict:
@@ -120,10 +120,18 @@ def main_label(args) -> int:
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
     wants = [desired(o, shared / o.node) for o in outcomes]
+    from ..signing import VERIFIED
+
+    for o in outcomes:      # on stderr, one line each: stdout stays the patches (or what --apply did)
+        if o.state == ERROR and o.line:
+            print(f"{o.node}: error: {o.line}", file=sys.stderr)
+        if o.trust and o.signature != VERIFIED:
+            print(f"{o.node}: {o.trust}", file=sys.stderr)
     if args.apply:
         for line in _apply(wants):
             print(line)
     else:
         for want in wants:
-            print(json.dumps({"node": want["node"], "patch": node_patch(want, []), "taint": want["taint"]}))
+            print(json.dumps({"node": want["node"], "patch": node_patch(want, []), "taint": want["taint"],
+                              "signature": want["signature"]}))
     return EXIT_NOT_CERTIFIED if any(o.state in (FAIL_STATE, DEGRADED_STATE) for o in outcomes) else EXIT_OK

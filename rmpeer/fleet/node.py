@@ -28,8 +28,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from ..errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
+                      RmpeerError)
 from ..result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from ..safewrite import write_file
 from .outcome import STATUS, certificate_in, load_certificate, reason_line
 
 STAND_IN = "RMPEER_STAND_IN"
@@ -166,11 +168,9 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
 
 
 def _write_status(output: Path, status: dict) -> bool:
-    try:
-        tmp = output / (STATUS + ".tmp")
-        tmp.write_text(json.dumps(status) + "\n")
-        tmp.replace(output / STATUS)
-    except OSError:
+    try:        # rmpeer.safewrite: no link, no device node, no temporary file left
+        write_file(output / STATUS, json.dumps(status) + "\n", what="status.json")
+    except (OSError, RmpeerError):
         return False
     return True
 

@@ -36,6 +36,9 @@ class NodeOutcome:
     certificate: Path | None = None
     result: RunResult | None = None  # None for the old format or no certificate
     replay_of: str = ""              # a stand-in: the recording it replayed
+    trust: str = ""                  # how far its signature could be checked here, in words (rmpeer.signing)
+    signature: str = ""              # the same as rmpeer.signing's status (VERIFIED, UNSIGNED, ...)
+    status_node: str = ""            # the node status.json names
 
     def summary(self) -> dict:
         return {"node": self.node, "state": self.state, "verdict": self.verdict, "exit": self.exit_code,
@@ -67,16 +70,22 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
 
 
 def load_certificate(node: str, path: Path) -> NodeOutcome:
+    from ..signing import BAD, read_certificate, verify
+
     try:
-        data = json.loads(path.read_text())
+        data = read_certificate(path)
     except (OSError, ValueError) as exc:
         return NodeOutcome(node, ERROR, line=reason_line("certificate", f"unreadable {path}: {exc}"), certificate=path)
+    trust = verify(data)
+    if trust.status == BAD:      # signed with a key this machine holds, and changed since
+        return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {trust.line}"), certificate=path,
+                           trust=trust.line, signature=trust.status)
     try:
-        if not isinstance(data, dict):
-            raise ValueError("not an rmpeer result (no JSON object)")
-        return from_result(node, RunResult.from_dict(data), path)
-    except (TypeError, ValueError) as exc:    # an older or foreign file is never a pass
+        out = from_result(node, RunResult.from_dict(data), path)
+    except (TypeError, ValueError, KeyError) as exc:    # an older or foreign file is never a pass
         return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {exc}"), certificate=path)
+    out.trust, out.signature = trust.line, trust.status
+    return out
 
 
 def load_node(folder: Path) -> NodeOutcome:
@@ -84,12 +93,7 @@ def load_node(folder: Path) -> NodeOutcome:
     no status and no certificate, an exit code that says the run gave no verdict, or an exit
     code that contradicts the certificate, is an `error`, never a pass."""
     node = folder.name
-    status = {}
-    if (folder / STATUS).is_file():
-        try:
-            status = json.loads((folder / STATUS).read_text())
-        except ValueError:
-            status = {"exit": None, "line": f"unreadable {folder / STATUS}"}
+    status = read_status(folder)
     cert = certificate_in(folder)
     code = status.get("exit")
     if cert is None or (status and code not in (EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_DEGRADED)):
@@ -99,6 +103,7 @@ def load_node(folder: Path) -> NodeOutcome:
         return NodeOutcome(node, ERROR, line=line, exit_code=code,
                            duration_s=status.get("duration_s"), replay_of=status.get("stand_in", ""))
     out = load_certificate(node, cert)
+    out.status_node = str(status.get("node") or "")
     if status and out.state != ERROR and code != out.exit_code:
         return NodeOutcome(node, ERROR, out.verdict, out.reasons,
                            reason_line("tool", f"exit {code} does not match the certificate's {out.verdict}"),
@@ -106,8 +111,25 @@ def load_node(folder: Path) -> NodeOutcome:
     return out
 
 
+def read_status(folder: Path) -> dict:
+    """A node's status.json as a dict; one that is cut, not JSON or not an object says so as
+    its line (the node is then an error), never raises."""
+    path = folder / STATUS
+    if not path.is_file():
+        return {}
+    try:
+        status = json.loads(path.read_bytes()[:1 << 20])
+    except (OSError, ValueError) as exc:
+        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) or exc}")}
+    if not isinstance(status, dict):
+        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: not a JSON object")}
+    return status
+
+
 def load_sweep(shared: Path) -> list[NodeOutcome]:
-    """Every node folder under a sweep's shared folder (a folder with a status or a certificate)."""
-    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and
-               ((p / STATUS).exists() or certificate_in(p))]
-    return [load_node(p) for p in folders]
+    """Every node folder under a sweep's shared folder: every folder in it (an empty one is a
+    node that left no result: an error), checked against each other (rmpeer.fleet.checks)."""
+    from .checks import cross_check
+
+    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    return cross_check([load_node(p) for p in folders])

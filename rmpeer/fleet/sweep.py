@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..safewrite import write_file
 from ..result import TIERS
 
 SWEEP = "sweep.json"
@@ -70,7 +71,7 @@ def submit(args) -> int:
     jobs = []
     for n, chunk in enumerate(chunks):
         script = shared / f"sweep-{n}.sh"
-        script.write_text(batch_script(chunk, args.tier, shared, rmpeer, args.time))
+        write_file(script, batch_script(chunk, args.tier, shared, rmpeer, args.time))
         cmd = ["sbatch", "--parsable", *(["--wait"] if args.wait else []),
                *([f"--partition={args.partition}"] if args.partition else []), str(script)]
         # With --wait each sbatch blocks: start them all, then wait for each.
@@ -87,7 +88,7 @@ def submit(args) -> int:
             print(f"rmpeer fleet sweep: sbatch refused {len(chunk)} node(s): {err.strip()}", file=sys.stderr)
         else:
             print(f"submitted job {job}: {len(chunk)} node(s), tier {args.tier}, results under {shared}")
-    (shared / SWEEP).write_text(json.dumps(record, indent=1) + "\n")
+    write_file(shared / SWEEP, json.dumps(record, indent=1) + "\n")
     if failed:
         raise ConfigError("the sweep was not (wholly) submitted; see the lines above")
     return 0

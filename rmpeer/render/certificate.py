@@ -14,8 +14,13 @@ def certificate_text(result) -> str:
 
 
 def write_certificate(result, path: Path) -> Path:
+    """Signed (rmpeer.signing: HMAC-SHA256 with this host's key) and written safely
+    (rmpeer.safewrite: never through a link, never over a device node)."""
+    from ..safewrite import write_file
+    from ..signing import signed_text
+
     try:
-        path.write_text(certificate_text(result))
+        write_file(path, signed_text(result.to_dict()), what="the certificate")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the certificate ({exc.strerror})") from None
     return path

@@ -147,16 +147,15 @@ def junit_xml(results: list[RunResult]) -> str:
 
 
 def write_junit(results: list[RunResult], path) -> Path:
-    """Write junit_xml(results) to path (a temp file beside it, then a rename: a CI job that
-    collects the file never reads half of it)."""
+    """Write junit_xml(results) to path (rmpeer.safewrite: a fresh temp file, then a rename: a
+    CI job that collects the file never reads half of it, and a link or a device node at the
+    path is refused, never followed or replaced)."""
+    from ..safewrite import make_folder, write_file
+
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(junit_xml(results), encoding="utf-8")
-        tmp.replace(path)
+        make_folder(path.parent, what="--junit")
+        write_file(path, junit_xml(results), what="--junit")
     except OSError as exc:
-        if tmp.parent.is_dir():
-            tmp.unlink(missing_ok=True)
         raise ConfigError(f"--junit {path}: cannot write it ({exc.strerror or exc})") from None
     return path

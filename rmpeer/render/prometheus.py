@@ -1,8 +1,9 @@
 """`--prometheus DIR`: the run as node_exporter's textfile collector reads it (DIR/rmpeer.prom).
 
-Written with prometheus-client (a registry of gauges and `write_to_textfile`), which writes a
-temporary file beside the target (rmpeer.prom.<pid>.<thread>, a name the collector ignores)
-and renames it, so a scrape never reads half a file. The format carries no timestamps and
+Rendered with prometheus-client (a registry of gauges, `generate_latest`) and written by
+rmpeer.safewrite: a fresh temporary file of unpredictable name beside the target (ending in
+.tmp, a name the collector ignores), renamed into place, so a scrape never reads half a file
+(prometheus-client's own write_to_textfile uses a predictable temporary name). The format carries no timestamps and
 no host label (the scrape adds the instance); values are in base units (bytes per second,
 seconds). Per-GPU series carry dcgm-exporter's label names (gpu, UUID, pci_bus_id,
 modelName, and peer_gpu for a pair) in dcgm-exporter's spelling, so they join with DCGM's
@@ -15,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from statistics import median
 
-from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from ..errors import ConfigError
 from ..result import CERTIFIED, RunResult
@@ -145,11 +146,13 @@ def registry_of(result: RunResult) -> CollectorRegistry:
 
 def write_textfile(result: RunResult, directory) -> Path:
     """DIR/rmpeer.prom, replaced atomically; DIR is created if missing."""
+    from ..safewrite import make_folder, write_file
+
     directory = Path(directory)
     path = directory / FILENAME
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        write_to_textfile(str(path), registry_of(result))     # removes its temp file on failure
+        make_folder(directory, what="--prometheus")
+        write_file(path, generate_latest(registry_of(result)), what="--prometheus")
     except OSError as exc:
         raise ConfigError(f"--prometheus {directory}: cannot write {FILENAME} there ({exc.strerror or exc})") from None
     return path

@@ -165,8 +165,10 @@ def _write(html: str, output: Path) -> Path:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
                           "not phone home): " + "; ".join(remote[:10]))
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(html, encoding="utf-8")
+        from ..safewrite import make_folder, write_file
+
+        make_folder(output.parent)
+        write_file(output, html, what="the report")
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {output}: {exc.strerror or exc}") from None
     return output
@@ -276,4 +278,21 @@ def main_report(args) -> int:
     out = build_report(args.results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
     print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")
+    for line in signature_lines(args.results):
+        print(f"rmpeer: {line}")
     return EXIT_OK
+
+
+def signature_lines(paths) -> list[str]:
+    """How far the certificate beside each results folder (certify --output holds both) is
+    vouched for: the report shows what the results say, the signature says who said it."""
+    from ..signing import trust_line
+    from .hosts import result_dirs
+
+    out = []
+    for d in result_dirs(paths):
+        cert = next((d.parent / n for n in ("certificate.json", "replay-certificate.json")
+                     if (d.parent / n).is_file()), None)
+        out.append(f"{cert}: {trust_line(cert)}" if cert else f"{d}: no certificate beside these results: "
+                                                                "signature not checked")
+    return out

@@ -126,7 +126,9 @@ class Browser:
     def screenshot(self, path) -> Path:
         data = self._call("Page.captureScreenshot", session=True, format="png")["data"]
         path = Path(path)
-        path.write_bytes(base64.b64decode(data))
+        from ..safewrite import write_file
+
+        write_file(path, base64.b64decode(data))
         return path
 
     def outside_requests(self) -> list[str]:

@@ -8,7 +8,9 @@ stored, only a sampled digest of them (fixtures/transcripts/README.md).
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import os
 import platform
 import socket
 import time
@@ -184,8 +186,12 @@ class TranscriptWriter:
     def __init__(self, path: Path, header: dict):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = (gzip.open(self.path, "wt", compresslevel=6) if self.path.suffix == ".gz"
-                      else self.path.open("w"))
+        # streamed, not renamed at the end (a crash keeps what came before), so made fresh:
+        # O_EXCL|O_NOFOLLOW, never through a link or over a file someone planted at the name
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        self._raw = os.fdopen(fd, "wb")
+        self._file = (gzip.open(self._raw, "wt", compresslevel=6) if self.path.suffix == ".gz"
+                      else io.TextIOWrapper(self._raw, encoding="utf-8"))
         self._file.write(json.dumps({"header": header}) + "\n")
 
     def note(self, kind: str, **data) -> None:
@@ -203,6 +209,7 @@ class TranscriptWriter:
         if not self._file.closed:
             self.note(END_NOTE)
             self._file.close()
+            self._raw.close()       # gzip leaves a file object it was given open
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -1,0 +1,178 @@
+"""The one way rmpeer writes a file: a fresh temporary file beside the target, written,
+fsync'd, then renamed into place.
+
+On a shared host another user may plant a symbolic link or a FIFO at any name they can
+guess in a folder they can write (/tmp, a shared sweep folder). So:
+- the temporary file is made by tempfile.mkstemp: O_CREAT|O_EXCL|O_NOFOLLOW and a random
+  name, in the target's own folder (a rename across file systems is not atomic);
+- a target that is a symbolic link or not a regular file (a device node such as /dev/null,
+  a FIFO, a folder) is refused, never replaced: root renaming over /dev/null would replace
+  the device node with a regular file;
+- rename(2) replaces the name, never what a link at that name points to;
+- the temporary file is removed on every path that does not rename it (an error, a signal
+  raised as an exception): nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .errors import ConfigError
+
+
+class UnsafeTarget(ConfigError):
+    """A target path that is a symbolic link or not a regular file (exit 2)."""
+
+
+def target_problem(path) -> str | None:
+    """Why `path` may not be written (replaced), or None: it is absent or a regular file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return "a part of the path is not a folder"
+    if stat.S_ISLNK(st.st_mode):
+        return f"it is a symbolic link (to {os.readlink(path)})"
+    if stat.S_ISDIR(st.st_mode):
+        return "it is a folder"
+    if not stat.S_ISREG(st.st_mode):
+        return f"it is not a regular file ({_kind(st.st_mode)})"
+    return None
+
+
+def folder_problem(path) -> str | None:
+    """Why `path` cannot be an output folder rmpeer writes into, or None (absent or a real folder)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"it is a symbolic link (to {os.readlink(path)})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"it is not a folder ({_kind(st.st_mode)})"
+    return None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "an unknown kind of file"
+
+
+def refuse_unsafe(path, what: str) -> None:
+    problem = target_problem(path)
+    if problem:
+        raise UnsafeTarget(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
+
+
+def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str | None = None) -> Path:
+    """Write `data` (str or bytes) to `path` safely (the module's docstring). replace=False
+    never replaces an existing file (os.link: EEXIST), for a file that must be made once."""
+    path = Path(path)
+    what = what or str(path.name)
+    refuse_unsafe(path, what)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        try:
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        refuse_unsafe(path, what)      # planted while we wrote: still refused, never followed
+        if replace:
+            os.rename(tmp, path)
+        else:
+            os.link(tmp, path)         # fails with EEXIST: an existing file is never replaced
+            os.unlink(tmp)
+        tmp = None
+        _sync_folder(path.parent)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename itself durable (a crash after it leaves the new file, not an empty name)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def make_folder(path, *, mode: int = 0o755, what: str | None = None) -> Path:
+    """mkdir -p that refuses a symbolic link or a non-folder at the path (exit 2)."""
+    path = Path(path)
+    named = f"{what} {path}" if what else str(path)
+    for attempt in (0, 1):
+        problem = folder_problem(path)
+        if problem:
+            raise UnsafeTarget(f"{named}: refused as an output folder: {problem}")
+        if attempt == 0:
+            path.mkdir(parents=True, exist_ok=True, mode=mode)
+    return path
+
+
+class UntrustedFile(ConfigError):
+    """A file rmpeer would believe (its state, its key) that another user could have written."""
+
+
+def read_own(path, *, limit: int = 1 << 24, private: bool = False) -> bytes:
+    """The bytes of a file only this user (or root) could have written: opened without
+    following a link, a regular file, owned by this user or root, writable by nobody else
+    (private: readable by nobody else either). UntrustedFile otherwise; FileNotFoundError
+    when absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UntrustedFile(f"{path}: refused: it is a symbolic link") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        problem = owner_problem(st, private=private)
+        if problem:
+            raise UntrustedFile(f"{path}: refused: {problem}")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise UntrustedFile(f"{path}: refused: larger than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+def owner_problem(st, *, private: bool = False, uid: int | None = None) -> str | None:
+    """Why a file (its stat) could have been written by another user, or None."""
+    uid = os.geteuid() if uid is None else uid
+    if not stat.S_ISREG(st.st_mode):
+        return f"it is not a regular file ({_kind(st.st_mode)})"
+    if st.st_uid not in (uid, 0):
+        return f"it belongs to uid {st.st_uid}, not to this user (uid {uid}) or root"
+    if st.st_mode & 0o022:
+        return f"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it"
+    if private and st.st_mode & 0o077:
+        return f"its mode {stat.S_IMODE(st.st_mode):04o} lets other users read it (0600 expected)"
+    return None
