@@ -277,6 +277,7 @@ def _result(spec, host, collector, target, started, stopped, code):
         result.topology = {"name": spec.topology.name, "matched_by": spec.topology_matched_by,
                            "floors": dataclasses.asdict(floors) if floors is not None else None}
     result.checks = collector.checks()
+    _health(result, spec.topology)
     result.findings += [Finding("topology", "host", f"the topology {spec.topology_name}", problem, FAIL)
                         for problem in spec.topology_problems()]
     if spec.facts is not None:
@@ -328,6 +329,16 @@ def _mark_stopped(result, name: str) -> None:
     result.findings.append(Finding("run", "host", "the run to finish",
                                    f"it was stopped by {name} after its checks", UNFINISHED))
     result.verdict, result.reasons = judge(result)
+
+
+def _health(result, topology) -> None:
+    """The health facts' findings first (a fabric not initialised explains the peer checks'
+    RM errors that follow it) and what could not be checked (rmpeer.judge_health)."""
+    from .judge_health import health_findings
+
+    found, not_checked = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
+    result.findings[:0] = found
+    result.not_checked += not_checked
 
 
 def _report(result, spec, args, say, replay_of, started) -> int:

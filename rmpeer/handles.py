@@ -16,3 +16,4 @@ PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE = 0xA0000000, 0xA1000000   # + card: dis
 COPY_ENGINE_BASE, COPY_ENGINE_STRIDE = 0xCE000000, 0x10000          # + session*stride + n: its channel
 STAGING_BASE, STAGING_STRIDE = 0xCA000000, 16                        # + card*stride + k: staging buffers
 SPARE_BASE = 0xB4000000                                              # + n: a detection test's extra objects
+CONF_COMPUTE_HANDLE = 0xA2000000     # the NV_CONFIDENTIAL_COMPUTE object health reads through, freed at once

@@ -278,6 +278,15 @@ def _process_findings(procs: dict | None, replay: bool) -> list:
     return []
 
 
+def _health_check(result: RunResult, topology) -> None:
+    """RM's health facts (rmpeer.judge_health): one check, and what could not be checked."""
+    from .judge_health import health_findings
+
+    found, not_checked = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
+    _check(result, "health", "host", "host", found)
+    result.not_checked += not_checked
+
+
 def judge_passive(findings: list) -> tuple[str, list]:
     """The verdict from the findings: INCOMPLETE, NOT CERTIFIED, DEGRADED, CERTIFIED, first
     match wins (the order of rmpeer.judge), one reason per finding."""
@@ -351,6 +360,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     _check(result, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
     _check(result, "xids", "fitness", "host", _xid_findings(read.get("xids"), facts, set(allowed_xids), target.is_replay))
     _check(result, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
+    _health_check(result, topology)
     result.verdict, result.reasons = judge_passive(result.findings)
     result.duration_s = round(time.monotonic() - t0, 3)
     if save:

@@ -134,6 +134,7 @@ class RunResult:
     gpu_processes: dict = field(default_factory=dict)   # {before: [...], after: [...]}
     checks: list = field(default_factory=list)      # [CheckResult]
     findings: list = field(default_factory=list)    # [Finding]
+    not_checked: list = field(default_factory=list)  # [(check, reason)]: facts that matter, not read
     left_out: list = field(default_factory=list)    # layouts not run, and why
     verdict: str = INCOMPLETE       # until judged, a run has not shown anything
     reasons: list = field(default_factory=list)

@@ -42,6 +42,7 @@ def test_nothing_reaches_the_plugin_by_name():
     ("bandwidth.py", r"from \.targets|import rmpeer\.targets|from \.hostrun"),
     ("fitness.py", r"from \.hostrun|host_run"),
     ("judge.py", r"from \.(shim|rm|hostrun)\b|import rmpeer\.(shim|rm)\b"),
+    ("judge_health.py", r"from \.(shim|rm|hostrun|certify|passive)\b"),
     ("ce/engine.py", r"\.objects\s*="),
 ])
 def test_layers_import_downwards(module, forbidden):

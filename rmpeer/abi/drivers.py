@@ -22,7 +22,9 @@ FLAG_FIELDS = {("NVOS46_PARAMETERS", "flags"): "NVOS46_FLAGS", ("NVOS46_PARAMETE
                ("NVOS33_PARAMETERS", "flags"): "NVOS33_FLAGS",
                ("nv_ioctl_nvos33_parameters_with_fd", "params.flags"): "NVOS33_FLAGS",
                ("NV_MEMORY_ALLOCATION_PARAMS", "attr"): "NVOS32_ATTR",
-               ("NV_MEMORY_ALLOCATION_PARAMS", "attr2"): "NVOS32_ATTR2"}
+               ("NV_MEMORY_ALLOCATION_PARAMS", "attr2"): "NVOS32_ATTR2",
+               ("NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO_PARAMS", "fabricHealthMask"): "NV2080_CTRL_GPU_FABRIC_HEALTH_MASK",
+               ("NV2080_CTRL_FB_GET_REMAPPED_ROWS_PARAMS", "flags"): "NV2080_CTRL_FB_GET_REMAPPED_ROWS_FLAGS"}
 
 
 GENERATE = ("rmpeer abi from-headers SRC (SRC: NVIDIA's open-gpu-kernel-modules at tag {version}, e.g. "

@@ -28,6 +28,9 @@ INCLUDE_ROOTS = ("src/common/sdk/nvidia/inc", "kernel-open/common/inc", "src/nvi
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
 _TYPEDEF_END = re.compile(r"}\s*(\w+)\s*;")
 _TYPEDEF_LINE = re.compile(r"^\s*typedef\s[^;{}]*?\b(\w+)\s*;", re.M)
+# An enumerator (`NAME = 4,` inside a typedef enum): some RM values are enum constants,
+# not macros (NV0000_CTRL_GET_SYSTEM_FABRIC_STATUS_*, NV2080_CTRL_GPU_RECOVERY_ACTION_*).
+_ENUMERATOR = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*[^=\s][^;{}]*?,?[ \t]*(?://.*)?$", re.M)
 _ERROR_LINE = re.compile(r"^probe\.c:(\d+):\d+: (?:fatal )?error", re.M)
 _BY_SIZE = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
 
@@ -63,19 +66,21 @@ def check_tree(src: Path) -> None:
                           f"extract one with: git -C open-gpu-kernel-modules archive TAG | tar -x -C DIR")
 
 
-def _index(src: Path, names: set) -> list[str]:
-    """The headers (relative to their include root) that declare any of `names`."""
-    found, headers = set(), []
+def _declared(src: Path, names: set) -> tuple[list[str], frozenset]:
+    """(the headers that declare any of `names`, the names among them that are enumerators)."""
+    found, headers, enumerators = set(), [], set()
     for root in INCLUDE_ROOTS:
         base = Path(src) / root
         for path in sorted(base.rglob("*.h")):
             text = path.read_text(errors="replace")
+            enums = set(_ENUMERATOR.findall(text)) & names
             declared = (set(_DEFINE.findall(text)) | set(_TYPEDEF_END.findall(text))
-                        | set(_TYPEDEF_LINE.findall(text))) & names
+                        | set(_TYPEDEF_LINE.findall(text)) | enums) & names
+            enumerators |= enums
             if declared - found:
                 found |= declared
                 headers.append(str(path.relative_to(base)))
-    return headers
+    return headers, frozenset(enumerators)
 
 
 def _compiler() -> str:
@@ -122,10 +127,12 @@ def _is_range(text: str) -> bool:
     return ":" in text and "?" not in text
 
 
-def _probe_lines(wanted: Wanted, bodies: dict) -> list[str]:
+def _probe_lines(wanted: Wanted, bodies: dict, enumerators: frozenset = frozenset()) -> list[str]:
     lines = []
     for name in sorted(wanted.values | wanted.ranges):
         if name not in bodies:
+            if name in wanted.values and name in enumerators:   # the compiler evaluates it
+                lines.append(f'printf("V %s %lld\\n", "{name}", (long long)({name}));')
             continue
         if _is_range(_expand(bodies[name], bodies)):
             lines.append(f'printf("R %s %lld %lld\\n", "{name}", (long long)(1 ? {name}), (long long)(0 ? {name}));')
@@ -167,11 +174,12 @@ def probe(src: Path, wanted: Wanted) -> dict:
     cc = _compiler()
     flags = [f"-I{Path(src).resolve() / r}" for r in INCLUDE_ROOTS]
     names = wanted.values | wanted.ranges | set(wanted.structs)
-    prelude = _prelude(_index(src, names))
+    headers, enumerators = _declared(src, names)
+    prelude = _prelude(headers)
     with tempfile.TemporaryDirectory(prefix="rmpeer-abi-") as tmp:
         work = Path(tmp)
         bodies = _macro_bodies(cc, flags, prelude, work)
-        binary, _ = _compile(cc, flags, prelude, _probe_lines(wanted, bodies), work)
+        binary, _ = _compile(cc, flags, prelude, _probe_lines(wanted, bodies, enumerators), work)
         done = _run([str(binary)], work)
         if done.returncode:
             raise ConfigError(f"the probe failed to run: {done.stderr.strip()[:200]}")

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from ..errors import ConfigError
 from ..handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
 from ..shim.records import PROC_VERSION, read_proc_version_text
+from .health import read_host as read_health
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
@@ -30,6 +31,9 @@ class Card:
     ce_caps: dict = field(default_factory=dict)   # LCE -> [cap names]
     ce_pces: dict = field(default_factory=dict)   # LCE -> PCE mask
     classes: list = field(default_factory=list)
+    # RM's health facts of the card (rm.health): fabric probe, ECC, remapped rows, reset,
+    # drain, recovery action, PCIe link ("pcie": gen, width, max_gen, max_width), MIG mode
+    health: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -42,6 +46,7 @@ class HostFacts:
     abi_note: str = ""           # how the entry was chosen when it is not the driver's own
     cards: list = field(default_factory=list)
     p2p: dict = field(default_factory=dict)     # (a, b) -> {caps, status, read_ces, write_ces}
+    health: dict = field(default_factory=dict)  # the host's health facts (rm.health): fabric, cc
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -193,6 +198,7 @@ class Host:
             self.facts.cards.append(card)
             self._describe(card)
         self._p2p()
+        read_health(self)
         return self
 
     def _describe(self, card: Card) -> None:
