@@ -273,6 +273,19 @@ class HostRun:
     def facts(self):
         return self.runtime.facts if self.runtime is not None else self.spec.facts
 
+    @property
+    def floors(self):
+        """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
+        host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
+        if getattr(self, "_floors", None) is None:
+            from .floors import resolve_floors
+            from .topology import TopologyMatrix
+
+            links = self.fitness.links_before if self.fitness is not None else {}
+            self._floors = resolve_floors(self.facts, links, TopologyMatrix(), expected=self.spec.topology_name,
+                                          no_floors=self.spec.policies.no_floors)
+        return self._floors
+
     def layout(self, case: Case) -> LayoutRun:
         """The case's layout, built once: the layout built before it is torn down first."""
         if self.current is not None and self.current.case == case:
@@ -339,7 +352,7 @@ class HostRun:
             from .sharedhost import name_other_users
 
             # a figure below its floor on a card another process used names that process
-            found = name_other_users(self.fitness.findings(self.spec.topology),
+            found = name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
                                      r.gpu_processes.get("before"), r.gpu_processes.get("after"))
             r.findings += [f for f in found if f not in r.findings]
         return r

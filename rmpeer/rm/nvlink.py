@@ -58,6 +58,15 @@ def _link_mask(st, reply: dict, legacy: str, masks: str) -> int:
     return reply[legacy]
 
 
+def _remote_pci(e: dict) -> str | None:
+    """The far end's PCI address (as Card.pci writes it), where RM names one: which card a
+    direct GPU-to-GPU link reaches."""
+    if "remoteDeviceInfo.bus" not in e or not any(e.get(f"remoteDeviceInfo.{k}") for k in ("domain", "bus", "device")):
+        return None
+    return (f"{e['remoteDeviceInfo.domain']:04x}:{e['remoteDeviceInfo.bus']:02x}:"
+            f"{e['remoteDeviceInfo.device']:02x}.{e['remoteDeviceInfo.function']:x}")
+
+
 def _counter_masks(abi) -> dict[str, list[int]]:
     return {group: [abi.const(_COUNTER + n) for n in names if _COUNTER + n in abi.constants]
             for group, names in COUNTER_GROUPS.items()}
@@ -118,9 +127,11 @@ def link_health(rm, subdevice: int, *, card: int | None = None) -> dict:
                       "active": e["linkState"] in up_states and bool(e["connected"]),
                       "line_rate_mbps": e["nvlinkLineRateMbps"],
                       "data_rate_kibps": e.get("nvlinkLinkDataRateKiBps"),
+                      # lanes per sublink: a link carries line rate x this many lanes each way
+                      "sublink_width": e.get("subLinkWidth"),
                       "connected": bool(e["connected"]),
                       "remote": {"type": types.get(e["remoteDeviceInfo.deviceType"], e["remoteDeviceInfo.deviceType"]),
-                                 "link": e["remoteDeviceLinkNumber"]}})
+                                 "link": e["remoteDeviceLinkNumber"], "pci": _remote_pci(e)}})
     counters, why = read_counters(rm, subdevice, [link["index"] for link in links])
     for link in links:
         link["counters"] = counters.get(link["index"]) if counters else None
@@ -129,14 +140,19 @@ def link_health(rm, subdevice: int, *, card: int | None = None) -> dict:
 
 
 def check_active(health: dict, expected: int | None) -> list[str]:
-    """Problems with the number of active links against what the topology expects."""
+    """Problems with the links RM says are enabled on the card: each must be up. `expected`
+    (the topology's count) only says whether NVLinks are expected at all: a link disabled by
+    design (12 of 18 on H100 PCIe NVL) is not in RM's enabled mask and is no down link."""
     if expected is None or not health.get("supported"):
         return []
+    enabled = health["links"]
     problems = [f"card {health.get('card')}: link {link['index']} is {link['state']}"
                 f"{'' if link['connected'] else ', not connected'} (up: {' or '.join(UP_STATES)}, connected)"
-                for link in health["links"] if not link["active"]]
-    if health["active"] != expected:
-        problems.insert(0, f"card {health.get('card')}: {health['active']} active NVLinks, expected {expected}")
+                for link in enabled if not link["active"]]
+    if problems:
+        problems.insert(0, f"card {health.get('card')}: {health['active']} of {len(enabled)} enabled NVLinks active")
+    elif not enabled:
+        problems.append(f"card {health.get('card')}: RM enables no NVLink on this card ({expected} expected)")
     return problems
 
 
