@@ -9,7 +9,6 @@ SIGINT, SIGTERM, a pytest internal error or no hardware check run give INCOMPLET
 
 from __future__ import annotations
 
-import dataclasses
 import signal
 import sys
 import time

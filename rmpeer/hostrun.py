@@ -170,6 +170,7 @@ class HostRun:
         self.closed_layouts: dict = {}    # layout name -> its closed LayoutRun
         self.proc_gpus: list = []         # the kernel module's own account of the cards
         self.fitness = None
+        self._floors = None       # (HostFloors or None, findings), once the links are read
         self.open_error = None            # why open() failed, for every later test of the target
         self.closed = False
         self.result = RunResult(tier=spec.tier, left_out=list(spec.left_out))
@@ -277,13 +278,15 @@ class HostRun:
     def floors(self):
         """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
         host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
-        if getattr(self, "_floors", None) is None:
+        if self._floors is None:
             from .floors import resolve_floors
             from .topology import TopologyMatrix
 
             links = self.fitness.links_before if self.fitness is not None else {}
+            abi = getattr(self.runtime, "abi", None)
             self._floors = resolve_floors(self.facts, links, TopologyMatrix(), expected=self.spec.topology_name,
-                                          no_floors=self.spec.policies.no_floors)
+                                          no_floors=self.spec.policies.no_floors,
+                                          classes=dict(abi.classes) if abi is not None else None)
         return self._floors
 
     def layout(self, case: Case) -> LayoutRun:

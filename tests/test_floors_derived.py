@@ -8,8 +8,6 @@ specification's lane rates, and RM's own reply fields, never from the function u
 
 import copy
 import dataclasses
-import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -46,14 +44,6 @@ def recorded(tmp_path_factory):
 def _derive(facts, links, module=None):
     derive = module.derive_floors if module else derive_floors
     return derive(facts.cards, facts.p2p, links, load_efficiencies(), class_numbers(facts))
-
-
-def _without_floors(matrix_path: Path) -> TopologyMatrix:
-    """topologies.yaml with every entry's floors taken out: derived floors alone."""
-    data = yaml.safe_load(matrix_path.read_text())
-    for entry in data["topologies"].values():
-        entry.pop("floors", None)
-    return data
 
 
 # -- derived floors reproduce the calibrated ones ---------------------------------------------
@@ -188,13 +178,11 @@ def test_no_floors_only_where_rm_reports_too_little_and_never_silently(recorded)
     facts, links = recorded["two"]
     bare = _with_copy_class(facts, "HOPPER_DMA_COPY_A", None)
     matrix = TopologyMatrix()
-    data = _without_floors(matrix.path)
     floors, findings = resolve_floors(bare, links, matrix, expected="hgx-h200x8-nvswitch")
     assert floors is None and len(findings) == 1 and findings[0].severity == "degraded"
     assert "no floors for this host" in findings[0].found and "its copy-engine class is none" in findings[0].found
     floors, findings = resolve_floors(bare, links, matrix, expected="hgx-h200x8-nvswitch", no_floors=True)
     assert floors is None and [f.severity for f in findings] == ["info"] and "--no-floors" in findings[0].found
-    assert data    # (the helper is used by the replay tests)
 
 
 def test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it(recorded):
@@ -235,3 +223,27 @@ def test_the_shipped_efficiencies_agree_with_their_measurements():
     assert hopper["pcie"].status == "provisional"
     numbers = DriverMatrix().abi("580.65.06").classes
     assert all(name in numbers for g in eff.generations.values() for name in g.copy_classes)
+
+
+@pytest.mark.parametrize("old, new", [
+    ('        return None, [Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found, DEGRADE)]', "        return None, []"),
+    ("    uncovered = [m for m in derived.missing if not _covered(m, base)]", "    uncovered = []"),
+])
+def test_mutation_a_host_left_without_a_floor_is_never_silent(recorded, old, new):
+    facts, links = recorded["two"]
+    cases = [(_with_copy_class(facts, "HOPPER_DMA_COPY_A", None), links, "hgx-h200x8-nvswitch"), (_pcie(facts), {}, None)]
+    broken = mutated("rmpeer.floors", old, new)
+    for bare, readings, expected in cases:
+        assert [f.severity for f in resolve_floors(bare, readings, TopologyMatrix(), expected=expected)[1]][:1] == ["degraded"]
+    assert any(broken.resolve_floors(bare, readings, TopologyMatrix(), expected=expected)[1] == []
+               for bare, readings, expected in cases)
+
+
+def test_mutation_a_fixed_link_count_would_fail_links_disabled_by_design():
+    from rmpeer.rm.nvlink import check_active
+
+    twelve = {"card": 0, "supported": True, "active": 12,
+              "links": [{"index": i, "state": "ACTIVE", "active": True, "connected": True} for i in range(12)]}
+    assert check_active(twelve, 18) == []
+    fixed = mutated("rmpeer.rm.nvlink", "    elif not enabled:", "    elif len(enabled) != expected:")
+    assert fixed.check_active(twelve, 18) != []
