@@ -247,4 +247,7 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
             lanes, pcie_gen = link
             cross[(a, b)] = _floor(lanes, f"{lanes} lanes (PCIe gen {pcie_gen})", eff.lane_gbps[pcie_gen],
                                    gen.kinds["pcie"])
+            if a < b:      # PCIe is full duplex: both directions at once, each at the one-way rate
+                both[(a, b)] = _floor(2 * lanes, f"{lanes} lanes (PCIe gen {pcie_gen}) x 2 directions",
+                                      eff.lane_gbps[pcie_gen], gen.kinds["pcie"])
     return DerivedFloors(same, cross, both, tuple(missing))

@@ -181,3 +181,13 @@ def test_mutation_the_floor_is_0_9_of_the_slowest_median(certificates, old, new)
     want = math.floor(0.9 * 380.0)
     assert calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] == want == 342
     assert mutated("rmpeer.calibrate", old, new).calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] != want
+
+
+def test_calibrating_this_host_without_a_gpu_is_refused_in_one_line(tmp_path):
+    """No GPU here: the run calibrate makes writes no certificate, and calibrate says so."""
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("a GPU host: the runs would be real")
+    code, text = rmpeer("calibrate", "--runs", "1", "--output", tmp_path / "runs")
+    last = text.strip().splitlines()[-1]
+    assert code == 2 and last.startswith("rmpeer: calibrate: run 1 wrote no certificate (exit 3)"), text
+    assert "Traceback" not in text

@@ -163,6 +163,10 @@ def test_a_pcie_pair_gets_a_provisional_floor_from_width_and_generation(recorded
     # PCIe gen 5: 32 GT/s x 128/130 / 8 bits = 3.938 GB/s per lane, one direction
     assert floors.cross_card[(0, 1)].gbps == round(16 * 32 * 128 / 130 / 8 * 0.7, 1) == 44.1
     assert floors.cross_card[(0, 1)].basis == "provisional" and "16 lanes (PCIe gen 5)" in floors.cross_card[(0, 1)].formula
+    assert floors.bidirectional[(0, 1)].gbps == round(2 * 16 * 32 * 128 / 130 / 8 * 0.7, 1)
+    narrow = _derive(_pcie(facts, gen=4, width=8, max_gen=5, max_width=16), {})
+    # trained at x8: the narrower width counts, and the maximum generation (it drops at idle)
+    assert narrow.cross_card[(0, 1)].gbps == round(8 * 32 * 128 / 130 / 8 * 0.7, 1)
 
 
 def test_a_pcie_pair_whose_link_rm_did_not_report_is_a_degrade_naming_it(recorded):
