@@ -74,12 +74,12 @@ class Efficiencies:
     generations: dict
 
     def generation_of(self, card, class_numbers: dict) -> Generation | None:
-        """The generation whose copy class (by the ABI's number) the card lists."""
+        """The generation of the newest copy class (by the ABI's number) the card lists: a
+        card may list an older generation's class beside its own."""
         offered = set(getattr(card, "classes", None) or [])
-        for gen in self.generations.values():
-            if any(class_numbers.get(name) in offered for name in gen.copy_classes):
-                return gen
-        return None
+        listed = [(class_numbers[name], gen) for gen in self.generations.values() for name in gen.copy_classes
+                  if class_numbers.get(name) in offered]
+        return max(listed, key=lambda ng: ng[0])[1] if listed else None
 
 
 def load_efficiencies(path: Path | None = None) -> Efficiencies:

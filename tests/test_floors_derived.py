@@ -148,6 +148,17 @@ def test_an_unmeasured_generation_gets_provisional_floors_that_say_so(recorded):
         floors.cross_card[(0, 1)].formula
 
 
+def test_a_card_listing_an_older_copy_class_too_is_of_its_newest_generation(recorded):
+    facts, links = recorded["two"]
+    numbers = class_numbers(facts)
+    both = dataclasses.replace(facts, cards=[dataclasses.replace(c, classes=sorted({*c.classes, numbers["AMPERE_DMA_COPY_B"]}))
+                                             for c in facts.cards])
+    assert {f.basis for f in _derive(both, links).cross_card.values()} == {"derived"}      # Hopper's, measured
+    blackwell = dataclasses.replace(both, cards=[dataclasses.replace(c, classes=sorted({*c.classes, numbers["BLACKWELL_DMA_COPY_A"]}))
+                                                 for c in both.cards])
+    assert "not measured on Blackwell" in _derive(blackwell, links).cross_card[(0, 1)].formula
+
+
 def _pcie(facts, **link):
     cards = [dataclasses.replace(c) for c in facts.cards]
     for c in cards:
