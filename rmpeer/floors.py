@@ -230,6 +230,20 @@ def judged_topology(spec, host) -> tuple[dict | None, list]:
     entry = spec.topology
     if entry is None and floors is None:
         return None, findings
+    given = floors.as_dict() if floors is not None else None
+    if given is not None:
+        given["judged"] = judged_figures(floors, host.result.bandwidth or [])
     return ({"name": entry.name if entry is not None else None,
              "matched_by": spec.topology_matched_by if entry is not None else "derived",
-             "floors": floors.as_dict() if floors is not None else None}, findings)
+             "floors": given}, findings)
+
+
+def judged_figures(floors: HostFloors, figures: list) -> list:
+    """Each figure with the floor it was judged by: its GB/s, basis and formula, and whether it met it."""
+    out = []
+    for f in figures:
+        met = floor_for(floors, f)
+        if met is not None:
+            out.append({"op": f["op"], "pair": f"{f['src_card']}->{f['dst_card']}", "gbps": f["gbps"],
+                        "floor": met.gbps, "basis": met.basis, "formula": met.formula, "met": f["gbps"] >= met.gbps})
+    return out

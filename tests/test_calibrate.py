@@ -84,6 +84,11 @@ def test_the_noboost_recordings_stay_degraded_under_derived_floors_alone(tmp_pat
     assert each[("cross_card", "0->1")]["formula"] == ("18 links x 26.562 GB/s x 0.743 = 355.2 GB/s "
                                                        "(derived; efficiency calibrated on 2 x H200)")
     assert "floor 355.2 derived" in text and "floor: 18 links x 26.562 GB/s x 0.743 = 355.2 GB/s" in text
+    judged = cert["topology"]["floors"]["judged"]
+    figures = [f for f in cert["bandwidth"] if f["op"] != "all"]
+    assert len(judged) == len(figures) and all(j["met"] and j["basis"] == "derived" for j in judged)
+    assert {(j["op"], j["pair"], j["gbps"]) for j in judged} == {(f["op"], f"{f['src_card']}->{f['dst_card']}", f["gbps"])
+                                                                 for f in figures}
 
 
 def test_calibrate_writes_an_entry_under_which_the_healthy_pass_and_the_noboost_do_not(tmp_path, certificates):
