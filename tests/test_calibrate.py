@@ -196,3 +196,11 @@ def test_calibrating_this_host_without_a_gpu_is_refused_in_one_line(tmp_path):
     last = text.strip().splitlines()[-1]
     assert code == 2 and last.startswith("rmpeer: calibrate: run 1 wrote no certificate (exit 3)"), text
     assert "Traceback" not in text
+
+
+def test_mutation_runs_of_another_kind_of_host_are_refused_only_by_the_host_check(certificates):
+    good = [certificates[r][1] for r in HEALTHY_TWO]
+    other = _changed(good[0], lambda c: c["host"]["cards"][1].update(name="NVIDIA H100 80GB HBM3"))
+    with pytest.raises(Refused, match="runs of different hosts: cards"):
+        calibrate([good[1], other], ["a", "b"])
+    mutated("rmpeer.calibrate", "            if a[key] != b[key]:", "            if False:").calibrate([good[1], other], ["a", "b"])

@@ -42,8 +42,8 @@ def recorded(tmp_path_factory):
 
 
 def _derive(facts, links, module=None):
-    derive = module.derive_floors if module else derive_floors
-    return derive(facts.cards, facts.p2p, links, load_efficiencies(), class_numbers(facts))
+    derive, load = (module.derive_floors, module.load_efficiencies) if module else (derive_floors, load_efficiencies)
+    return derive(facts.cards, facts.p2p, links, load(), class_numbers(facts))
 
 
 # -- derived floors reproduce the calibrated ones ---------------------------------------------
@@ -262,3 +262,36 @@ def test_mutation_a_fixed_link_count_would_fail_links_disabled_by_design():
     assert check_active(twelve, 18) == []
     fixed = mutated("rmpeer.rm.nvlink", "    elif not enabled:", "    elif len(enabled) != expected:")
     assert fixed.check_active(twelve, 18) != []
+
+
+def test_mutation_an_efficiency_that_disagrees_with_its_measurement_gets_through_without_the_check(tmp_path):
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    data["generations"]["hopper"]["nvlink"]["efficiency"] = 0.8
+    path = tmp_path / "efficiencies.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(MatrixError):
+        load_efficiencies(path)
+    lax = mutated("rmpeer.derived", "    if abs(stated - computed) > AGREE * computed:", "    if False:")
+    assert lax.load_efficiencies(path).generations["hopper"].kinds["nvlink"].efficiency == 0.8
+
+
+def test_mutation_the_narrower_link_counts(recorded):
+    facts, _ = recorded["two"]
+    pcie = _pcie(facts)
+    for c, width in zip(pcie.cards, (8, 16)):
+        c.health = {"pcie": {"gen": 5, "width": width, "max_gen": 5, "max_width": 16}}
+    want = round(8 * 3.938 * 0.7, 1)          # the x8 card's lanes
+    assert _derive(pcie, {}).cross_card[(0, 1)].gbps == want
+    wide = mutated("rmpeer.derived", "    return min(widths), min(gens)", "    return max(widths), min(gens)")
+    assert _derive(pcie, {}, wide).cross_card[(0, 1)].gbps != want
+
+
+def test_mutation_the_newest_copy_class_names_the_generation(recorded):
+    facts, links = recorded["two"]
+    numbers = class_numbers(facts)
+    both = dataclasses.replace(facts, cards=[dataclasses.replace(c, classes=sorted({*c.classes, numbers["AMPERE_DMA_COPY_B"]}))
+                                             for c in facts.cards])
+    oldest = mutated("rmpeer.derived", "return max(listed, key=lambda ng: ng[0])[1] if listed else None",
+                     "return min(listed, key=lambda ng: ng[0])[1] if listed else None")
+    assert _derive(both, links).cross_card[(0, 1)].basis == "derived"
+    assert _derive(both, links, oldest).cross_card[(0, 1)].basis == "provisional"
