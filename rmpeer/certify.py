@@ -9,7 +9,6 @@ SIGINT, SIGTERM, a pytest internal error or no hardware check run give INCOMPLET
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 import uuid
@@ -272,23 +271,18 @@ def _result(spec, host, collector, target, started, stopped, code):
     result.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     result.certificate_id = str(uuid.uuid4())
     result.host = result.host or (spec.facts.as_dict() if spec.facts else {})
-    if spec.topology is not None:
-        floors = spec.topology.floors
-        result.topology = {"name": spec.topology.name, "matched_by": spec.topology_matched_by,
-                           "floors": dataclasses.asdict(floors) if floors is not None else None}
+    if spec.facts is not None:
+        # never a silent pass: a host without floors (calibrated or derived) is said to be one
+        from .floors import judged_topology
+
+        result.topology, missing = judged_topology(spec, host)
+        result.findings += [f for f in missing if f not in result.findings]
+    elif spec.topology is not None:
+        result.topology = {"name": spec.topology.name, "matched_by": spec.topology_matched_by, "floors": None}
     result.checks = collector.checks()
     _health(result, spec.topology)
     result.findings += [Finding("topology", "host", f"the topology {spec.topology_name}", problem, FAIL)
                         for problem in spec.topology_problems()]
-    if spec.facts is not None:
-        # never a silent pass: without floors the bandwidth is measured but cannot be judged
-        from .floors import floors_for
-        from .topology import TopologyMatrix
-
-        _, _, missing = floors_for(spec.facts, TopologyMatrix(), expected=spec.topology_name,
-                                   no_floors=spec.policies.no_floors)
-        if missing is not None:
-            result.findings.append(missing)
     result.findings += _close_findings(host.close_problems, stopped, code, collector, result.checks)
     if stopped:
         result.findings.append(Finding("run", "host", "the run to finish", f"it was stopped by {stopped}",

@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .abi.fromheaders import add_parser as add_abi
     from .diff import add_parser as add_diff
     add_diff(sub)
+    from .calibrate import add_parser as add_calibrate
+    add_calibrate(sub)
     add_abi(sub)
     from .fleet.cli import add_parser as add_fleet
     add_fleet(sub)
@@ -211,6 +213,9 @@ def _dispatch(args) -> int:
     if args.command == "show":
         from .commands import show
         return show(args)
+    if args.command == "calibrate":
+        from .calibrate import run as run_calibrate
+        return run_calibrate(args)
     if args.command == "diff":
         from .diff import run
         return run(args)

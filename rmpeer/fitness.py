@@ -167,12 +167,13 @@ class Fitness:
                               "reason": h.get("reason")} for c, h in self.links_before.items()},
                 "xids": self._xids}
 
-    def findings(self, topology) -> list:
-        """What was measured, judged (rmpeer.judge turns these into the verdict)."""
+    def findings(self, topology, floors=None) -> list:
+        """What was measured, judged (rmpeer.judge turns these into the verdict); `floors`:
+        the host's floors.HostFloors (else the topology's own floors)."""
         from .judge import boost_findings, bandwidth_findings, link_findings, xid_findings
 
         out = boost_findings(self)
-        out += bandwidth_findings(topology, self._bandwidth or [], self.clocks)
+        out += bandwidth_findings(floors if floors is not None else topology, self._bandwidth or [], self.clocks)
         for card, before in self.links_before.items():
             out += link_findings(card, before, self.links_after.get(card), topology)
         if self._xids is not None:

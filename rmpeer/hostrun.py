@@ -170,6 +170,7 @@ class HostRun:
         self.closed_layouts: dict = {}    # layout name -> its closed LayoutRun
         self.proc_gpus: list = []         # the kernel module's own account of the cards
         self.fitness = None
+        self._floors = None       # (HostFloors or None, findings), once the links are read
         self.open_error = None            # why open() failed, for every later test of the target
         self.closed = False
         self.close_problems: list = []    # a close that failed at the run's end, for the judge
@@ -274,6 +275,21 @@ class HostRun:
     def facts(self):
         return self.runtime.facts if self.runtime is not None else self.spec.facts
 
+    @property
+    def floors(self):
+        """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
+        host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
+        if self._floors is None:
+            from .floors import resolve_floors
+            from .topology import TopologyMatrix
+
+            links = self.fitness.links_before if self.fitness is not None else {}
+            abi = getattr(self.runtime, "abi", None)
+            self._floors = resolve_floors(self.facts, links, TopologyMatrix(), expected=self.spec.topology_name,
+                                          no_floors=self.spec.policies.no_floors,
+                                          classes=dict(abi.classes) if abi is not None else None)
+        return self._floors
+
     def layout(self, case: Case) -> LayoutRun:
         """The case's layout, built once: the layout built before it is torn down first."""
         if self.current is not None and self.current.case == case:
@@ -340,7 +356,7 @@ class HostRun:
             from .sharedhost import name_other_users
 
             # a figure below its floor on a card another process used names that process
-            found = name_other_users(self.fitness.findings(self.spec.topology),
+            found = name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
                                      r.gpu_processes.get("before"), r.gpu_processes.get("after"))
             r.findings += [f for f in found if f not in r.findings]
         return r

@@ -35,13 +35,15 @@ def test_clocks_raised_and_recorded(fitness):
 
 @pytest.mark.rm_check("bandwidth-floor", area="fitness")
 @pytest.mark.rm_per_target("figures")
-def test_bandwidth_meets_the_floor(fitness, topology, figure, request):
+def test_bandwidth_meets_the_floor(fitness, host_run, topology, figure, request):
+    """Against the host's floors: calibrated (topologies.yaml), else derived from RM's facts."""
     src, dst, op = figure
     figures = fitness.bandwidth()
     mine = [f for f in figures if (f["src_card"], f["dst_card"], f["op"]) == (src, dst, op)]
     assert mine, f"expected a {op} figure for {src}->{dst}, found none measured"
     request.node.user_properties.append(("fitness_bandwidth", mine[0]))
-    findings = [f for f in bandwidth_findings(topology, figures, fitness.clocks)
+    floors = host_run.floors[0]
+    findings = [f for f in bandwidth_findings(floors if floors is not None else topology, figures, fitness.clocks)
                 if f.subject == figure_subject(src, dst, op)]
     assert not findings, _text(findings)
 

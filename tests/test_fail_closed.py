@@ -90,8 +90,9 @@ def test_the_json_summary_is_one_object_on_stdout(tmp_path):
 @pytest.mark.parametrize("no_floors, code, verdict", [(False, 4, "DEGRADED"), (True, 0, "CERTIFIED")],
                          ids=["without-floors-degraded", "no-floors-certified"])
 def test_a_host_without_floors_is_never_a_silent_pass(tmp_path, no_floors, code, verdict):
-    """The recorded host with its topology entry removed: its bandwidth is judged against
-    nothing, so the verdict says so (DEGRADED), unless --no-floors accepts that."""
+    """The recorded host with its topology entry removed and no efficiency for its copy engine
+    (so that no floor can be derived either): its bandwidth is judged against nothing, so the
+    verdict says so (DEGRADED), unless --no-floors accepts that."""
     import re
     import shutil
 
@@ -104,6 +105,10 @@ def test_a_host_without_floors_is_never_a_silent_pass(tmp_path, no_floors, code,
     kept = re.sub(r"\n  h200x2-nv18:\n(    .*\n|\s*\n)*", "\n", text)
     assert kept != text
     topologies.write_text(kept)
+    efficiencies = matrices / "efficiencies.yaml"
+    lean = re.sub(r"\n  hopper:\n(    .*\n|\s*\n)*", "\n", efficiencies.read_text())
+    assert lean != efficiencies.read_text()
+    efficiencies.write_text(lean)
     done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(TWO[0]), "--layout",
                            "one-per-card", "--output", str(tmp_path / "out"), *(["--no-floors"] if no_floors else [])],
                           capture_output=True, text=True, timeout=600,
@@ -113,5 +118,6 @@ def test_a_host_without_floors_is_never_a_silent_pass(tmp_path, no_floors, code,
     cert = _certificate(tmp_path / "out")
     assert cert["verdict"] == verdict and cert["topology"] is None
     if not no_floors:
-        assert any(re.search(r"no floors for this host: no entry of (matrices/)?topologies\.yaml matches", r)
+        assert any(re.search(r"no floors for this host: no entry of (matrices/)?topologies\.yaml matches.*"
+                             r"none derived: card 0 .*copy-engine class is none", r)
                    for r in cert["reasons"]), cert["reasons"]

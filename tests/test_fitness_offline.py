@@ -181,7 +181,7 @@ def test_link_health_reads_state_rate_far_end_and_counters(version):
     assert health["supported"] and health["active"] == 3 and health["enabled_mask"] == (1 << 0 | 1 << 1 | 1 << 17)
     first = health["links"][0]
     assert (first["index"], first["state"], first["line_rate_mbps"], first["remote"]) == \
-        (0, "ACTIVE", 106250, {"type": "GPU", "link": 0})
+        (0, "ACTIVE", 106250, {"type": "GPU", "link": 0, "pci": None})
     assert health["links"][2]["counters"]["crc"] == 4 + 17 and health["links"][2]["counters"]["replay_tx"] == 1
     sent = rm.calls[-1][2]
     assert sent["counterMask"] >> 16 & 1 and sent["counterMask"] >> 25 & 1 and sent["linkMask"] == health["enabled_mask"]
@@ -196,13 +196,17 @@ def test_a_pcie_card_is_not_supported_and_not_failed():
     assert no_caps["supported"] is False and "no NVLink" in no_caps["reason"]
 
 
-def test_fewer_active_links_than_the_topology_expects():
+def test_links_are_judged_against_those_rm_enables_not_a_fixed_count():
+    """12 of 18 enabled (as H100 PCIe NVL ships: the rest disabled by design) and all up: no
+    problem, whatever the topology's count; an enabled link down is one."""
     a = abi("580.159.04")
-    health = link_health(ScriptedRm("580.159.04", _nvlink_answers(a, range(17))), 7, card=0)
-    assert check_active(health, 18) == ["card 0: 17 active NVLinks, expected 18"]
+    health = link_health(ScriptedRm("580.159.04", _nvlink_answers(a, range(12))), 7, card=0)
+    assert health["active"] == 12 and check_active(health, 18) == []
     down = link_health(ScriptedRm("580.159.04", _nvlink_answers(a, range(18), state=4)), 7, card=1)
     problems = check_active(down, 18)
-    assert problems[0] == "card 1: 0 active NVLinks, expected 18" and "link 0 is FAULT (up: ACTIVE or SLEEP" in problems[1]
+    assert problems[0] == "card 1: 0 of 18 enabled NVLinks active" and "link 0 is FAULT (up: ACTIVE or SLEEP" in problems[1]
+    none = {"card": 2, "supported": True, "links": [], "active": 0}
+    assert check_active(none, 18) == ["card 2: RM enables no NVLink on this card (18 expected)"]
 
 
 def _reading(card, **per_link):

@@ -231,7 +231,7 @@ def test_links_down_against_the_topology_degrade():
                  "links": [link(i, "ACTIVE", True) for i in range(17)] + [link(17, "FAIL", False)]}}
     got = passive._link_findings(links, {}, FACTS, topology)
     assert [(f.subject, f.found, f.severity) for f in got] == [
-        ("card 1", "card 1: 17 active NVLinks, expected 18", DEGRADE),
+        ("card 1", "card 1: 17 of 18 enabled NVLinks active", DEGRADE),
         ("card 1", "card 1: link 17 is FAIL (up: ACTIVE or SLEEP, connected)", DEGRADE)]
 
 

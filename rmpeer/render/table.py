@@ -82,16 +82,36 @@ def render_fitness(result) -> str:
                                            else "NOT released: RM refused the clear" if released is False
                                            else "release not recorded"))
     figures = result.bandwidth or []
+    floors = ((result.topology or {}).get("floors") or {})
     if figures:
-        lines.append(f"bandwidth at {figures[0]['bytes'] >> 20} MiB (median steady GB/s; first copy apart):")
+        lines.append(f"bandwidth at {figures[0]['bytes'] >> 20} MiB (median steady GB/s; first copy apart; "
+                     f"the floor it met):")
         for f in figures:
             pair = "all cards" if f["op"] == "all" else f"{f['src_card']}->{f['dst_card']}"
+            met = figure_floor(floors, f)
             lines.append(f"  {f['op']:<14} {pair:<10} {f['gbps']:7.1f}   (first {f['first_gbps']:.1f}, "
-                         f"spread {f['spread']:.1%})")
+                         f"spread {f['spread']:.1%})"
+                         + (f"   floor {met['gbps']:g} {met['basis']}" if met else "   no floor"))
+    for formula in dict.fromkeys(x["formula"] for x in floors.get("floors", []) if x["basis"] != "calibrated"):
+        lines.append(f"  floor: {formula}")
     for card, h in (result.links or {}).items():
         lines.append(f"  card {card}: " + (f"{h.get('active')} active NVLinks" if h.get("supported")
                                            else f"no NVLink ({h.get('reason')})"))
     return "\n".join(lines)
+
+
+FLOOR_KINDS = {"same-card": "same_card", "bidirectional": "bidirectional", "read": "cross_card", "write": "cross_card"}
+
+
+def figure_floor(floors: dict, figure: dict) -> dict | None:
+    """The certificate's floor (topology.floors.floors) that judged a figure, if any."""
+    kind = FLOOR_KINDS.get(figure["op"])
+    if kind is None or figure["bytes"] < floors.get("size", 0):
+        return None
+    a, b = figure["src_card"], figure["dst_card"]
+    where = {"same_card": f"card {a}", "cross_card": f"{a}->{b}", "bidirectional": f"{min(a, b)}->{max(a, b)}"}[kind]
+    table = {x["where"]: x for x in floors.get("floors", []) if x["kind"] == kind}
+    return table.get(where, table.get("all"))
 
 
 def use_colour(stream) -> bool:

@@ -50,6 +50,15 @@ def _link_mask(st, reply: dict, legacy: str, masks: str) -> int:
     return reply[legacy]
 
 
+def _remote_pci(e: dict) -> str | None:
+    """The far end's PCI address (as Card.pci writes it), where RM names one: which card a
+    direct GPU-to-GPU link reaches."""
+    if "remoteDeviceInfo.bus" not in e or not any(e.get(f"remoteDeviceInfo.{k}") for k in ("domain", "bus", "device")):
+        return None
+    return (f"{e['remoteDeviceInfo.domain']:04x}:{e['remoteDeviceInfo.bus']:02x}:"
+            f"{e['remoteDeviceInfo.device']:02x}.{e['remoteDeviceInfo.function']:x}")
+
+
 def _counter_masks(abi) -> dict[str, list[int]]:
     return {group: [abi.const(_COUNTER + n) for n in names if _COUNTER + n in abi.constants]
             for group, names in COUNTER_GROUPS.items()}
@@ -110,9 +119,11 @@ def link_health(rm, subdevice: int, *, card: int | None = None) -> dict:
                       "active": e["linkState"] in up_states and bool(e["connected"]),
                       "line_rate_mbps": e["nvlinkLineRateMbps"],
                       "data_rate_kibps": e.get("nvlinkLinkDataRateKiBps"),
+                      # lanes per sublink: a link carries line rate x this many lanes each way
+                      "sublink_width": e.get("subLinkWidth"),
                       "connected": bool(e["connected"]),
                       "remote": {"type": types.get(e["remoteDeviceInfo.deviceType"], e["remoteDeviceInfo.deviceType"]),
-                                 "link": e["remoteDeviceLinkNumber"]}})
+                                 "link": e["remoteDeviceLinkNumber"], "pci": _remote_pci(e)}})
     counters, why = read_counters(rm, subdevice, [link["index"] for link in links])
     for link in links:
         link["counters"] = counters.get(link["index"]) if counters else None

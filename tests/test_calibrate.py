@@ -1,0 +1,206 @@
+"""`rmpeer calibrate` over the committed recordings, and the floors derived for them.
+
+Each run is made as a user makes it (`rmpeer certify --replay`, `rmpeer calibrate`, in
+processes of their own). Expected floors come from the certificates' own figures (0.9 x the
+slowest), verdicts from what the recordings are: boosted (healthy) or --no-boost (DEGRADED)."""
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rmpeer.calibrate import Refused, calibrate
+from rmpeer.resources import matrices_dir
+
+from source_mutation import mutated
+
+pytestmark = pytest.mark.offline
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+# the two recordings made after copies at once start behind a gate (run.gated): the earlier
+# two measured both directions at once without it (704 and 725 GB/s against 780), a spread
+# calibrate refuses, as it should
+HEALTHY_TWO = [TRANSCRIPTS / "h200x2-20261130T151653Z.jsonl.gz", TRANSCRIPTS / "h200x2-20261130T162924Z.jsonl.gz"]
+HEALTHY_ONE = [TRANSCRIPTS / "h200x1-20261130T003119Z.jsonl.gz"]
+NOBOOST = sorted((TRANSCRIPTS / "degraded").glob("*-noboost.jsonl.gz"))
+
+
+def rmpeer(*args, matrices=None):
+    env = dict(os.environ, **({"RMPEER_MATRICES": str(matrices)} if matrices else {}))
+    done = subprocess.run([sys.executable, "-m", "rmpeer", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, env=env)
+    return done.returncode, done.stdout + done.stderr
+
+
+def replay(recording, out, matrices=None):
+    code, text = rmpeer("certify", "--tier", "quick", "--replay", recording, "--output", out, matrices=matrices)
+    cert = json.loads((Path(out) / "replay-certificate.json").read_text())
+    return code, cert, text
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory):
+    """The healthy recordings replayed under the shipped matrices: {recording: cert path}."""
+    root = tmp_path_factory.mktemp("certs")
+    out = {}
+    for rec in HEALTHY_TWO + HEALTHY_ONE + NOBOOST:
+        code, cert, text = replay(rec, root / rec.name)
+        out[rec] = (root / rec.name / "replay-certificate.json", cert)
+    return out
+
+
+def derived_only(tmp_path) -> Path:
+    """A copy of the matrices whose topology entries state no floors: derived floors alone."""
+    matrices = tmp_path / "matrices"
+    import shutil
+
+    shutil.copytree(matrices_dir(), matrices)
+    path = matrices / "topologies.yaml"
+    data = yaml.safe_load(path.read_text())
+    for entry in data["topologies"].values():
+        entry.pop("floors", None)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return matrices
+
+
+def test_the_noboost_recordings_stay_degraded_under_derived_floors_alone(tmp_path, certificates):
+    matrices = derived_only(tmp_path)
+    for rec in NOBOOST:
+        code, cert, text = replay(rec, tmp_path / rec.name, matrices)
+        assert code == 4 and cert["verdict"] == "DEGRADED", text[-2000:]
+        floors = cert["topology"]["floors"]
+        assert floors["basis"] == "derived" and floors["missing"] == []
+        below = [r for r in cert["reasons"] if "below the floor" in r]
+        assert below and all("(derived; efficiency calibrated on" in r for r in below), cert["reasons"]
+    # and the healthy ones pass them: derived floors do not false-fail a good host
+    code, cert, text = replay(HEALTHY_TWO[0], tmp_path / "healthy", matrices)
+    assert code == 0 and cert["verdict"] == "CERTIFIED", text[-2000:]
+    each = {(f["kind"], f["where"]): f for f in cert["topology"]["floors"]["floors"]}
+    assert each[("cross_card", "0->1")]["formula"] == ("18 links x 26.562 GB/s x 0.743 = 355.2 GB/s "
+                                                       "(derived; efficiency calibrated on 2 x H200)")
+    assert "floor 355.2 derived" in text and "floor: 18 links x 26.562 GB/s x 0.743 = 355.2 GB/s" in text
+    judged = cert["topology"]["floors"]["judged"]
+    figures = [f for f in cert["bandwidth"] if f["op"] != "all"]
+    assert len(judged) == len(figures) and all(j["met"] and j["basis"] == "derived" for j in judged)
+    assert {(j["op"], j["pair"], j["gbps"]) for j in judged} == {(f["op"], f"{f['src_card']}->{f['dst_card']}", f["gbps"])
+                                                                 for f in figures}
+
+
+def test_calibrate_writes_an_entry_under_which_the_healthy_pass_and_the_noboost_do_not(tmp_path, certificates):
+    written = tmp_path / "calibrated"
+    for group in (HEALTHY_TWO, HEALTHY_ONE):
+        code, text = rmpeer("calibrate", "--from", *[certificates[r][0] for r in group], "--write", written)
+        assert code == 0, text
+        # every figure used is stated, and each floor is 0.9 x the slowest of them
+        figures = [f for r in group for f in certificates[r][1]["bandwidth"] if f["op"] != "all"]
+        slowest = min(f["gbps"] for f in figures if f["op"] == "same-card")
+        assert f"same_card_gbps: 0.9 x {slowest:g} " in text and f"= {math.floor(0.9 * slowest)}" in text
+        for f in figures:
+            assert f"{f['gbps']:g}" in text
+    entries = yaml.safe_load((written / "topologies.yaml").read_text())["topologies"]
+    two, one = entries["h200x2-nv18"]["floors"], entries["h200x1"]["floors"]
+    cross = [f["gbps"] for r in HEALTHY_TWO for f in certificates[r][1]["bandwidth"] if f["op"] in ("read", "write")]
+    assert two["cross_card_gbps"] == math.floor(0.9 * min(cross)) and two["warn_band"] == 0.05
+    assert set(one) == {"same_card_gbps", "warn_band", "size"}
+    for rec in HEALTHY_TWO + HEALTHY_ONE:
+        code, cert, text = replay(rec, tmp_path / ("ok-" + rec.name), written)
+        assert code == 0 and cert["verdict"] == "CERTIFIED", text[-2000:]
+        assert cert["topology"]["floors"]["basis"] == "calibrated"
+    for rec in NOBOOST:
+        code, cert, text = replay(rec, tmp_path / ("slow-" + rec.name), written)
+        assert code == 4 and cert["verdict"] == "DEGRADED", text[-2000:]
+        assert any("below the floor" in r for r in cert["reasons"]), cert["reasons"]
+
+
+# -- refusals: one line, exit 2 ------------------------------------------------------------------
+
+def _changed(cert, change):
+    """A replay certificate with one field changed (the refusal it must cause)."""
+    out = copy.deepcopy(cert)
+    change(out)
+    return out
+
+
+def _spread(c):
+    c["bandwidth"][1]["gbps"] *= 0.9
+
+
+REFUSALS = [
+    ("degraded", lambda c: c.update(verdict="DEGRADED", reasons=["read 0->1: below the floor"]), "is DEGRADED, not CERTIFIED"),
+    ("not-certified", lambda c: c.update(verdict="NOT CERTIFIED"), "is NOT CERTIFIED, not CERTIFIED"),
+    ("incomplete", lambda c: c.update(verdict="INCOMPLETE"), "is INCOMPLETE, not CERTIFIED"),
+    ("no-boost", lambda c: c["boost"].update(asked=False), "clocks not boosted (--no-boost)"),
+    ("boost-refused", lambda c: c["boost"]["results"]["0"]["raise"].update(ok=False), "RM refused the boost on card 0"),
+    ("driver", lambda c: c["host"].update(driver_version="580.65.06"), "runs of different drivers"),
+    ("host", lambda c: c["host"]["cards"][1].update(name="NVIDIA H100 80GB HBM3"), "runs of different hosts: cards"),
+    ("links", lambda c: c["links"]["1"].update(active=17), "runs of different hosts: active NVLinks"),
+    ("spread", _spread, "more than the warning band 5%"),
+]
+
+
+@pytest.mark.parametrize("name, change, message", REFUSALS, ids=[r[0] for r in REFUSALS])
+def test_calibrate_refuses_in_one_line_with_exit_2(tmp_path, certificates, name, change, message):
+    good = certificates[HEALTHY_TWO[0]][1]
+    bad = tmp_path / "changed.json"
+    bad.write_text(json.dumps(_changed(good, change)))
+    code, text = rmpeer("calibrate", "--from", certificates[HEALTHY_TWO[1]][0], bad)
+    assert code == 2 and text.count("\n") == 1 and message in text and "Traceback" not in text, text
+
+
+def test_the_noboost_recordings_themselves_are_refused(certificates):
+    cert = certificates[NOBOOST[0]][1]
+    code, text = rmpeer("calibrate", "--from", certificates[NOBOOST[0]][0])
+    assert code == 2 and f"is {cert['verdict']}, not CERTIFIED" in text
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("spread", "        if spread > warn_band:", "        if False:"),
+    ("no-boost", "    if not boost.get(\"asked\") or refused:", "    if refused:"),
+    ("degraded", "    if verdict != \"CERTIFIED\":", "    if verdict == \"NOT CERTIFIED\":"),
+    ("driver", "        if host.get(\"driver_version\") != first.get(\"driver_version\"):", "        if False:"),
+])
+def test_mutation_each_refusal_is_what_stops_its_run(certificates, name, old, new):
+    change, message = {r[0]: (r[1], r[2]) for r in REFUSALS}[name]
+    good = [certificates[r][1] for r in HEALTHY_TWO]
+    runs = [good[1], _changed(good[0], change)]
+    with pytest.raises(Refused, match=message.replace("(", r"\(").replace(")", r"\)")):
+        calibrate(runs, ["a", "b"])
+    broken = mutated("rmpeer.calibrate", old, new)
+    broken.calibrate(runs, ["a", "b"])       # the mutant lets the run through
+
+
+@pytest.mark.parametrize("old, new", [
+    ("((k, min(v)) for k, v in mine.items())", "((k, max(v)) for k, v in mine.items())"),
+    ("key=lambda kv: kv[1])", "key=lambda kv: -kv[1])"),
+    ("MARGIN = 0.9 ", "MARGIN = 0.95 "),
+])
+def test_mutation_the_floor_is_0_9_of_the_slowest_median(certificates, old, new):
+    good = [copy.deepcopy(certificates[r][1]) for r in HEALTHY_TWO]
+    slow = next(f for f in good[0]["bandwidth"] if (f["op"], f["src_card"], f["dst_card"]) == ("read", 0, 1))
+    slow["gbps"] = 380.0          # one run's one pair 4% slower: within the band, and the slowest
+    want = math.floor(0.9 * 380.0)
+    assert calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] == want == 342
+    assert mutated("rmpeer.calibrate", old, new).calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] != want
+
+
+def test_calibrating_this_host_without_a_gpu_is_refused_in_one_line(tmp_path):
+    """No GPU here: the run calibrate makes writes no certificate, and calibrate says so."""
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("a GPU host: the runs would be real")
+    code, text = rmpeer("calibrate", "--runs", "1", "--output", tmp_path / "runs")
+    last = text.strip().splitlines()[-1]
+    assert code == 2 and last.startswith("rmpeer: calibrate: run 1 wrote no certificate (exit 3)"), text
+    assert "Traceback" not in text
+
+
+def test_mutation_runs_of_another_kind_of_host_are_refused_only_by_the_host_check(certificates):
+    good = [certificates[r][1] for r in HEALTHY_TWO]
+    other = _changed(good[0], lambda c: c["host"]["cards"][1].update(name="NVIDIA H100 80GB HBM3"))
+    with pytest.raises(Refused, match="runs of different hosts: cards"):
+        calibrate([good[1], other], ["a", "b"])
+    mutated("rmpeer.calibrate", "            if a[key] != b[key]:", "            if False:").calibrate([good[1], other], ["a", "b"])
