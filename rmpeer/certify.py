@@ -166,6 +166,9 @@ def _certify(spec, args, started, valid_for) -> int:
             say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
                 f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
                 f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
+            from .selection import certify_line
+            if certify_line(facts):
+                say(certify_line(facts))
             say(f"layouts: {', '.join(f'{c.layout.name} {list(c.layout.cards)}' for c in spec.cases)}; "
                 f"extent {spec.cases[0].extent >> 20} MiB")
             for line in spec.left_out:
