@@ -217,12 +217,18 @@ class Host:
         return chosen
 
     def _check_uuids(self, chosen) -> None:
-        """A card named by UUID is the card RM reports with that UUID, or the run stops."""
+        """A card named by UUID is the card RM reports with that UUID, or the run stops; the
+        selection then records RM's UUIDs of the opened cards."""
+        import dataclasses
+
+        of = list(chosen.of)
         for card, host_index in zip(self.facts.cards, chosen.cards):
-            listed = chosen.of[host_index].uuid
+            listed = of[host_index].uuid
             if listed and card.uuid and listed.lower() != card.uuid.lower():
                 raise ConfigError(f"card {host_index} at {card.pci}: the kernel module's /proc says {listed}, RM "
                                   f"says {card.uuid}: the cards cannot be told apart safely")
+            of[host_index] = dataclasses.replace(of[host_index], uuid=card.uuid or listed, model=card.name)
+        self.facts.selection = dataclasses.replace(chosen, of=tuple(of)).as_dict()
 
     def _describe(self, card: Card) -> None:
         rm, abi = self.rm, self.rm.abi
