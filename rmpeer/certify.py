@@ -283,6 +283,9 @@ def _result(spec, host, collector, target, started, stopped, code):
 
 
 def _report(result, spec, args, say, replay_of, started) -> int:
+    from .card_verdicts import by_card, verdict_text
+
+    result.by_card = by_card(result)     # beside the host's verdict: each card's and each pair's
     say("\n" + render_table(result))
     fitness = render_fitness(result)
     if fitness:
@@ -293,7 +296,7 @@ def _report(result, spec, args, say, replay_of, started) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path.exists() else "no certificate written"
-    say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} ({summary}) in "
+    say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
         f"{time.time() - started:.1f} s; {written}")
     for r in result.reasons[:REASONS_SHOWN]:
         say(f"  - {r}")

@@ -110,8 +110,10 @@ def _still_holds(args) -> bool:
     from .spec import tier_of
     from .staleness import check_fresh
 
+    from .selection import request_of_args
+
     tier = tier_of(args)
-    holds, why = check_fresh(args.if_stale, tier, node=node_name())
+    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=request_of_args(args))
     if holds:
         print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
               file=sys.stderr if args.json else sys.stdout)

@@ -381,13 +381,9 @@ def add_options(parser, *, env_help: bool = True) -> None:
                              "done on the others (docs/cards.md)"
                              + (". Without it: CUDA_VISIBLE_DEVICES when set" if env_help else ""))
     parser.add_argument("--all-cards", action="store_true", help="every card of the host, whatever the environment says")
-    parser.add_argument("--cards-env", metavar="VARS", help=argparse_suppress())
-
-
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS
+    parser.add_argument("--cards-env", metavar="VARS",
+                        help="without --cards, the first of these variables that is set names the cards "
+                             f"(default {CUDA}; the Slurm prolog: {SLURM},{CUDA}; Kubernetes: {NVIDIA})")
 
 
 def request_of_args(args, environ=None) -> Request:
@@ -423,3 +419,42 @@ def count_for_idle(processes, facts) -> list:
         return p.get(key) if isinstance(p, dict) else getattr(p, key, ())
 
     return [p for p in processes if held(p, "cards") or not held(p, "minors")]
+
+
+def passed_on(args) -> tuple:
+    """A command's card options as certify's arguments (fleet node runs certify)."""
+    out = []
+    if getattr(args, "cards", None) is not None:
+        out += ["--cards", args.cards]
+    if getattr(args, "all_cards", False):
+        out.append("--all-cards")
+    if getattr(args, "cards_env", None):
+        out += ["--cards-env", args.cards_env]
+    return tuple(out)
+
+
+# -- certify --if-stale: does a certificate cover the cards asked for? ---------------------------
+
+def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
+    """None when a certificate (its `host` facts) covers the cards `request` names, else why
+    not. A certificate of the whole host, or of a superset of the selection, holds for it; a
+    subset's holds only for itself or a subset of it. Names are resolved against the card list
+    the certificate's run had from RM, once /proc (`proc_cards`: [{pci, uuid}], read now)
+    confirms that list still describes this host; without it nothing is assumed."""
+    recorded = cert_host.get("selection")
+    if not recorded:
+        return None          # made before selection existed: it took every card
+    sel = Selection.from_dict(recorded)
+    now = {pci_key(c["pci"]): c["uuid"].lower() for c in proc_cards}
+    then = {pci_key(c.pci): c.uuid.lower() for c in sel.of}
+    if now != then:
+        return "the host's cards (PCI bus ids and UUIDs in /proc) are not the certificate's"
+    try:
+        asked = resolve(request, sel.of)
+    except ConfigError as exc:
+        return f"the cards asked for are not the certificate's: {exc}"
+    missing = [i for i in asked.cards if i not in sel.cards]
+    if missing:
+        return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
+                f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
+    return None

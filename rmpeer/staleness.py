@@ -163,7 +163,7 @@ def why_stale(certificate: RunResult, fingerprint: dict, tier: str, now=None, *,
 
 
 def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | None = None,
-                state_path=None) -> tuple[bool, list[str]]:
+                state_path=None, cards=None) -> tuple[bool, list[str]]:
     """(True, []) when the certificate at cert_path holds for this host and tier; else
     (False, the reasons). A certificate that cannot be read never holds."""
     if tier not in TIERS:
@@ -179,4 +179,8 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
 
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
     reasons = why_stale(cert, fingerprint, tier, now, node=node)
+    if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
+        from .selection import stale_reason
+
+        reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
     return not reasons, reasons

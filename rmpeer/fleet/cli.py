@@ -24,6 +24,8 @@ def add_parser(sub) -> None:
     where.add_argument("--shared", help="a sweep's shared folder: this node writes <shared>/<node>/")
     n.add_argument("--if-stale", help="a certificate that, while valid for this platform and tier, skips the run")
     n.add_argument("--require-idle", action="store_true", help="no verdict (exit 7) while other processes hold the GPUs")
+    from ..selection import add_options as add_card_options
+    add_card_options(n, env_help=False)
 
     s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
     s.add_argument("--nodes", required=True, help="a Slurm host list, e.g. gpu[001-128]")
