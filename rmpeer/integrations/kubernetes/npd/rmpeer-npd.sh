@@ -6,7 +6,9 @@
 # NPD's container needs rmpeer and the host's /dev/nvidia* (privileged, or the device nodes).
 # A plugin may start with no PATH: give it the usual one.
 PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}; export PATH
-line=$("${RMPEER:-rmpeer}" fleet node --tier passive --output "${RMPEER_STATE_DIR:-/var/lib/rmpeer}/npd" 2>/dev/null)
+# Cards: those NVIDIA_VISIBLE_DEVICES names (the container toolkit's indices or UUIDs; all, or
+# unset: every card; none or void: no verdict, Unknown).
+line=$("${RMPEER:-rmpeer}" fleet node --tier passive --cards-env NVIDIA_VISIBLE_DEVICES --output "${RMPEER_STATE_DIR:-/var/lib/rmpeer}/npd" 2>/dev/null)
 rc=$?
 case $rc in
     0) echo "rmpeer: passive checks pass"; exit 0 ;;
