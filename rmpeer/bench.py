@@ -94,8 +94,10 @@ def bench(args) -> int:
             raise ConfigError(f"--sizes: {exc}") from None
     out = checked_output(args.output)
     try:
+        from .selection import request_of_args
+
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
-                         output=out)
+                         output=out, cards=request_of_args(args))
     except NoDeviceError:
         raise NoDeviceError("no NVIDIA device: /dev/nvidiactl does not exist on this machine; rmpeer bench "
                             "measures a live host only") from None
@@ -113,7 +115,10 @@ def bench(args) -> int:
         setup = [setup_cost(host, n) for n in SETUP_SESSIONS if n <= 16]
     finally:
         host.close()
-    cuda = {} if args.no_cuda else cuda_figures(sizes, target.cards)
+    whole = not host.facts.selection or len(host.facts.selection["cards"]) == len(host.facts.selection["of"])
+    # CUDA opens the cards its own order names: on a selection it could touch the others
+    cuda = ({} if args.no_cuda else cuda_figures(sizes, target.cards) if whole
+            else {"reason": "CUDA comparison not run: only some of the host's cards were selected"})
     for r in results:
         key = f"{r['src_card']}->{r['dst_card']}:{r['bytes']}"
         if r["op"] in ("read", "write", "same-card") and key in cuda.get("copies", {}):

@@ -119,6 +119,10 @@ def _run_suites(host, args, say, collector, out_stream) -> int:
     say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
         f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
         f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
+    from .selection import certify_line
+
+    if certify_line(facts):
+        say(certify_line(facts))
     say(f"layouts: {', '.join(f'{c.layout.name} {list(c.layout.cards)}' for c in spec.cases)}; "
         f"extent {spec.cases[0].extent >> 20} MiB")
     for line in spec.left_out:
@@ -357,6 +361,9 @@ def _certificate_path(spec):
 
 
 def _write_files(result, spec, args):
+    from .card_verdicts import by_card
+
+    result.by_card = by_card(result)     # beside the host's verdict: each card's and each pair's
     path = _certificate_path(spec)
     written = None
     if spec.output.is_dir():
@@ -373,6 +380,8 @@ def _write_files(result, spec, args):
 
 
 def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
+    from .card_verdicts import verdict_text
+
     say("\n" + render_table(result))
     fitness = render_fitness(result)
     if fitness:
@@ -380,7 +389,7 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
-    say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} ({summary}) in "
+    say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
         f"{time.time() - started:.1f} s; {written}")
     for r in result.reasons[:REASONS_SHOWN]:
         say(f"  - {r}")

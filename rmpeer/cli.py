@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testsuite per host")
     c.add_argument("--prometheus", metavar="DIR",
                    help="also write DIR/rmpeer.prom for node_exporter's textfile collector")
+    from .selection import add_options as add_card_options
+    add_card_options(c)
     r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
     r.add_argument("--results", nargs="+", default=["reports/allure-results"], metavar="DIR",
                    help="one run's Allure results (default: reports/allure-results, where certify writes them), "
@@ -82,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--output", default="reports", help="where bench.json and bench.svg go (default: reports)")
     h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
     h.add_argument("--rm-abi")
+    add_card_options(h)
+    add_card_options(b)
     pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
     pl.add_argument("cards", help="the card of each session, e.g. 0,1,1,0")
     pl.add_argument("--extent", default="64MiB", help="buffer size per session (default: 64MiB)")
@@ -108,8 +112,10 @@ def _still_holds(args) -> bool:
     from .spec import tier_of
     from .staleness import check_fresh
 
+    from .selection import request_of_args
+
     tier = tier_of(args)
-    holds, why = check_fresh(args.if_stale, tier, node=node_name())
+    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=request_of_args(args))
     if holds:
         print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
               file=sys.stderr if args.json else sys.stdout)

@@ -9,9 +9,11 @@ from .errors import EXIT_OK
 
 def host(args) -> int:
     from .runtime import Runtime
+    from .selection import Chooser, request_of_args
     from .shim.live import LiveShim
 
-    with Runtime(LiveShim(), forced_abi=args.rm_abi) as runtime:
+    select = Chooser(request=request_of_args(args))
+    with Runtime(LiveShim(), forced_abi=args.rm_abi, select=select) as runtime:
         print(json.dumps(runtime.facts.as_dict(), indent=1, default=str))
     return EXIT_OK
 

@@ -202,7 +202,7 @@ class HostRun:
 
         shim = self.shim
         shim.segment("runtime:open")
-        self.runtime = Runtime(shim, forced_abi=self.spec.abi)
+        self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=self.spec.chooser())
         try:
             try:
                 self.runtime.open()
@@ -255,7 +255,10 @@ class HostRun:
             return
         self.result.gpu_processes[when] = snap.get("processes", [])
         if refuse:
-            require_idle(snap.get("processes", []), unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
+            from .selection import count_for_idle
+
+            require_idle(count_for_idle(snap.get("processes", []), self.runtime.facts),
+                         unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
 
     def layout_factory(self, layout, extent: int):
         """The layout factory the bandwidth rig builds on: (setup, release)."""

@@ -139,6 +139,7 @@ class RunResult:
     verdict: str = INCOMPLETE       # until judged, a run has not shown anything
     reasons: list = field(default_factory=list)
     ran_because: list = field(default_factory=list)   # certify --if-stale: why the certificate did not hold
+    by_card: dict = field(default_factory=dict)   # {cards: [...], pairs: [...]}: rmpeer.card_verdicts.by_card
     format: str = FORMAT
 
     @property

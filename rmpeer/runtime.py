@@ -12,8 +12,10 @@ from .rm.host import PROC_VERSION, Host, HostFacts, checked_version, query_drive
 
 
 class Runtime:
-    def __init__(self, shim, *, forced_abi: str | None = None, matrix: DriverMatrix | None = None):
+    def __init__(self, shim, *, forced_abi: str | None = None, matrix: DriverMatrix | None = None,
+                 select=None):
         self.shim = shim
+        self.select = select     # which cards to open (rmpeer.selection.Chooser); None: every card
         self.matrix = matrix or DriverMatrix()
         self.rm = None
         self.host = None
@@ -40,7 +42,7 @@ class Runtime:
 
     def open(self) -> "Runtime":
         self.rm = RmClient(self.shim, self.abi)
-        self.host = Host(self.rm, self.facts).discover()
+        self.host = Host(self.rm, self.facts).discover(self.select)
         self.shim.note("host", facts=self.facts.as_dict())
         return self
 

@@ -54,6 +54,7 @@ class RunSpec:
     output: Path | None = None
     facts: object | None = None    # rm.host.HostFacts, once the host is open (a replay: recorded)
     header: dict = field(default_factory=dict)   # a replay's recording header
+    cards: object | None = None    # selection.Request: the cards asked for (a replay: as recorded)
 
     @property
     def is_replay(self) -> bool:
@@ -74,19 +75,30 @@ class RunSpec:
 
     def with_facts(self, facts) -> "RunSpec":
         """The spec once the host is open: its facts, and the topology entry it matches when
-        none was asked for."""
+        none was asked for (of the whole host, when the run took some of its cards)."""
+        from .selection import host_view
+
         topology = self.topology
         if topology is None and not self.topology_name and facts is not None:
             from .topology import TopologyMatrix
 
-            topology = TopologyMatrix().match(facts)
+            topology = TopologyMatrix().match(host_view(facts))
         return dataclasses.replace(self, facts=facts, topology=topology)
+
+    def chooser(self):
+        """Which cards the run's one RM open takes (rmpeer.selection.Chooser)."""
+        from .selection import chooser_for
+
+        recorded = (self.facts.selection if self.facts is not None else None) if self.is_replay else None
+        return chooser_for(self.cards, recorded, replay=self.is_replay)
 
     def topology_problems(self) -> list:
         """How the host differs from the topology asked for (none asked: nothing)."""
+        from .selection import host_view
+
         if not self.topology_name or self.topology is None or self.facts is None:
             return []
-        return self.topology.mismatches(self.facts)
+        return self.topology.mismatches(host_view(self.facts))
 
 
 # -- builders ---------------------------------------------------------------------------------
@@ -180,8 +192,9 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
 
 
 def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, topology_name=None, tier="full",
-              output=None, policies=Policies(), pattern_seed=None, target=None) -> RunSpec:
-    """This host's run (its facts come with the run's one RM open: `with_facts`)."""
+              output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
+    """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
+    a selection.Request; the layouts fit the number of cards it names."""
     from .layouts import LayoutMatrix
     from .targets import live_target
     from .topology import TopologyMatrix
@@ -195,6 +208,14 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     target = target or live_target()
     if target is None:
         raise NoDeviceError(NO_DEVICE)
+    if cards is not None and cards.count is not None:
+        if cards.count > target.cards:
+            raise ConfigError(f"{cards.how}: names {cards.count} cards; this host has {target.cards} "
+                              f"(`rmpeer host` lists them)")
+        if tier == "passive" and cards.count < target.cards:
+            raise ConfigError(f"{cards.how}: the passive tier reads the whole host's RM facts; it does not take "
+                              f"some of the cards yet (run the quick tier on them, or pass --all-cards)")
+        target = dataclasses.replace(target, cards=cards.count)   # the run's cards: the ones named
     wanted = list(layouts)
     if tier == "quick" and not wanted:
         wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
@@ -203,7 +224,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
     return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,
                    abi=abi, record=str(Path(record).resolve()) if record else None, extent=extent,
-                   topology_name=topology_name, topology=topology, policies=policies, output=output)
+                   topology_name=topology_name, topology=topology, policies=policies, output=output, cards=cards)
 
 
 def tier_of(args) -> str:
@@ -227,18 +248,21 @@ def from_certify_args(args) -> RunSpec:
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
     if args.replay:
         refused = [flag for flag, given in (("--rm-abi", args.rm_abi), ("--extent", args.extent),
-                                            ("--record", args.record), ("--no-boost", args.no_boost))
+                                            ("--record", args.record), ("--no-boost", args.no_boost),
+                                            ("--cards", getattr(args, "cards", None)))
                    if given not in (None, False)]
         if refused:
             raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "
-                              f"(its ABI, extent, boost and calls); these options cannot apply to it")
+                              f"(its ABI, extent, boost, cards and calls); these options cannot apply to it")
         layouts = list(args.layout or [])
         return replay_spec(str(Path(args.replay).resolve()), layouts=layouts, topology_name=args.expect_topology,
                            tier=tier, output=output, policies=policies)
     extent = parse_size(args.extent) if args.extent else None
+    from .selection import request_of_args
+
     return live_spec(layouts=list(args.layout or []), extent=extent, abi=args.rm_abi, record=args.record,
                      boost=not args.no_boost, topology_name=args.expect_topology, tier=tier, output=output,
-                     policies=policies)
+                     policies=policies, cards=request_of_args(args))
 
 
 def from_pytest_options(getoption) -> list:

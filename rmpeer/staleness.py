@@ -202,7 +202,7 @@ def why_stale(certificate: RunResult, fingerprint: dict, tier: str, now=None, *,
 
 
 def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | None = None,
-                state_path=None, key: bytes | None = None) -> tuple[bool, list[str]]:
+                state_path=None, key: bytes | None = None, cards=None) -> tuple[bool, list[str]]:
     """(True, []) when the certificate at cert_path holds for this host and tier; else
     (False, the reasons). A certificate that cannot be read, or whose signature does not
     verify with this host's key (`key`, else rmpeer.signing's), never holds."""
@@ -224,4 +224,8 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
     reasons += why_stale(cert, fingerprint, tier, now, node=node)
+    if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
+        from .selection import stale_reason
+
+        reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
     return not reasons, reasons

@@ -27,6 +27,8 @@ def add_parser(sub) -> None:
     n.add_argument("--run-id", metavar="ID",
                    help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
                         "status (rmpeer/integrations)")
+    from ..selection import add_options as add_card_options
+    add_card_options(n, env_help=False)
 
     s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
     s.add_argument("--nodes", required=True, help="a Slurm host list, e.g. gpu[001-128]")

@@ -47,7 +47,7 @@ def stand_in(node: str) -> str | None:
 
 
 def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | None,
-                 require_idle: bool = False) -> list:
+                 require_idle: bool = False, cards: tuple = ()) -> list:
     """The certify command line of one node's run. A stand-in recording replays instead of the
     GPUs, whole: it decides its own layouts, and a passive replay of it would read only its
     RM facts, never the faults it was recorded to show."""
@@ -55,7 +55,7 @@ def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | No
     if replay:
         return args + ["--replay", replay]
     return (args + ["--tier", tier] + (["--if-stale", if_stale] if if_stale else [])
-            + (["--require-idle"] if require_idle else []))
+            + (["--require-idle"] if require_idle else []) + list(cards))
 
 
 class _Tee(io.StringIO):
@@ -129,14 +129,14 @@ def run_certify(args: list) -> tuple[int, str]:
 
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
-             run_id: str = "") -> tuple[int, str]:
+             run_id: str = "", cards: tuple = ()) -> tuple[int, str]:
     from .. import interrupts
 
     node = node_name()
     _usable_folder(output)
     (output / STATUS).unlink(missing_ok=True)
     replay = stand_in(node)
-    args = certify_args(tier, output, if_stale, replay, require_idle)
+    args = certify_args(tier, output, if_stale, replay, require_idle, cards)
     started, wall = time.monotonic(), time.time()
     line = ""
     code, said = run_certify(args)
@@ -177,7 +177,10 @@ def _write_status(output: Path, status: dict) -> bool:
 
 def main_node(args) -> int:
     output = Path(args.output) if args.output else Path(args.shared) / node_name()
-    code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "")
+    from ..selection import passed_on
+
+    code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
+                          passed_on(args))
     if line:
         print(line, flush=True)
     return code

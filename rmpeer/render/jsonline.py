@@ -27,7 +27,14 @@ def json_record(result: RunResult, certificate_path) -> dict:
         "certificate_id": result.certificate_id, "target": result.target.get("kind", "live"),
         "recorded_host": result.target.get("recorded_host") if result.is_replay else None,
         "exit_code": code, "exit": name, "counts": result.counts, "version": result.version,
+        **_per_card(result),
     }
+
+
+def _per_card(result) -> dict:
+    from ..card_verdicts import compact
+
+    return compact(result)
 
 
 def json_line(result: RunResult, certificate_path) -> str:

@@ -36,8 +36,11 @@ def dcgm_bus_id(pci: str) -> str:
 
 
 def gpu_labels(result: RunResult) -> dict[int, dict]:
-    """card index -> its dcgm-style labels."""
-    return {int(c["index"]): {"gpu": str(c["index"]), "UUID": c.get("uuid", ""),
+    """card index -> its dcgm-style labels; `gpu` is the host's number of the card (on a run
+    of some of the cards, not the run's own 0..k-1)."""
+    hosts = (result.host.get("selection") or {}).get("cards")
+    number = lambda i: str(hosts[i]) if hosts and i < len(hosts) else str(i)   # noqa: E731
+    return {int(c["index"]): {"gpu": number(int(c["index"])), "UUID": c.get("uuid", ""),
                               "pci_bus_id": dcgm_bus_id(c.get("pci", "")), "modelName": c.get("name", "")}
             for c in result.host.get("cards", [])}
 
@@ -116,6 +119,7 @@ def registry_of(result: RunResult) -> CollectorRegistry:
     passed = gauge("rmpeer_check_passed", "1 when every run of this declared check passed", ("check",))
     for name, value in sorted(check_passed(result).items()):
         passed.labels(check=name).set(value)
+    _per_card_series(result, gauge, cards)
     ok = gauge("rmpeer_p2p_copy_ok", "1 when every peer copy from gpu to peer_gpu was byte-exact",
                (*GPU_LABELS, "peer_gpu"))
     for (src, dst), value in sorted(copy_ok(result).items()):
@@ -142,6 +146,26 @@ def registry_of(result: RunResult) -> CollectorRegistry:
           ("version", "driver_version")).labels(version=result.version,
                                                 driver_version=result.host.get("driver_version", "")).set(1)
     return reg
+
+
+def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
+    """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (rmpeer.card_verdicts)."""
+    from ..card_verdicts import by_card
+
+    per = result.by_card or by_card(result)
+    by_host = {labels["gpu"]: labels for labels in cards.values()}
+    one = gauge("rmpeer_gpu_certified", "1 when this GPU's own checks passed (the verdict label says why not)",
+                (*GPU_LABELS, "verdict"))
+    for c in per["cards"]:
+        labels = by_host.get(str(c["card"]), {"gpu": str(c["card"]), "UUID": c["uuid"], "pci_bus_id": "",
+                                              "modelName": ""})
+        one.labels(**labels, verdict=c["verdict"]).set(int(c["verdict"] == CERTIFIED))
+    two = gauge("rmpeer_gpu_pair_certified", "1 when the setup, reads, writes and bandwidth between gpu and "
+                "peer_gpu passed", (*GPU_LABELS, "peer_gpu", "verdict"))
+    for p in per["pairs"]:
+        a, b = (str(x) for x in p["cards"])
+        labels = by_host.get(a, {"gpu": a, "UUID": p["uuids"][0], "pci_bus_id": "", "modelName": ""})
+        two.labels(**labels, peer_gpu=b, verdict=p["verdict"]).set(int(p["verdict"] == CERTIFIED))
 
 
 def write_textfile(result: RunResult, directory) -> Path:

@@ -47,6 +47,9 @@ class HostFacts:
     cards: list = field(default_factory=list)
     p2p: dict = field(default_factory=dict)     # (a, b) -> {caps, status, read_ces, write_ces}
     health: dict = field(default_factory=dict)  # the host's health facts (rm.health): fabric, cc
+    # the cards of a run that took some of the host's (rmpeer.selection.Selection.as_dict):
+    # `cards` above are those, numbered 0..k-1; empty when the run took every card
+    selection: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -182,12 +185,19 @@ class Host:
     def cards(self) -> list[Card]:
         return self.facts.cards
 
-    def discover(self) -> "Host":
+    def discover(self, select=None) -> "Host":
+        """Opens and describes the cards. `select` (a selection.Chooser) picks some of the
+        cards RM lists, from what nvidiactl says of them alone: the others are never opened,
+        and the run numbers the chosen ones 0..k-1 in RM's order."""
         rm = self.rm
         infos = card_infos(rm)
-        for index, info in enumerate(infos):
-            pci = (f"{info['pci_info.domain']:04x}:{info['pci_info.bus']:02x}:"
-                   f"{info['pci_info.slot']:02x}.{info['pci_info.function']:x}")
+        pcis = [f"{info['pci_info.domain']:04x}:{info['pci_info.bus']:02x}:"
+                f"{info['pci_info.slot']:02x}.{info['pci_info.function']:x}" for info in infos]
+        chosen = None
+        if select is not None:
+            chosen = self._select(select, infos, pcis)
+            infos, pcis = [infos[i] for i in chosen.cards], [pcis[i] for i in chosen.cards]
+        for index, (info, pci) in enumerate(zip(infos, pcis)):
             card = Card(index, info["minor_number"], info["gpu_id"], pci, info["pci_info.device_id"])
             fd = rm.shim.open(f"/dev/nvidia{card.minor}", label=f"open:card{index}")
             self.card_fds[index] = fd
@@ -197,9 +207,34 @@ class Host:
             card.device_instance = ids["deviceInstance"]
             self.facts.cards.append(card)
             self._describe(card)
+        if chosen is not None:
+            self._check_uuids(chosen)
         self._p2p()
         read_health(self)
         return self
+
+    def _select(self, select, infos, pcis):
+        from ..selection import host_cards
+
+        listed = [{"minor": info["minor_number"], "pci": pci} for info, pci in zip(infos, pcis)]
+        proc = read_proc_gpus() if self.rm.shim.mode == "live" else []   # a replay: the recorded choice
+        chosen = select(host_cards(listed, proc))
+        self.facts.selection = chosen.as_dict()
+        return chosen
+
+    def _check_uuids(self, chosen) -> None:
+        """A card named by UUID is the card RM reports with that UUID, or the run stops; the
+        selection then records RM's UUIDs of the opened cards."""
+        import dataclasses
+
+        of = list(chosen.of)
+        for card, host_index in zip(self.facts.cards, chosen.cards):
+            listed = of[host_index].uuid
+            if listed and card.uuid and listed.lower() != card.uuid.lower():
+                raise ConfigError(f"card {host_index} at {card.pci}: the kernel module's /proc says {listed}, RM "
+                                  f"says {card.uuid}: the cards cannot be told apart safely")
+            of[host_index] = dataclasses.replace(of[host_index], uuid=card.uuid or listed, model=card.name)
+        self.facts.selection = dataclasses.replace(chosen, of=tuple(of)).as_dict()
 
     def _describe(self, card: Card) -> None:
         rm, abi = self.rm, self.rm.abi

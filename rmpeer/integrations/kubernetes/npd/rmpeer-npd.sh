@@ -17,7 +17,9 @@ this_runs_verdict() {
     grep -q "\"run_id\": \"$run_id\"" "$1" 2>/dev/null || return 0
     sed -n 's/.*"verdict": "\([A-Z ]*\)".*/\1/p' "$1" | head -n 1
 }
-line=$("${RMPEER:-rmpeer}" fleet node --tier passive --output "$state" --run-id "$run_id" 2>/dev/null)
+# Cards: those NVIDIA_VISIBLE_DEVICES names (the container toolkit's indices or UUIDs; all, or
+# unset: every card; none or void: no verdict, Unknown).
+line=$("${RMPEER:-rmpeer}" fleet node --tier passive --cards-env NVIDIA_VISIBLE_DEVICES --output "$state" --run-id "$run_id" 2>/dev/null)
 rc=$?
 verdict=
 case $rc in 1|4) verdict=$(this_runs_verdict "$state/status.json") ;; esac

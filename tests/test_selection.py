@@ -1,0 +1,247 @@
+"""Card selection (issue 25): every way of naming a card resolved through the PCI bus id and
+UUID RM reports, on an 8-card host whose RM order, /dev/nvidia minors, PCI bus order and
+gres.conf order all differ (a hand-made host: the expected cards below are worked out by hand
+from the table, not by the resolver)."""
+
+import itertools
+
+import pytest
+
+from rmpeer.errors import EXIT_CONFIG, ConfigError
+from rmpeer.selection import (CUDA, NVIDIA, OPTION, SLURM, EmptySelection, HostCard, Request, Selection,
+                              gres_minors, request_from, resolve)
+
+pytestmark = pytest.mark.offline
+
+# RM's attach order (index) is neither the minor order nor the bus order. Bus order of the
+# indices: 1b -> 1, 2a -> 3, 3b -> 0, 4c -> 2, 5d -> 5, 9a -> 4, bb -> 7, db -> 6.
+HOST = [HostCard(0, 2, "0000:3b:00.0", "GPU-aa11c0de-0000-0000-0000-000000000000", "NVIDIA H200"),
+        HostCard(1, 0, "0000:1b:00.0", "GPU-b1000000-0000-0000-0000-000000000001", "NVIDIA H200"),
+        HostCard(2, 3, "0000:4c:00.0", "GPU-c2000000-0000-0000-0000-000000000002", "NVIDIA H200"),
+        HostCard(3, 1, "0000:2a:00.0", "GPU-d3000000-0000-0000-0000-000000000003", "NVIDIA H200"),
+        HostCard(4, 6, "0000:9a:00.0", "GPU-aa22beef-0000-0000-0000-000000000004", "NVIDIA H200"),
+        HostCard(5, 4, "0000:5d:00.0", "GPU-e5000000-0000-0000-0000-000000000005", "NVIDIA H200"),
+        HostCard(6, 7, "0000:db:00.0", "GPU-f6000000-0000-0000-0000-000000000006", "NVIDIA H200"),
+        HostCard(7, 5, "0000:bb:00.0", "GPU-07000000-0000-0000-0000-000000000007", "NVIDIA H200")]
+# gres.conf listing the second half of the minors first: GPU index i is the i-th file
+GRES = "# gres.conf\nName=gpu Type=h200 File=/dev/nvidia[4-7]\nName=gpu Type=h200 File=/dev/nvidia[0-3]\n"
+
+
+def chosen(value, variable=None, environ=None, host=HOST):
+    env = dict(environ or {})
+    if variable is None:
+        request = request_from(value, environ=env)
+    else:
+        env[variable] = value
+        request = request_from(None, variables=(variable,), environ=env)
+    return resolve(request, host).cards
+
+
+@pytest.mark.parametrize("value, variable, environ, cards", [
+    ("2", None, {}, (2,)),                                         # rmpeer's numbers are RM's order
+    ("5,1", None, {}, (1, 5)),                                     # the run takes them in RM's order
+    ("0-2", None, {}, (0, 1, 2)),
+    ("GPU-c2000000-0000-0000-0000-000000000002", None, {}, (2,)),
+    ("gpu-C2", None, {}, (2,)),                                    # an unambiguous prefix, any case
+    ("0000:4c:00.0", None, {}, (2,)),
+    ("00000000:4C:00.0", None, {}, (2,)),                          # nvidia-smi's spelling
+    ("4c:00.0", None, {}, (2,)),
+    ("all", None, {}, tuple(range(8))),
+    # SLURM_JOB_GPUS without gres.conf: the index is the minor (File=/dev/nvidia[0-7])
+    ("0", SLURM, {"RMPEER_GRES_CONF": "/nonexistent"}, (1,)),      # minor 0 is RM's card 1
+    ("3,7", SLURM, {"RMPEER_GRES_CONF": "/nonexistent"}, (2, 6)),  # minors 3 and 7
+    # CUDA in PCI bus order: index 0 is bus 1b (RM's 1), index 2 is bus 3b (RM's 0)
+    ("0,2", CUDA, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}, (0, 1)),
+    ("GPU-f6", CUDA, {}, (6,)),                                     # UUIDs under any order
+    ("GPU-e5000000-0000-0000-0000-000000000005", CUDA, {}, (5,)),
+    # NVML's indices follow the bus: 0 is bus 1b (RM's 1), 7 is bus db (RM's 6)
+    ("0,7", NVIDIA, {}, (1, 6)),
+    ("GPU-07", NVIDIA, {}, (7,)),
+    ("all", NVIDIA, {}, tuple(range(8))),
+    ("all", CUDA, {}, tuple(range(8))),
+])
+def test_every_naming_form_resolves_to_the_card_rm_reports(value, variable, environ, cards):
+    assert chosen(value, variable, environ) == cards
+
+
+def test_slurm_indices_follow_gres_conf(tmp_path):
+    conf = tmp_path / "gres.conf"
+    conf.write_text(GRES)
+    env = {"RMPEER_GRES_CONF": str(conf)}
+    assert gres_minors(GRES) == (4, 5, 6, 7, 0, 1, 2, 3)
+    # GPU 0 is /dev/nvidia4 (RM's card 5); GPU 5 is /dev/nvidia1 (RM's card 3)
+    assert chosen("0", SLURM, env) == (5,)
+    assert chosen("5", SLURM, env) == (3,)
+    with pytest.raises(ConfigError, match="gres.conf names 8 GPU"):
+        chosen("8", SLURM, env)
+
+
+def test_gres_conf_spellings():
+    assert gres_minors("Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia2\n") == (0, 2)
+    assert gres_minors("Name=gpu File=/dev/nvidia[0,2-3]  # comment\nName=mps Count=100\n") == (0, 2, 3)
+    assert gres_minors("AutoDetect=nvml\nName=gpu Count=8\n") is None     # no files: index = minor
+
+
+@pytest.mark.parametrize("value, variable, environ, says", [
+    ("9", None, {}, "no card 9"),
+    ("GPU-aa", None, {}, "ambiguous"),                         # cards 0 and 4 start so
+    ("GPU-ff", None, {}, "no card has the UUID"),
+    ("0000:ee:00.0", None, {}, "no card at PCI bus id"),
+    ("2,0000:4c:00.0", None, {}, "are the same card"),
+    ("0", CUDA, {}, "CUDA_DEVICE_ORDER=PCI_BUS_ID"),           # fastest first: refused, asking for UUIDs
+    ("8", NVIDIA, {}, "no card 8"),
+    ("9", SLURM, {"RMPEER_GRES_CONF": "/nonexistent"}, "/dev/nvidia9"),
+])
+def test_a_name_that_matches_no_card_or_several_is_exit_2_naming_the_cards(value, variable, environ, says):
+    with pytest.raises(ConfigError, match=says) as caught:
+        chosen(value, variable, environ)
+    assert caught.value.exit_code == EXIT_CONFIG == 2
+    assert "GPU-" in str(caught.value)      # it names the cards (present, or the ones in question)
+    assert "\n" not in str(caught.value)
+
+
+def test_cuda_indices_under_fastest_first_are_taken_only_on_a_one_card_host():
+    one = [HOST[0]]
+    assert chosen("0", CUDA, {}, host=one) == (0,)
+    with pytest.raises(ConfigError, match="UUIDs"):
+        chosen("0", CUDA, {"CUDA_DEVICE_ORDER": "FASTEST_FIRST"})
+
+
+@pytest.mark.parametrize("value, variable, says", [
+    ("MIG-1c2d", None, "MIG instance"),
+    ("MIG-GPU-aa11/1/0", CUDA, "MIG instance"),
+    ("0,,1", None, "empty name"),
+    ("1,1", None, "named twice"),
+    ("card1", None, "is not a card"),
+])
+def test_bad_names_are_refused_before_the_host_is_known(value, variable, says):
+    env = {} if variable is None else {variable: value}
+    with pytest.raises(ConfigError, match=says):
+        request_from(None if variable else value, variables=(variable,) if variable else (CUDA,), environ=env)
+
+
+@pytest.mark.parametrize("variable, value", [(NVIDIA, "none"), (NVIDIA, "void"), (NVIDIA, ""), (CUDA, ""),
+                                             (SLURM, "  ")])
+def test_an_empty_selection_gives_no_verdict(variable, value):
+    with pytest.raises(EmptySelection, match="names no card") as caught:
+        request_from(None, variables=(variable,), environ={variable: value})
+    assert caught.value.exit_code == 2
+    with pytest.raises(EmptySelection):
+        request_from("", environ={})
+
+
+def test_the_environment_order_and_all_cards():
+    env = {SLURM: "1", CUDA: "GPU-b1"}
+    assert request_from(None, variables=(SLURM, CUDA), environ=env).source == SLURM
+    assert request_from(None, variables=(CUDA,), environ=env).source == CUDA
+    assert request_from(None, all_cards=True, environ=env).every          # --all-cards ignores it
+    assert request_from("3", environ=env).source == OPTION                # --cards outranks it
+    unset = request_from(None, variables=(CUDA,), environ={})
+    assert unset.every and "none of CUDA_VISIBLE_DEVICES set" in unset.how
+
+
+def test_the_line_certify_says():
+    sel = resolve(Request(CUDA, "GPU-b1", ("GPU-b1",)), HOST[:2])
+    assert sel.line() == "cards: 1 of 0-1 (from CUDA_VISIBLE_DEVICES)"
+    assert Selection.from_dict(sel.as_dict()) == sel
+    wide = resolve(request_from("0,1,2,5,7", environ={}), HOST)
+    assert wide.line() == "cards: 0-2,5,7 of 0-7 (from --cards)"
+
+
+# -- every subset of an 8-card host: its spec, its plan and its topology -------------------
+
+SUBSETS = [s for k in range(1, 9) for s in itertools.combinations(range(8), k)]
+
+
+def _subset_facts(subset):
+    """The facts a run of `subset` of the HGX H200 board above would hold: the chosen cards,
+    numbered 0..k-1, and P2P facts between them as the NVSwitch board reports them."""
+    from rmpeer.rm.host import Card, HostFacts
+
+    sel = resolve(Request(OPTION, ",".join(map(str, subset)), tuple(map(str, subset))), HOST)
+    cards = [Card(i, HOST[h].minor, 0x100 + h, HOST[h].pci, 0x2335, i, "NVIDIA H200", HOST[h].uuid)
+             for i, h in enumerate(sel.cards)]
+    caps = ["NVLINK_SUPPORTED", "READS_SUPPORTED", "WRITES_SUPPORTED"]
+    p2p = {(a, b): {"caps": caps} for a in range(len(cards)) for b in range(len(cards))}
+    return HostFacts("580.159.04", "open", "rm-api-query", cards=cards, p2p=p2p, selection=sel.as_dict())
+
+
+def test_every_subset_of_an_8_card_board_is_judged_by_the_boards_entry():
+    """2 cards of an NVSwitch board are not a 2-card NVLink host: the board's entry (its pair
+    floors, its links) applies, never h200x2-nv18's."""
+    from rmpeer.selection import host_view
+    from rmpeer.topology import TopologyMatrix
+
+    matrix = TopologyMatrix()
+    for subset in SUBSETS:
+        view = host_view(_subset_facts(subset))
+        assert [c.index for c in view.cards] == list(range(8))
+        assert sorted({a for a, _ in view.p2p}) == list(subset)      # host numbers, the chosen pairs only
+        assert matrix.match(view).name == "hgx-h200x8-nvswitch", subset
+
+
+def test_a_subset_run_without_the_whole_host_view_would_match_the_wrong_entry():
+    """The view is what makes the difference (the check above can fail): the chosen cards
+    alone look like a 2-card host."""
+    from rmpeer.topology import TopologyMatrix
+
+    facts = _subset_facts((3, 6))
+    assert TopologyMatrix().match(facts).name != "hgx-h200x8-nvswitch"
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
+    """The spec of a k-card subset runs the layouts that fit k cards, each planned on cards
+    0..k-1 only; the run's card i is the subset's i-th card in RM's order."""
+    from rmpeer.layouts import LayoutMatrix
+    from rmpeer.spec import live_spec
+    from rmpeer.targets import Target
+
+    matrix = LayoutMatrix()
+    fitting = {tuple(l.cards) for l in matrix.fitting_with_reasons(k)[0]}
+    for subset in [s for s in SUBSETS if len(s) == k]:
+        request = Request(OPTION, ",".join(map(str, subset)), tuple(map(str, subset)))
+        spec = live_spec(target=Target("live", "h200x8", 8), cards=request, pattern_seed=1)
+        assert spec.target.cards == k and spec.tier == "full"
+        assert {tuple(c.layout.cards) for c in spec.cases} == fitting
+        sel = resolve(request, HOST)
+        for case in spec.cases:
+            plan = matrix.plan(case.layout.cards, case.extent, host_cards=k)
+            card = {s.index: s.card for s in plan.sessions}
+            used = set(card.values()) | {card[x] for p in plan.pairs for x in (p.a, p.b)}
+            used |= {card[x] for w in plan.maps for x in (w.s, w.t)}
+            assert used <= set(range(k))
+            assert {sel.cards[c] for c in used} <= set(subset)
+
+
+def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
+    from rmpeer.spec import live_spec
+    from rmpeer.targets import Target
+
+    with pytest.raises(ConfigError, match="names 3 cards; this host has 2"):
+        live_spec(target=Target("live", "h200x2", 2), cards=request_from("0,1,2", environ={}))
+    with pytest.raises(ConfigError, match="passive tier"):
+        live_spec(target=Target("live", "h200x2", 2), cards=request_from("1", environ={}), tier="passive")
+
+
+def test_require_idle_counts_only_the_chosen_cards_processes():
+    from rmpeer.selection import count_for_idle
+
+    facts = _subset_facts((1,))
+    other_job = {"pid": 10, "cards": [], "minors": [HOST[0].minor], "driver": True}   # /dev/nvidia2 only
+    ours = {"pid": 11, "cards": [0], "minors": [HOST[1].minor], "driver": True}
+    ctl_only = {"pid": 12, "cards": [], "minors": [], "driver": True}                 # nvidiactl reaches all
+    assert count_for_idle([other_job, ours, ctl_only], facts) == [ours, ctl_only]
+    whole = _subset_facts(tuple(range(8)))
+    assert count_for_idle([other_job], whole) == [other_job]
+
+
+def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, monkeypatch):
+    """Mutation: a SLURM_JOB_GPUS index taken as RM's card number (the orders assumed to
+    agree) picks the wrong card on the fixture host."""
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.selection", "found = [c for c in cards if c.minor == minor]",
+                     "found = [c for c in cards if c.index == minor]")
+    request = broken.request_from(None, variables=(SLURM,), environ={SLURM: "0", "RMPEER_GRES_CONF": "/nonexistent"})
+    assert broken.resolve(request, [broken.HostCard(**vars(c)) for c in HOST]).cards != (1,)
