@@ -279,7 +279,10 @@ def run(args) -> int:
                     matched=matched.name if matched else None, same_machine=args.same_machine)
     print(cal.text, end="")
     if args.write:
-        path = write_entry(cal, Path(args.write), facts)
+        try:
+            path = write_entry(cal, Path(args.write), facts)
+        except OSError as exc:
+            raise ConfigError(f"calibrate: --write {args.write}: {exc.strerror or exc}") from None
         print(f"rmpeer calibrate: entry {cal.name} written to {path}"
               + (f" (in place of the entry {cal.replaces})" if cal.replaces else "")
               + f"; certify under it with RMPEER_MATRICES={Path(args.write).resolve()}")
