@@ -141,7 +141,7 @@ def link_findings(card, before: dict, after: dict | None, topology) -> list:
             out.append(Finding("nvlink-active", subject, f"{expected} active NVLinks",
                                f"no NVLink ({before.get('reason')})", DEGRADE))
         return out
-    out += [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
+    out += [Finding("nvlink-active", subject, "every NVLink RM enables up", p, DEGRADE)
             for p in check_active(before, expected)]
     if after is not None:
         if before.get("counters_reason") is not None:

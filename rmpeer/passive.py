@@ -242,7 +242,7 @@ def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
             elif expected:
                 out.append(Finding("nvlink-active", subject, f"{expected} active NVLinks", "no NVLink", DEGRADE))
             continue
-        out += [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
+        out += [Finding("nvlink-active", subject, "every NVLink RM enables up", p, DEGRADE)
                 for p in check_active(health, expected)]
         if health.get("counters_reason"):
             out.append(Finding("nvlink-errors", subject, "readable error counters", health["counters_reason"],
