@@ -212,17 +212,20 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
     path = folder / "topologies.yaml"
     old = TopologyMatrix(path)
     gone = {cal.name} | {t.name for t in old.topologies.values() if not t.mismatches(host_facts)}
-    lines = path.read_text().splitlines(keepends=True)
-    kept, skipping = [], False
-    for line in lines:
-        m = re.match(r"^  ([^\s#][^:]*):\s*$", line)
-        if m:
-            skipping = m.group(1) in gone
+    kept, lead, skipping = [], [], False
+    for line in path.read_text().splitlines(keepends=True):
+        if re.match(r"^  #", line):          # comments right above an entry belong to it
+            lead.append(line)
+            continue
+        header = re.match(r"^  ([^\s#][^:]*):\s*$", line)
+        if header:
+            skipping = header.group(1) in gone
         elif line.strip() and not line.startswith("  "):
             skipping = False
         if not skipping:
-            kept.append(line)
-    text = "".join(kept).rstrip("\n") + "\n\n" + cal.text
+            kept += lead + [line]
+        lead = []
+    text = "".join(kept + lead).rstrip("\n") + "\n\n" + cal.text
     path.write_text(text)
     TopologyMatrix(path).match(host_facts)      # the copy loads, and one entry matches the host
     return path
@@ -276,7 +279,10 @@ def run(args) -> int:
                     matched=matched.name if matched else None, same_machine=args.same_machine)
     print(cal.text, end="")
     if args.write:
-        path = write_entry(cal, Path(args.write), facts)
+        try:
+            path = write_entry(cal, Path(args.write), facts)
+        except OSError as exc:
+            raise ConfigError(f"calibrate: --write {args.write}: {exc.strerror or exc}") from None
         print(f"rmpeer calibrate: entry {cal.name} written to {path}"
               + (f" (in place of the entry {cal.replaces})" if cal.replaces else "")
               + f"; certify under it with RMPEER_MATRICES={Path(args.write).resolve()}")

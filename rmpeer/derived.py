@@ -237,7 +237,7 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
             if "nvlink" in gen.kinds:
                 cross[(a, b)] = _floor(n, f"{n} links", rate, gen.kinds["nvlink"])
             if a < b and "nvlink_bidirectional" in gen.kinds:
-                both[(a, b)] = _floor(2 * n, f"{n} links x 2 directions", rate, gen.kinds["nvlink_bidirectional"])
+                both[(a, b)] = _floor(2 * n, f"2 x {n} links", rate, gen.kinds["nvlink_bidirectional"])
         elif any(cap in names for cap in PCIE_CAPS):
             link = _pcie(by_index[a], by_index[b])
             if isinstance(link, str) or "pcie" not in gen.kinds or link[1] not in eff.lane_gbps:
@@ -248,6 +248,6 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
             cross[(a, b)] = _floor(lanes, f"{lanes} lanes (PCIe gen {pcie_gen})", eff.lane_gbps[pcie_gen],
                                    gen.kinds["pcie"])
             if a < b:      # PCIe is full duplex: both directions at once, each at the one-way rate
-                both[(a, b)] = _floor(2 * lanes, f"{lanes} lanes (PCIe gen {pcie_gen}) x 2 directions",
+                both[(a, b)] = _floor(2 * lanes, f"2 x {lanes} lanes (PCIe gen {pcie_gen})",
                                       eff.lane_gbps[pcie_gen], gen.kinds["pcie"])
     return DerivedFloors(same, cross, both, tuple(missing))

@@ -101,14 +101,14 @@ def judge_bandwidth(topology, figures: list[dict]) -> list[dict]:
         met = floor_for(floors, f)
         if met is None:
             continue
-        floor, why = met.gbps, met.formula if met.basis != CALIBRATED else name
+        floor = met.gbps
+        why = f"the floor of {floor:g} GB/s ({name})" if met.basis == CALIBRATED else met.formula
         if f["gbps"] < floor:
-            findings.append(_finding(FAIL, f, f"{f['gbps']:.1f} GB/s is below the floor of {floor:g} GB/s "
-                                              f"({why})", floor=floor, basis=met.basis, formula=met.formula))
-        elif f["gbps"] < floor * (1 + floors.warn_band):
-            findings.append(_finding(WARN, f, f"{f['gbps']:.1f} GB/s is within {floors.warn_band:.0%} of the "
-                                              f"floor of {floor:g} GB/s ({why})", floor=floor, basis=met.basis,
+            findings.append(_finding(FAIL, f, f"{f['gbps']:.1f} GB/s is below {why}", floor=floor, basis=met.basis,
                                      formula=met.formula))
+        elif f["gbps"] < floor * (1 + floors.warn_band):
+            findings.append(_finding(WARN, f, f"{f['gbps']:.1f} GB/s is within {floors.warn_band:.0%} of {why}",
+                                     floor=floor, basis=met.basis, formula=met.formula))
     groups: dict = {}
     for i, f in enumerate(figures):
         groups.setdefault((f["op"], f["bytes"]), []).append(i)

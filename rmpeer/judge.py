@@ -115,8 +115,10 @@ def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
             continue
         if x["level"] == BELOW:
             expected = f"at least {x['floor']:g} GB/s"
-            why = getattr(topology, "name", "?") if x["basis"] == "calibrated" else x["formula"]
-            found = f"{x['gbps']:.1f} GB/s, below the floor of {x['floor']:g} GB/s ({why}); {clocks_text(clocks)}"
+            # a derived floor's formula states the floor itself: "below 18 links x ... = 355.2 GB/s (derived; ...)"
+            below = (f"below the floor of {x['floor']:g} GB/s ({getattr(topology, 'name', '?')})"
+                     if x["basis"] == "calibrated" else f"below {x['formula']}")
+            found = f"{x['gbps']:.1f} GB/s, {below}; {clocks_text(clocks)}"
         else:
             expected = f"within 15% of its siblings' median {x['median']:.1f} GB/s"
             found = f"{x['gbps']:.1f} GB/s; {clocks_text(clocks)}"
@@ -139,7 +141,7 @@ def link_state_findings(card, health: dict, topology) -> list:
         return [Finding("nvlink-active", subject, f"{expected} active NVLinks", "no NVLink", DEGRADE)] if expected else []
     if not health.get("supported") or reason:
         return [Finding("nvlink", subject, "NVLink state from RM", reason or "not read", UNFINISHED)]
-    return [Finding("nvlink-active", subject, f"{expected} active NVLinks", p, DEGRADE)
+    return [Finding("nvlink-active", subject, "every NVLink RM enables up", p, DEGRADE)
             for p in check_active(health, expected)]
 
 

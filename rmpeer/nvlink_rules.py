@@ -17,10 +17,11 @@ NO_NVLINK = "RM reports no NVLink on this card"
 
 
 def check_active(health: dict, expected: int | None) -> list[str]:
-    """Problems with the links RM says are enabled on the card: each must be up. `expected`
-    (the topology's count) only says whether NVLinks are expected at all: a link disabled by
-    design (12 of 18 on H100 PCIe NVL) is not in RM's enabled mask and is no down link."""
-    if expected is None or not health.get("supported"):
+    """Problems with the links RM says are enabled on the card: each must be up, on any host
+    (a topology or none). `expected` (the topology's count) only says whether NVLinks are
+    expected at all: a link disabled by design (12 of 18 on H100 PCIe NVL) is not in RM's
+    enabled mask and is no down link."""
+    if not health.get("supported"):
         return []
     enabled = health["links"]
     problems = [f"card {health.get('card')}: link {link['index']} is {link['state']}"
@@ -28,7 +29,7 @@ def check_active(health: dict, expected: int | None) -> list[str]:
                 for link in enabled if not link["active"]]
     if problems:
         problems.insert(0, f"card {health.get('card')}: {health['active']} of {len(enabled)} enabled NVLinks active")
-    elif not enabled:
+    elif not enabled and expected:
         problems.append(f"card {health.get('card')}: RM enables no NVLink on this card ({expected} expected)")
     return problems
 

@@ -75,7 +75,7 @@ def test_the_noboost_recordings_stay_degraded_under_derived_floors_alone(tmp_pat
         assert code == 4 and cert["verdict"] == "DEGRADED", text[-2000:]
         floors = cert["topology"]["floors"]
         assert floors["basis"] == "derived" and floors["missing"] == []
-        below = [r for r in cert["reasons"] if "below the floor" in r]
+        below = [r for r in cert["reasons"] if r.startswith("bandwidth-floor:")]
         assert below and all("(derived; efficiency calibrated on" in r for r in below), cert["reasons"]
     # and the healthy ones pass them: derived floors do not false-fail a good host
     code, cert, text = replay(HEALTHY_TWO[0], tmp_path / "healthy", matrices)
@@ -204,3 +204,22 @@ def test_mutation_runs_of_another_kind_of_host_are_refused_only_by_the_host_chec
     with pytest.raises(Refused, match="runs of different hosts: cards"):
         calibrate([good[1], other], ["a", "b"])
     mutated("rmpeer.calibrate", "            if a[key] != b[key]:", "            if False:").calibrate([good[1], other], ["a", "b"])
+
+
+def test_writing_twice_into_one_copy_leaves_one_entry_and_every_other(tmp_path, certificates):
+    from rmpeer.calibrate import write_entry
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.topology import TopologyMatrix
+
+    good = [certificates[r][1] for r in HEALTHY_TWO]
+    facts = HostFacts.from_dict(good[0]["host"])
+    cal = calibrate(good, ["a", "b"], matched="h200x2-nv18")
+    for _ in range(2):
+        path = write_entry(cal, tmp_path / "m", facts)
+    text = path.read_text()
+    assert text.count("\n  h200x2-nv18:\n") == 1 and text.count("# rmpeer calibrate:") == 1
+    shipped = set(TopologyMatrix().topologies)
+    written = TopologyMatrix(path)
+    assert set(written.topologies) == shipped and written.match(facts).name == "h200x2-nv18"
+    assert written.get("h200x2-nv18").floors.bidirectional_gbps == cal.entry["floors"]["bidirectional_gbps"]
+    assert (tmp_path / "m" / "drivers.yaml").is_file()     # a whole copy, for RMPEER_MATRICES

@@ -260,7 +260,7 @@ def test_mutation_a_fixed_link_count_would_fail_links_disabled_by_design():
     twelve = {"card": 0, "supported": True, "active": 12,
               "links": [{"index": i, "state": "ACTIVE", "active": True, "connected": True} for i in range(12)]}
     assert check_active(twelve, 18) == []
-    fixed = mutated("rmpeer.nvlink_rules", "    elif not enabled:", "    elif len(enabled) != expected:")
+    fixed = mutated("rmpeer.nvlink_rules", "    elif not enabled and expected:", "    elif len(enabled) != expected:")
     assert fixed.check_active(twelve, 18) != []
 
 
@@ -295,3 +295,15 @@ def test_mutation_the_newest_copy_class_names_the_generation(recorded):
                      "return min(listed, key=lambda ng: ng[0])[1] if listed else None")
     assert _derive(both, links).cross_card[(0, 1)].basis == "derived"
     assert _derive(both, links, oldest).cross_card[(0, 1)].basis == "provisional"
+
+
+def test_a_down_link_is_judged_on_a_host_no_entry_names():
+    from rmpeer.judge import link_findings
+
+    links = [{"index": i, "state": "ACTIVE" if i else "FAIL", "active": bool(i), "connected": True} for i in range(18)]
+    health = {"card": 0, "supported": True, "active": 17, "links": links}
+    found = link_findings(0, health, None, None)
+    assert [(f.check, f.found) for f in found][:1] == [("nvlink-active", "card 0: 17 of 18 enabled NVLinks active")]
+    blind = mutated("rmpeer.nvlink_rules", "    if not health.get(\"supported\"):\n        return []",
+                    "    if expected is None or not health.get(\"supported\"):\n        return []")
+    assert blind.check_active(health, None) == []
