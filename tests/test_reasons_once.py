@@ -1,0 +1,29 @@
+"""A failure the fitness judge finds and the fitness check reports is one reason, however
+long its sentence: both sides shorten it the same way (rmpeer.judge.short)."""
+
+from rmpeer.judge import judge
+from rmpeer.pytest_plugin.results import Collector
+from rmpeer.result import DEGRADE, Finding, RunResult
+
+# a floor-miss sentence as an 8-card host words it: well over the 300 characters kept
+LONG = ("bandwidth read 0->7: expected at least 355 GB/s, found 231.8 GB/s below "
+        + "18 links x 26.562 GB/s x 0.743 = 355.2 GB/s (derived; efficiency calibrated on 2 x H200); " * 5)
+
+
+def _collected(message: str):
+    c = Collector()
+    c.tests["suites/test_fitness.py::test_bandwidth"] = {
+        "nodeid": "suites/test_fitness.py::test_bandwidth", "check": "bandwidth-floor", "area": "fitness",
+        "subject": "read 0->7", "outcome": "failed", "message": message, "duration": 0.1, "params": {}}
+    return c.checks()
+
+
+def test_a_long_floor_miss_is_one_reason():
+    assert len(LONG) > 400
+    r = RunResult()
+    r.checks = _collected(LONG)
+    r.findings = [Finding("bandwidth-floor", "read 0->7", "the check to pass", LONG, DEGRADE)]
+    verdict, reasons = judge(r)
+    assert verdict == "DEGRADED"
+    assert len(reasons) == 1, reasons
+    assert reasons[0].startswith("bandwidth read 0->7: expected at least 355 GB/s, found 231.8 GB/s")
