@@ -255,7 +255,18 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
           "matrices": matrices, "rmpeer": __version__}
     if links is not None and facts is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
+    if facts is not None:
+        fp.update(_health(facts))
     return fp
+
+
+def _health(facts) -> dict:
+    """{"health": RM's platform facts (rm.health.identity)} where RM gave any; like the NVLinks,
+    compared only when both fingerprints have them (the fresh path reads no RM)."""
+    from .rm.health import identity
+
+    found = identity(facts)
+    return {"health": found} if found else {}
 
 
 def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | None = None,
@@ -275,4 +286,5 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
           "iommu": missing, "acs": missing, "matrices": matrices, "rmpeer": __version__}
     if links is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
+    fp.update(_health(facts))
     return fp

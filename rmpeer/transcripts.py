@@ -107,8 +107,12 @@ def _show(path, header, lines, abi, calls, out):
     for line in lines:
         if isinstance(line, dict):
             if line.get("note") == "host":
+                from .render.health_text import health_lines
+
                 for card in (line.get("facts") or {}).get("cards", []):
                     out(_card_line(card))
+                for text in health_lines(line.get("facts") or {}):
+                    out(text)
             elif line.get("note") == "segment" and calls:
                 out(f"-- {line.get('key')}")
         elif calls or (line.op == "ioctl" and (line.errno or line.status)):

@@ -257,3 +257,25 @@ def read_host(host) -> None:
         _, sub = host.probe_handles(card.index)
         card.health = reader.card(card.index, sub)
     host.facts.health = reader.system()
+
+
+def identity(facts) -> dict:
+    """The health facts that describe the platform rather than its state (the fingerprint's
+    "health" key): per card UUID its maximum PCIe link, MIG mode and ECC mode; the host's
+    Confidential Computing feature. A fact not read is left out, never guessed."""
+    out = {}
+    for card in facts.cards:
+        h, mine = card.health or {}, {}
+        pcie, mig, ecc = h.get("pcie") or {}, h.get("mig") or {}, h.get("ecc") or {}
+        if pcie.get("status") == OK:
+            mine["pcie_max"] = f"Gen{pcie.get('max_gen')} x{pcie.get('max_width')}"
+        if mig.get("status") == OK:
+            mine["mig"] = mig.get("mode")
+        if ecc.get("status") == OK:
+            mine["ecc"] = "on" if ecc.get("enabled") else "off"
+        if mine:
+            out[card.uuid] = mine
+    cc = (facts.health or {}).get("cc") or {}
+    if cc.get("status") == OK:
+        out["confidential_compute"] = cc.get("feature")
+    return out
