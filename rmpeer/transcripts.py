@@ -40,6 +40,9 @@ def describe_call(rec, abi) -> str:
             out.append(f"    params {rec.payload.struct}:")
             st = abi.struct(rec.payload.struct)
             out.append(st.render(bytes.fromhex(rec.payload.reply), indent="      "))
+            from .render.health_calls import describe_lists
+
+            out += describe_lists(abi, st.name, bytes.fromhex(rec.payload.reply))
         return "\n".join(out)
     detail = {k: v for k, v in (rec.extra or {}).items() if k != "digest"}
     if rec.path:

@@ -121,3 +121,22 @@ def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change()
     changed = recorded_fingerprint(HostFacts.from_dict(moved), matrices="m")
     assert fingerprint_changes(fp, changed) == [f"RM's {uuid} pcie_max changed Gen5 x16 -> Gen5 x8"]
     assert fingerprint_changes({k: v for k, v in fp.items() if k != "health"}, changed) == []
+
+
+def test_show_calls_names_each_list_element_and_its_bits():
+    """The reply bytes of the real driver, as `rmpeer show --calls` prints the lists: NVML said
+    Gen5 (32 GT/s) x16 and MIG disabled."""
+    from rmpeer.abi import DriverMatrix
+    from rmpeer.render.health_calls import describe_lists
+
+    calls = {c["label"]: bytes.fromhex(c["reply"])
+             for c in json.loads((EVIDENCE / "nobody.json").read_text())["calls"]}
+    abi = DriverMatrix().abi_for_driver("580.159.04")
+    pcie = describe_lists(abi, "NV2080_CTRL_BUS_GET_INFO_V2_PARAMS", calls["health:pcie:card0"])
+    assert pcie[0].startswith("      [0] index 7 (PCIE_GPU_LINK_CTRL_STATUS) data 0x11050000 (")
+    assert "LINK_WIDTH=X16" in pcie[0] and "LINK_SPEED=32000MBPS" in pcie[0]
+    assert "MAX_WIDTH=16" in pcie[1] and "MAX_SPEED=32000MBPS" in pcie[1] and "(PCIE_GPU_LINK_CAPS)" in pcie[1]
+    mig = describe_lists(abi, "NV2080_CTRL_GPU_GET_INFO_V2_PARAMS", calls["health:mig:card0"])
+    assert mig == ["      [0] index 42 (GPU_SMC_MODE) data 0x2 (DISABLED)"]
+    units = describe_lists(abi, "NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS", calls["health:ecc:card0"])
+    assert len(units) == 20 and all("enabled=1" in u and "dbe.count=0" in u for u in units)
