@@ -70,6 +70,8 @@ def health_findings(host: dict, topology_links: str | None = None) -> tuple[list
     out, not_checked = [], []
     health = host.get("health") or {}
     cards = host.get("cards", [])
+    if not cards:     # discovery found no card or failed: the run's own findings say so
+        return out, not_checked
     fabric_needed = needs_fabric(host, topology_links)
     _fabric(health.get("fabric"), fabric_needed, out, not_checked)
     _cc(health.get("cc"), len(cards), out, not_checked)

@@ -203,3 +203,7 @@ def test_a_card_outside_the_fabric_is_not_blamed_for_fabric_manager():
     assert [f.check for f in found if f.severity == FAIL] == ["fabric"]
     found, _ = judged(system_fact("fabric", state="UNINITIALIZED"), "nvswitch")
     assert [f.check for f in found if f.severity == FAIL] == ["fabric", "fabric-probe"]
+
+
+def test_a_host_without_facts_adds_nothing_to_what_the_run_says():
+    assert health_findings({}) == ([], [])
