@@ -97,8 +97,8 @@ class Reader:
         if why:
             return None, why
         raw = reply["_raw"]
-        return {elem.get(raw[base + i * elem.size:], "index"): elem.get(raw[base + i * elem.size:], "data")
-                for i in range(len(indexes))}, None
+        # by position, as the request listed them (RM fills each entry's data in place)
+        return {idx: elem.get(raw[base + i * elem.size:], "data") for i, idx in enumerate(indexes)}, None
 
     # -- the host ------------------------------------------------------------------------
     def system(self) -> dict:
