@@ -92,3 +92,17 @@ def test_without_a_health_recording_the_tool_says_how_to_make_one(tmp_path, caps
                                      "--out", str(tmp_path)])
     assert derive_tool.main() == 2
     assert "tools/evidence/health.sh" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_the_written_file_keeps_every_other_line_byte_for_byte(tmp_path, monkeypatch):
+    source = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+    monkeypatch.setattr(derive_tool, "BRANCHES", {"demo": ("host:p2p-caps:0->0", "p2pCaps", 0x5, "a demo", "-")})
+    monkeypatch.setattr(derive_tool, "has_health", lambda path: True)
+    monkeypatch.setattr("sys.argv", ["derive", str(source), "--out", str(tmp_path)])
+    assert derive_tool.main() == 0
+    before = gzip.open(source, "rt").read().splitlines()
+    after = gzip.open(tmp_path / f"{source.name.split('.jsonl')[0]}-demo.jsonl.gz", "rt").read().splitlines()
+    differ = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(before) == len(after) and len(differ) == 2 and differ[0] == 0
+    assert json.loads(after[differ[1]])["label"] == "host:p2p-caps:0->0"
+    assert "`" + source.name.split(".jsonl")[0] + "-demo.jsonl.gz`" in (tmp_path / "README.md").read_text()

@@ -156,9 +156,15 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = source.name.split(".jsonl")[0]
+    with gzip.open(source, "rt") as f:
+        raw = [line for line in f if line.strip()]
     for name in BRANCHES:
+        changed = derive(lines, abi, name)
+        # unchanged lines byte for byte as recorded; the changed record as the recorder writes one
+        text = [r if new == old else (json.dumps(new) if i == 0 else json.dumps(new, separators=(",", ":"))) + "\n"
+                for i, (r, old, new) in enumerate(zip(raw, lines, changed))]
         with gzip.GzipFile(out / f"{stem}-{name}.jsonl.gz", "wb", mtime=0) as f:
-            f.write("".join(json.dumps(line) + "\n" for line in derive(lines, abi, name)).encode())
+            f.write("".join(text).encode())
     (out / "README.md").write_text(readme(source, BRANCHES))
     print(f"{len(BRANCHES)} derived recordings of {source.name} -> {out}")
     return 0
