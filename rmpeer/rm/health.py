@@ -28,8 +28,6 @@ CC_CLASS = "NV_CONFIDENTIAL_COMPUTE"
 OK = "NV_OK"
 ABSENT = "absent"
 NOT_RECORDED = "not recorded"
-# The labels of the calls, by fact: a replay serves a fact only where the recording has its call.
-CARD_FACTS = ("fabric_probe", "ecc", "remapped_rows", "reset", "drain", "recovery", "pcie", "mig")
 
 
 def _status(reply) -> str:
