@@ -41,11 +41,14 @@ VOLATILE = [
     ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
     ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
     ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
+    ("health counters", "ECC error counts since boot, and the PCIe generation (and raw link words) "
+     "a card drops at idle (rm.health)", r"sbe|dbe|gen|raw"),
 ]
 # Fields that name a machine, a card or a run rather than describe RM's behaviour.
 # device_instance: RM numbers the cards in the order it attached them (swapped run to run).
 IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed"}
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
+            "cluster_uuid"}
 # Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
 CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
                 "released": "released clock MHz are read a moment after the boost is cleared "

@@ -287,7 +287,18 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
           "matrices": matrices, "rmpeer": __version__, "boot": read_boot(root), "driver_load": read_driver_load(root)}
     if links is not None and facts is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
+    if facts is not None:
+        fp.update(_health(facts))
     return fp
+
+
+def _health(facts) -> dict:
+    """{"health": RM's platform facts (rm.health.identity)} where RM gave any; like the NVLinks,
+    compared only when both fingerprints have them (the fresh path reads no RM)."""
+    from .rm.health import identity
+
+    found = identity(facts)
+    return {"health": found} if found else {}
 
 
 def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | None = None,
@@ -308,4 +319,5 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
           "boot": missing, "driver_load": missing}
     if links is not None:
         fp["nvlinks"] = nvlinks_by_uuid({c.index: c.uuid for c in facts.cards}, links)
+    fp.update(_health(facts))
     return fp

@@ -70,11 +70,13 @@ def health_findings(host: dict, topology_links: str | None = None) -> tuple[list
     out, not_checked = [], []
     health = host.get("health") or {}
     cards = host.get("cards", [])
+    if not cards:     # discovery found no card or failed: the run's own findings say so
+        return out, not_checked
     fabric_needed = needs_fabric(host, topology_links)
     _fabric(health.get("fabric"), fabric_needed, out, not_checked)
     _cc(health.get("cc"), len(cards), out, not_checked)
     for c in cards:
-        _card(c.get("index"), c.get("health") or {}, fabric_needed, out, not_checked)
+        _card(c.get("index"), c.get("health") or {}, fabric_needed, topology_links == "nvswitch", out, not_checked)
     return out, not_checked
 
 
@@ -108,7 +110,7 @@ def _cc(fact, n_cards: int, out, not_checked) -> None:
                            f"dev tools mode {fact.get('devtools')}", INFO))
 
 
-def _card(index, h: dict, fabric_needed: bool, out, not_checked) -> None:
+def _card(index, h: dict, fabric_needed: bool, nvswitch: bool, out, not_checked) -> None:
     subject = f"card {index}"
     mig = h.get("mig")
     mig_on = _read(mig) and mig.get("mode") in MIG_ON
@@ -120,7 +122,7 @@ def _card(index, h: dict, fabric_needed: bool, out, not_checked) -> None:
                            "disable it (nvidia-smi -i N -mig 0) and reset the card", FAIL))
     elif mig.get("mode") == "ENABLE_PENDING":
         out.append(Finding("mig", subject, "MIG disabled", "MIG is enabled at the next GPU reset", DEGRADE))
-    _fabric_probe(subject, h.get("fabric_probe"), fabric_needed, out, not_checked)
+    _fabric_probe(subject, h.get("fabric_probe"), fabric_needed, nvswitch, out, not_checked)
     _rows(subject, h.get("remapped_rows"), out, not_checked)
     reset = h.get("reset")
     if not _read(reset):
@@ -137,13 +139,15 @@ def _card(index, h: dict, fabric_needed: bool, out, not_checked) -> None:
     _pcie(subject, h.get("pcie"), out, not_checked)
 
 
-def _fabric_probe(subject, fact, needed: bool, out, not_checked) -> None:
+def _fabric_probe(subject, fact, needed: bool, nvswitch: bool, out, not_checked) -> None:
     if not _read(fact):
         _unread("fabric-probe", subject, fact, needed, out, not_checked)
         return
-    if not needed:
-        return
     state = fact.get("state")
+    # UNSUPPORTED: RM says this card takes no part in a fabric; wrong only where the topology
+    # puts it behind NVSwitch
+    if not needed or (state == "UNSUPPORTED" and not nvswitch):
+        return
     if state != "COMPLETE":
         out.append(Finding("fabric-probe", subject, "the card registered with Fabric Manager (probe COMPLETE)",
                            f"probe {state}: Fabric Manager has not answered the card's probe; check "

@@ -139,7 +139,7 @@ def fingerprint_changes(old: dict, new: dict) -> list[str]:
     out = []
     for key in new:
         name = _NAMES.get(key, key)
-        if key == "nvlinks":
+        if key in ("nvlinks", "health"):
             continue
         if key not in old:
             out.append(f"the certificate records no {name}")
@@ -161,6 +161,8 @@ def fingerprint_changes(old: dict, new: dict) -> list[str]:
     if "nvlinks" in old and "nvlinks" in new:
         out += [f"active NVLinks of {' '.join(path)} changed {a} -> {b}"
                 for path, a, b in _leaves(old["nvlinks"], new["nvlinks"])]
+    if "health" in old and "health" in new:     # RM's platform facts (rm.health.identity)
+        out += [f"RM's {' '.join(path)} changed {a} -> {b}" for path, a, b in _leaves(old["health"], new["health"])]
     return out
 
 

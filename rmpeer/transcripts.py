@@ -40,6 +40,9 @@ def describe_call(rec, abi) -> str:
             out.append(f"    params {rec.payload.struct}:")
             st = abi.struct(rec.payload.struct)
             out.append(st.render(bytes.fromhex(rec.payload.reply), indent="      "))
+            from .render.health_calls import describe_lists
+
+            out += describe_lists(abi, st.name, bytes.fromhex(rec.payload.reply))
         return "\n".join(out)
     detail = {k: v for k, v in (rec.extra or {}).items() if k != "digest"}
     if rec.path:
@@ -107,8 +110,12 @@ def _show(path, header, lines, abi, calls, out):
     for line in lines:
         if isinstance(line, dict):
             if line.get("note") == "host":
+                from .render.health_text import health_lines
+
                 for card in (line.get("facts") or {}).get("cards", []):
                     out(_card_line(card))
+                for text in health_lines(line.get("facts") or {}):
+                    out(text)
             elif line.get("note") == "segment" and calls:
                 out(f"-- {line.get('key')}")
         elif calls or (line.op == "ioctl" and (line.errno or line.status)):

@@ -196,3 +196,14 @@ def test_the_status_names_agree_with_rm_health():
     from rmpeer.rm import health
 
     assert (judge_health.OK, judge_health.NOT_RECORDED) == (health.OK, health.NOT_RECORDED)
+
+
+def test_a_card_outside_the_fabric_is_not_blamed_for_fabric_manager():
+    found, _ = judged(system_fact("fabric", state="UNINITIALIZED"))     # the card's probe: UNSUPPORTED
+    assert [f.check for f in found if f.severity == FAIL] == ["fabric"]
+    found, _ = judged(system_fact("fabric", state="UNINITIALIZED"), "nvswitch")
+    assert [f.check for f in found if f.severity == FAIL] == ["fabric", "fabric-probe"]
+
+
+def test_a_host_without_facts_adds_nothing_to_what_the_run_says():
+    assert health_findings({}) == ([], [])

@@ -134,6 +134,9 @@ def registry_of(result: RunResult) -> CollectorRegistry:
     links = gauge("rmpeer_nvlink_active_links", "NVLinks RM reports active on this GPU", GPU_LABELS)
     for card, n in sorted(active_links(result).items()):
         links.labels(**_card_labels(cards, card)).set(n)
+    from .prometheus_health import add_health
+
+    add_health(gauge, result, cards, _card_labels)
     gauge("rmpeer_run_duration_seconds", "how long the run took").set(float(result.duration_s))
     started = _epoch(result.started)
     if started is not None:

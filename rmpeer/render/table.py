@@ -97,6 +97,10 @@ def render_fitness(result) -> str:
     for card, h in (result.links or {}).items():
         lines.append(f"  card {card}: " + (f"{h.get('active')} active NVLinks" if h.get("supported")
                                            else f"no NVLink ({h.get('reason')})"))
+    if result.host:
+        from .health_text import health_lines
+
+        lines += ["health (RM):"] + health_lines(result.host)
     return "\n".join(lines)
 
 

@@ -28,8 +28,6 @@ CC_CLASS = "NV_CONFIDENTIAL_COMPUTE"
 OK = "NV_OK"
 ABSENT = "absent"
 NOT_RECORDED = "not recorded"
-# The labels of the calls, by fact: a replay serves a fact only where the recording has its call.
-CARD_FACTS = ("fabric_probe", "ecc", "remapped_rows", "reset", "drain", "recovery", "pcie", "mig")
 
 
 def _status(reply) -> str:
@@ -97,8 +95,8 @@ class Reader:
         if why:
             return None, why
         raw = reply["_raw"]
-        return {elem.get(raw[base + i * elem.size:], "index"): elem.get(raw[base + i * elem.size:], "data")
-                for i in range(len(indexes))}, None
+        # by position, as the request listed them (RM fills each entry's data in place)
+        return {idx: elem.get(raw[base + i * elem.size:], "data") for i, idx in enumerate(indexes)}, None
 
     # -- the host ------------------------------------------------------------------------
     def system(self) -> dict:
@@ -257,3 +255,25 @@ def read_host(host) -> None:
         _, sub = host.probe_handles(card.index)
         card.health = reader.card(card.index, sub)
     host.facts.health = reader.system()
+
+
+def identity(facts) -> dict:
+    """The health facts that describe the platform rather than its state (the fingerprint's
+    "health" key): per card UUID its maximum PCIe link, MIG mode and ECC mode; the host's
+    Confidential Computing feature. A fact not read is left out, never guessed."""
+    out = {}
+    for card in facts.cards:
+        h, mine = card.health or {}, {}
+        pcie, mig, ecc = h.get("pcie") or {}, h.get("mig") or {}, h.get("ecc") or {}
+        if pcie.get("status") == OK:
+            mine["pcie_max"] = f"Gen{pcie.get('max_gen')} x{pcie.get('max_width')}"
+        if mig.get("status") == OK:
+            mine["mig"] = mig.get("mode")
+        if ecc.get("status") == OK:
+            mine["ecc"] = "on" if ecc.get("enabled") else "off"
+        if mine:
+            out[card.uuid] = mine
+    cc = (facts.health or {}).get("cc") or {}
+    if cc.get("status") == OK:
+        out["confidential_compute"] = cc.get("feature")
+    return out

@@ -1,0 +1,108 @@
+"""Each health branch on replay: fixtures/transcripts/derived/ holds a real recording with one
+reply field of one health call changed (tools/derive_health_fixtures.py, whose BRANCHES the
+folder's README.md lists); a passive replay of each gives the verdict docs/health.md gives.
+
+The derivation itself is checked here on a committed real recording: one field's bytes
+change, every other byte of every line stays as RM wrote it."""
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from rmpeer.abi import DriverMatrix
+from rmpeer.passive import run_passive
+from rmpeer.resources import transcripts_dir
+from rmpeer.targets import replay_target
+
+pytestmark = pytest.mark.offline
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("derive_health_fixtures", REPO / "tools" / "derive_health_fixtures.py")
+derive_tool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(derive_tool)
+DERIVED = transcripts_dir() / "derived"
+HOW = ("no derived health recordings: record one with tools/evidence/health.sh, commit it to fixtures/transcripts/, "
+       "then run python tools/derive_health_fixtures.py")
+# what the verdict line says for each severity row (docs/health.md)
+FRAGMENT = {"remap-failure": "a row remapping failed", "remap-pending": "a row remap is pending",
+            "reset-required": "needs a reset", "drain-recommended": "drain and reset",
+            "recovery-drain-p2p": "DRAIN_P2P", "recovery-node-reboot": "NODE_REBOOT",
+            "recovery-gpu-reset": "GPU_RESET", "ecc-uncorrectable": "uncorrectable errors",
+            "ecc-fatal-poison": "fatal poison", "pcie-x8": "x8: the link trained below its width",
+            "mig-enabled": "MIG is ENABLED", "fabric-uninitialized": "start nvidia-fabricmanager",
+            "fabric-probe-not-started": "probe NOT_STARTED", "cc-on": "Confidential Computing",
+            "remap-not-supported": None}
+
+
+def derived(name: str) -> Path | None:
+    found = sorted(DERIVED.glob(f"*-{name}.jsonl.gz"))
+    return found[-1] if found else None
+
+
+def test_every_branch_has_its_expected_line_here():
+    assert set(FRAGMENT) == set(derive_tool.BRANCHES)
+
+
+@pytest.mark.parametrize("name", sorted(derive_tool.BRANCHES))
+def test_each_branch_replays_to_its_verdict(name, tmp_path):
+    path = derived(name)
+    if path is None:
+        pytest.skip(HOW)
+    *_, verdict = derive_tool.BRANCHES[name]
+    result = run_passive(replay_target(str(path)), state_path=tmp_path / "state.json")
+    assert result.verdict == verdict, result.reasons
+    if FRAGMENT[name]:
+        assert any(FRAGMENT[name] in r for r in result.reasons), result.reasons
+    else:   # refused by RM: not checked, never passed
+        assert [c for c, _ in result.not_checked] == ["row-remap"]
+
+
+def test_the_readme_lists_every_derived_file():
+    files = sorted(p.name for p in DERIVED.glob("*.jsonl.gz"))
+    if not files:
+        pytest.skip(HOW)
+    text = (DERIVED / "README.md").read_text()
+    assert all(f"`{f}`" in text for f in files) and len(files) == len(derive_tool.BRANCHES)
+
+
+def test_a_derivation_changes_one_field_and_nothing_else(monkeypatch):
+    """On a committed real recording: p2pCaps of one P2P-caps reply, set by name."""
+    source = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+    lines = derive_tool._lines(source)
+    abi = DriverMatrix().abi(next(x for x in lines if x.get("note") == "driver")["abi"])
+    monkeypatch.setitem(derive_tool.BRANCHES, "demo", ("host:p2p-caps:0->0", "p2pCaps", 0x5, "a demo", "-"))
+    out = derive_tool.derive(lines, abi, "demo")
+    changed = [i for i, (a, b) in enumerate(zip(lines, out)) if a != b]
+    hit = next(i for i, x in enumerate(lines) if x.get("label") == "host:p2p-caps:0->0")
+    assert changed == [0, hit] and len(out) == len(lines)
+    assert out[0]["header"]["derived"] == {"branch": "demo", "call": "host:p2p-caps:0->0",
+                                           "field": "NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS.p2pCaps",
+                                           "value": 5, "why": "a demo"}
+    st = abi.struct("NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS")
+    before, after = (bytes.fromhex(x[hit]["payload"]["reply"]) for x in (lines, out))
+    assert [f.name for f in st.differing_fields(before, after)] == ["p2pCaps"] and st.get(after, "p2pCaps") == 5
+    assert {k: v for k, v in out[hit].items() if k != "payload"} == {k: v for k, v in lines[hit].items()
+                                                                      if k != "payload"}
+
+
+def test_without_a_health_recording_the_tool_says_how_to_make_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["derive", str(sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]),
+                                     "--out", str(tmp_path)])
+    assert derive_tool.main() == 2
+    assert "tools/evidence/health.sh" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_the_written_file_keeps_every_other_line_byte_for_byte(tmp_path, monkeypatch):
+    source = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+    monkeypatch.setattr(derive_tool, "BRANCHES", {"demo": ("host:p2p-caps:0->0", "p2pCaps", 0x5, "a demo", "-")})
+    monkeypatch.setattr(derive_tool, "has_health", lambda path: True)
+    monkeypatch.setattr("sys.argv", ["derive", str(source), "--out", str(tmp_path)])
+    assert derive_tool.main() == 0
+    before = gzip.open(source, "rt").read().splitlines()
+    after = gzip.open(tmp_path / f"{source.name.split('.jsonl')[0]}-demo.jsonl.gz", "rt").read().splitlines()
+    differ = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(before) == len(after) and len(differ) == 2 and differ[0] == 0
+    assert json.loads(after[differ[1]])["label"] == "host:p2p-caps:0->0"
+    assert "`" + source.name.split(".jsonl")[0] + "-demo.jsonl.gz`" in (tmp_path / "README.md").read_text()
