@@ -1,6 +1,7 @@
-"""Each health branch on replay: fixtures/transcripts/derived/ holds a real recording with one
-reply field of one health call changed (tools/derive_health_fixtures.py, whose BRANCHES the
-folder's README.md lists); a passive replay of each gives the verdict docs/health.md gives.
+"""Each health branch on replay: a real recording with one reply field of one health call
+changed (tools/derive_health_fixtures.py, whose BRANCHES fixtures/transcripts/README.md lists),
+derived here into a temporary folder; a passive replay of each gives the verdict docs/health.md
+gives.
 
 The derivation itself is checked here on a committed real recording: one field's bytes
 change, every other byte of every line stays as RM wrote it."""
@@ -22,9 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("derive_health_fixtures", REPO / "tools" / "derive_health_fixtures.py")
 derive_tool = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(derive_tool)
-DERIVED = transcripts_dir() / "derived"
-HOW = ("no derived health recordings: record one with tools/evidence/health.sh, commit it to fixtures/transcripts/, "
-       "then run python tools/derive_health_fixtures.py")
+HOW = ("no real recording with rmpeer's health calls in fixtures/transcripts/: record one with "
+       "tools/evidence/health.sh and commit it there")
 # what the verdict line says for each severity row (docs/health.md)
 FRAGMENT = {"remap-failure": "a row remapping failed", "remap-pending": "a row remap is pending",
             "reset-required": "needs a reset", "drain-recommended": "drain and reset",
@@ -36,9 +36,17 @@ FRAGMENT = {"remap-failure": "a row remapping failed", "remap-pending": "a row r
             "remap-not-supported": None}
 
 
-def derived(name: str) -> Path | None:
-    found = sorted(DERIVED.glob(f"*-{name}.jsonl.gz"))
-    return found[-1] if found else None
+@pytest.fixture(scope="module")
+def derived_dir(tmp_path_factory) -> Path:
+    source = derive_tool.source_recording()
+    if source is None:
+        pytest.skip(HOW)
+    return derive_tool.write_derived(source, tmp_path_factory.mktemp("derived"))
+
+
+def derived(folder: Path, name: str) -> Path:
+    (found,) = folder.glob(f"*-{name}.jsonl.gz")
+    return found
 
 
 def test_every_branch_has_its_expected_line_here():
@@ -46,10 +54,8 @@ def test_every_branch_has_its_expected_line_here():
 
 
 @pytest.mark.parametrize("name", sorted(derive_tool.BRANCHES))
-def test_each_branch_replays_to_its_verdict(name, tmp_path):
-    path = derived(name)
-    if path is None:
-        pytest.skip(HOW)
+def test_each_branch_replays_to_its_verdict(name, tmp_path, derived_dir):
+    path = derived(derived_dir, name)
     *_, verdict = derive_tool.BRANCHES[name]
     result = run_passive(replay_target(str(path)), state_path=tmp_path / "state.json")
     assert result.verdict == verdict, result.reasons
@@ -59,12 +65,12 @@ def test_each_branch_replays_to_its_verdict(name, tmp_path):
         assert [c for c, _ in result.not_checked] == ["row-remap"]
 
 
-def test_the_readme_lists_every_derived_file():
-    files = sorted(p.name for p in DERIVED.glob("*.jsonl.gz"))
-    if not files:
+def test_the_readme_lists_every_branch():
+    text = (transcripts_dir() / "README.md").read_text()
+    source = derive_tool.source_recording()
+    if source is None:
         pytest.skip(HOW)
-    text = (DERIVED / "README.md").read_text()
-    assert all(f"`{f}`" in text for f in files) and len(files) == len(derive_tool.BRANCHES)
+    assert derive_tool.readme(source, derive_tool.BRANCHES) in text, "python tools/derive_health_fixtures.py --table"
 
 
 def test_a_derivation_changes_one_field_and_nothing_else(monkeypatch):
@@ -105,4 +111,4 @@ def test_the_written_file_keeps_every_other_line_byte_for_byte(tmp_path, monkeyp
     differ = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
     assert len(before) == len(after) and len(differ) == 2 and differ[0] == 0
     assert json.loads(after[differ[1]])["label"] == "host:p2p-caps:0->0"
-    assert "`" + source.name.split(".jsonl")[0] + "-demo.jsonl.gz`" in (tmp_path / "README.md").read_text()
+    assert "| `demo` | `host:p2p-caps:0->0` |" in derive_tool.readme(source, derive_tool.BRANCHES)

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Writes fixtures/transcripts/derived/: one recording per health branch, each a real
+"""Derives one recording per health branch from a real one, each the real
 recording with ONE reply field of one health call changed (docs/health.md's table), and
 the folder's README.md table that says what was changed and why.
 
-  python tools/derive_health_fixtures.py [SOURCE] [--out DIR]
+  python tools/derive_health_fixtures.py [SOURCE] [--out DIR]   # the recordings
+  python tools/derive_health_fixtures.py --table                  # the table of what changed
+
+The recordings are not committed: tests/test_health_replay.py derives them into a temporary
+folder from the committed real recording at every run. The table (what each one changes and
+why) is in fixtures/transcripts/README.md, written by --table.
 
 SOURCE is a real recording that holds rmpeer's health calls (`rmpeer certify --tier passive
 --record`, tools/evidence/health.sh); by default the newest such recording of
@@ -127,33 +132,23 @@ def derive(lines: list[dict], abi, name: str) -> list[dict]:
 
 
 def readme(source: Path, names) -> str:
-    rows = "\n".join(f"| `{source.name.split('.jsonl')[0]}-{n}.jsonl.gz` | `{BRANCHES[n][0]}` | `{BRANCHES[n][1]}` "
-                     f"set to `{BRANCHES[n][2]}` | {BRANCHES[n][3]} | {BRANCHES[n][4]} |" for n in names)
-    return (f"# Derived recordings: one reply field changed\n\n"
-            f"Each file is the real recording `{source.name}` (fixtures/transcripts/) with ONE reply field\n"
-            f"of one health call changed, written by `python tools/derive_health_fixtures.py` (the table\n"
-            f"below is its BRANCHES, written out by the same run). Nothing else differs: not the other\n"
-            f"calls, not their bytes, not the host note (the facts as the recording run decoded them; a\n"
-            f"replay decodes the changed reply itself). The header's `derived` key names the change.\n"
-            f"`tests/test_health_replay.py` replays each and expects the verdict docs/health.md gives.\n\n"
-            f"| file | call | field changed | why | verdict |\n| --- | --- | --- | --- | --- |\n{rows}\n")
+    rows = "\n".join(f"| `{n}` | `{BRANCHES[n][0]}` | `{BRANCHES[n][1]}` set to `{BRANCHES[n][2]}` | {BRANCHES[n][3]} "
+                     f"| {BRANCHES[n][4]} |" for n in names)
+    return (f"## Derived recordings: one reply field changed\n\n"
+            f"`tests/test_health_replay.py` derives, at every run and into a temporary folder, one recording per\n"
+            f"row below from the real recording `{source.name}` (`tools/derive_health_fixtures.py`): ONE reply\n"
+            f"field of one health call changed, by name through the recording's own ABI. Nothing else differs:\n"
+            f"not the other calls, not their bytes, not the host note (a replay decodes the changed reply\n"
+            f"itself). The header's `derived` key names the change. Each is replayed (passive) and must give\n"
+            f"the verdict docs/health.md gives. None is committed: they are made from the real one.\n\n"
+            f"| branch | call | field changed | why | verdict |\n| --- | --- | --- | --- | --- |\n{rows}\n")
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", nargs="?", help="a real recording holding the health calls")
-    p.add_argument("--out", default=str(transcripts_dir() / "derived"))
-    args = p.parse_args()
-    source = Path(args.source) if args.source else source_recording()
-    if source is None or not source.is_file() or not has_health(source):
-        print("derive_health_fixtures: no real recording with rmpeer's health calls "
-              f"({source or 'none in ' + str(transcripts_dir())}); make one with tools/evidence/health.sh",
-              file=sys.stderr)
-        return EXIT_CONFIG
+def write_derived(source: Path, out: Path) -> Path:
+    """Every branch's recording of `source` into the folder `out` (the tests' temporary one)."""
     lines = _lines(source)
     driver = next(line for line in lines if line.get("note") == "driver")
     abi = DriverMatrix().abi(driver["abi"])
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = source.name.split(".jsonl")[0]
     with gzip.open(source, "rt") as f:
@@ -165,7 +160,25 @@ def main() -> int:
                 for i, (r, old, new) in enumerate(zip(raw, lines, changed))]
         with gzip.GzipFile(out / f"{stem}-{name}.jsonl.gz", "wb", mtime=0) as f:
             f.write("".join(text).encode())
-    (out / "README.md").write_text(readme(source, BRANCHES))
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("source", nargs="?", help="a real recording holding the health calls")
+    p.add_argument("--out", default="derived", help="the folder to write them into (default: ./derived)")
+    p.add_argument("--table", action="store_true", help="print the table of fixtures/transcripts/README.md")
+    args = p.parse_args()
+    source = Path(args.source) if args.source else source_recording()
+    if args.table and source is not None:
+        print(readme(source, BRANCHES), end="")
+        return 0
+    if source is None or not source.is_file() or not has_health(source):
+        print("derive_health_fixtures: no real recording with rmpeer's health calls "
+              f"({source or 'none in ' + str(transcripts_dir())}); make one with tools/evidence/health.sh",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    out = write_derived(source, Path(args.out))
     print(f"{len(BRANCHES)} derived recordings of {source.name} -> {out}")
     return 0
 
