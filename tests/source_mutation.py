@@ -128,6 +128,55 @@ MUTANTS = {
         'self.rec.add(CallRecord(0, "observe", label=label, extra={"value": value}))',
         'self.rec.add(CallRecord(0, "observe", extra={"value": value}))',
         ("tests/test_shim.py::test_a_live_observation_keeps_its_label",)),
+    # -- found since (issue 27, part 5) ------------------------------------------------------------
+    "reasons-repeat-subjects": M(
+        "a reason counts a subject once per finding, not once", "rmpeer/judge.py",
+        '        if f.subject not in seen[key]["subjects"]:\n            seen[key]["subjects"].append(f.subject)',
+        '        seen[key]["subjects"].append(f.subject)',
+        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+    "one-reason-only": M(
+        "the verdict keeps only its first reason", "rmpeer/judge.py",
+        "            return name, _reasons(chosen)", "            return name, _reasons(chosen[:1])",
+        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+    "no-p-state-passes": M(
+        "a card RM gave no P-state passes", "rmpeer/judge.py",
+        '        if not r.get("pstate"):\n            out.append(Finding("clocks"',
+        '        if False:\n            out.append(Finding("clocks"',
+        ("tests/test_judge.py::test_a_card_without_a_p_state_degrades",)),
+    "link-refusal-passes": M(
+        "a link reading RM refused passes as a card without NVLink", "rmpeer/judge.py",
+        '    if not health.get("supported") or reason:', "    if False:",
+        ("tests/test_judge.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
+    "end-counters-unread-pass": M(
+        "error counters RM would not give at the run's end pass", "rmpeer/judge.py",
+        "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
+        ("tests/test_judge.py::test_link_counter_growth_is_judged_by_the_judge",)),
+    "excerpt-of-the-expected-bytes": M(
+        "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/bytecheck.py",
+        "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
+        ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+    "junit-unknown-outcome-passes": M(
+        "JUnit shows a check outcome it does not know as a pass", "rmpeer/render/junit.py",
+        '        elif check.outcome != "passed":', "        elif False:",
+        ("tests/test_outputs.py::test_junit_shows_an_outcome_it_does_not_know_as_an_error",)),
+    "table-partial-fail-ok": M(
+        "the table shows a cell with one failed copy of several as ok", "rmpeer/render/table.py",
+        'f"{tag}:ok" if passed == total', 'f"{tag}:ok" if passed',
+        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+    "table-counts-skipped-setup": M(
+        "the table counts a skipped setup check as a failed one", "rmpeer/render/table.py",
+        'c.s is not None and c.outcome != "skipped":', "c.s is not None:",
+        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+} | {
+    f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
+                                anchor, "        if False:",
+                                (f"tests/test_shim.py::test_a_replay_refuses_a_call_that_differs_from_the_recording[{op}]",))
+    for op, what, anchor in (
+        ("open", "an open of another path", "        if rec.path != path:"),
+        ("mmap", "an mmap of another length", '        if rec.extra.get("length") != length:'),
+        ("wait", "a wait for another value", '        if rec.extra.get("want") != value:'),
+        ("view", "a read-back of another length", '        if rec.extra.get("length") != n:'),
+        ("write", "a CPU access at another offset", '        if rec.extra.get("offset") != offset:'))
 }
 
 

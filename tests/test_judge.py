@@ -167,3 +167,30 @@ def test_a_link_reading_rm_refused_is_never_a_pass():
     assert [(f.check, f.severity) for f in link_state_findings(0, refused, None)] == [("nvlink", UNFINISHED)]
     none = {"card": 0, "supported": False, "reason": "RM reports no NVLink on this card"}
     assert link_state_findings(0, none, None) == []
+
+
+def test_a_reason_counts_the_subjects_it_stands_for():
+    """One reason per distinct text; the subjects it covers counted once each (docstring of
+    verdict): the same failure of one pair three times is one subject, of four pairs four."""
+    def failed(subject):
+        return CheckResult(id=f"read/{subject}", check="read", area="read/write", subject=subject, outcome="failed",
+                           reason="wrong memory")
+
+    assert verdict([], [failed("pair 0->1")] * 3) == (NOT_CERTIFIED, ["wrong memory (read: pair 0->1)"])
+    assert verdict([], [failed("pair 0->1"), failed("pair 1->0")] * 2) == (
+        NOT_CERTIFIED, ["wrong memory (2 checks: pair 0->1, pair 1->0)"])
+    four = [failed(f"pair {s}->{t}") for s, t in ((0, 1), (1, 0), (0, 0), (1, 1))]
+    assert verdict([], four) == (NOT_CERTIFIED, ["wrong memory (4 checks: pair 0->1, pair 1->0, pair 0->0 and more)"])
+
+
+def test_a_card_without_a_p_state_degrades():
+    """The clocks read at the run's start (hand-made): RM gave card 1 no P-state, so its clocks
+    cannot be told; card 0's reading is whole. No boost was asked (--no-boost)."""
+    from types import SimpleNamespace
+
+    from rmpeer.judge import boost_findings
+
+    fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 1980},
+                                               1: {"pstate": None, "graphics_mhz": 1980}}}, boost=None)
+    assert [(f.check, f.subject, f.found, f.severity) for f in boost_findings(fitness)] == [
+        ("clocks", "card 1", "none", DEGRADE)]
