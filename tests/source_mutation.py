@@ -167,6 +167,14 @@ MUTANTS = {
         "the table counts a skipped setup check as a failed one", "rmpeer/render/table.py",
         'c.s is not None and c.outcome != "skipped":', "c.s is not None:",
         ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+    "passive-swapped-card-passes": M(
+        "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/passive.py",
+        '            if g is None or g["uuid"] != card.uuid:', "            if g is None:",
+        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+    "passive-extra-gpu-passes": M(
+        "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
+        "        if len(by_bus) != len(facts.cards):", "        if False:",
+        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
