@@ -175,6 +175,14 @@ MUTANTS = {
         "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
         "        if len(by_bus) != len(facts.cards):", "        if False:",
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+    "floors-of-the-matched-entry": M(
+        "--expect-topology is ignored when choosing the floors", "rmpeer/floors.py",
+        "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
+        ("tests/test_judge.py::test_the_topology_asked_for_gives_the_floors",)),
+    "collector-drops-setup-failures": M(
+        "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
+        "        if report.failed:", '        if report.failed and report.when == "call":',
+        ("tests/test_results_collector.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -194,3 +194,25 @@ def test_a_card_without_a_p_state_degrades():
                                                1: {"pstate": None, "graphics_mhz": 1980}}}, boost=None)
     assert [(f.check, f.subject, f.found, f.severity) for f in boost_findings(fitness)] == [
         ("clocks", "card 1", "none", DEGRADE)]
+
+
+def test_the_topology_asked_for_gives_the_floors():
+    """--expect-topology h200x1 on the recorded 2 x H200 host (its host facts, from the quick
+    recording): the floors are h200x1's as matrices/topologies.yaml states them (no cross-card
+    floor), not those of the entry the host matches (h200x2-nv18, 355 GB/s across cards)."""
+    import yaml
+
+    from rmpeer.floors import floors_for
+    from rmpeer.resources import matrices_dir, transcripts_dir
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.shim.replay import recorded_note
+    from rmpeer.topology import TopologyMatrix
+
+    stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]
+    facts = HostFacts.from_dict(recorded_note(transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz", "host")["facts"])
+    floors, source, missing = floors_for(facts, TopologyMatrix(), expected="h200x1")
+    assert (source, missing, floors.cross_card_gbps, floors.same_card_gbps) == (
+        "expected:h200x1", None, stated["h200x1"]["floors"].get("cross_card_gbps"),
+        stated["h200x1"]["floors"]["same_card_gbps"])
+    floors, source, _ = floors_for(facts, TopologyMatrix())
+    assert (source, floors.cross_card_gbps) == ("match:h200x2-nv18", stated["h200x2-nv18"]["floors"]["cross_card_gbps"])
