@@ -42,7 +42,7 @@ def test_not_asked():
 def test_each_outcome_is_the_one_pytests_report_phases_give(tmp_path):
     (tmp_path / "test_outcomes.py").write_text(TESTS)
     collector = Collector()
-    code = pytest.main([str(tmp_path), "-q", "-p", "no:cacheprovider", "-p", "no:terminal", "--rootdir", str(tmp_path)],
+    code = pytest.main([str(tmp_path), "-p", "no:cacheprovider", "-p", "no:terminal", "--rootdir", str(tmp_path)],
                        plugins=[collector])
     assert code == pytest.ExitCode.TESTS_FAILED
     got = {c.id.rsplit("::", 1)[-1].split("/")[0]: c.outcome for c in collector.checks()}
