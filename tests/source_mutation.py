@@ -175,6 +175,10 @@ MUTANTS = {
         "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
         "        if len(by_bus) != len(facts.cards):", "        if False:",
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+    "no-nvlink-passes-an-nvlink-topology": M(
+        "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge.py",
+        '"no NVLink", DEGRADE)] if expected else []', '"no NVLink", DEGRADE)] if False else []',
+        ("tests/test_judge.py::test_a_card_without_nvlink_on_an_nvlink_topology_degrades",)),
     "floors-of-the-matched-entry": M(
         "--expect-topology is ignored when choosing the floors", "rmpeer/floors.py",
         "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",

@@ -169,6 +169,22 @@ def test_a_link_reading_rm_refused_is_never_a_pass():
     assert link_state_findings(0, none, None) == []
 
 
+def test_a_card_without_nvlink_on_an_nvlink_topology_degrades():
+    """h200x2-nv18 states 18 NVLinks per card (matrices/topologies.yaml, read with yaml); a
+    card RM says has none is not that host at full fitness."""
+    import yaml
+
+    from rmpeer.judge import link_state_findings
+    from rmpeer.resources import matrices_dir
+    from rmpeer.topology import TopologyMatrix
+
+    links = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x2-nv18"]["links"]
+    none = {"card": 1, "supported": False, "reason": "RM reports no NVLink on this card"}
+    got = link_state_findings(1, none, TopologyMatrix().get("h200x2-nv18"))
+    assert [(f.check, f.expected, f.found, f.severity) for f in got] == [
+        ("nvlink-active", f"{links['count']} active NVLinks", "no NVLink", DEGRADE)]
+
+
 def test_a_reason_counts_the_subjects_it_stands_for():
     """One reason per distinct text; the subjects it covers counted once each (docstring of
     verdict): the same failure of one pair three times is one subject, of four pairs four."""
