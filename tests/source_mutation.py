@@ -53,6 +53,12 @@ class Mutant:
     old: str            # found exactly once in it
     new: str
     kills: tuple        # pytest node ids (from the checkout's root): at least one must fail
+    # (old, new) for the same bug in another helper's version of the file, being merged at
+    # the same time: the first pair whose `old` is in the file exactly once is planted
+    alt: tuple = ()
+
+    def change(self, text: str) -> tuple[str, str] | None:
+        return next(((o, n) for o, n in ((self.old, self.new), *self.alt) if text.count(o) == 1), None)
 
 
 M = Mutant
@@ -78,13 +84,19 @@ MUTANTS = {
         "a fingerprint key the certificate lacks is ignored", "rmpeer/staleness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
         "        if key not in old:\n            continue",
-        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",)),
+        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
+        alt=(('        if key not in old:\n            out.append(f"the certificate records no {name}")',
+              "        if key not in old:\n            continue"),)),
     "lock-released-before-the-run": M(
         "the host lock is taken and released before the run, not held through it", "rmpeer/certify.py",
         "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
         "        return _certify(spec, args, started, valid_for)",
         "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
-        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",)),
+        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",),
+        alt=(("    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) "
+              "after --wait\n        if lock.note:",
+              "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
+              "    with __import__('contextlib').nullcontext():\n        if lock.note:"),)),
     "passive-ignores-require-idle": M(
         "--require-idle is ignored in the passive tier", "rmpeer/certify.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
@@ -109,7 +121,9 @@ MUTANTS = {
     "unreadable-status-is-empty": M(
         "an unreadable status.json is read as {}", "rmpeer/fleet/outcome.py",
         'status = {"exit": None, "line": f"unreadable {folder / STATUS}"}', "status = {}",
-        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",)),
+        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",),
+        alt=(("""        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) """
+              """or exc}")}""", "        return {}"),)),
     "unknown-verdict-certified": M(
         "the JSON line maps an unknown verdict to CERTIFIED", "rmpeer/render/jsonline.py",
         "    known = verdict if verdict in EXIT_CODES else INCOMPLETE",
@@ -226,9 +240,10 @@ def planted(name: str, dest: Path) -> Path:
         shutil.copy2(CHECKOUT / rel, dest / rel)
     target = dest / m.path
     text = target.read_text()
-    if text.count(m.old) != 1:
-        raise SystemExit(f"mutant {name}: its anchor is in {m.path} {text.count(m.old)} times, not once")
-    target.write_text(text.replace(m.old, m.new))
+    change = m.change(text)
+    if change is None:
+        raise SystemExit(f"mutant {name}: its anchor is not in {m.path} exactly once")
+    target.write_text(text.replace(*change))
     return dest
 
 
