@@ -53,6 +53,12 @@ class Mutant:
     old: str            # found exactly once in it
     new: str
     kills: tuple        # pytest node ids (from the checkout's root): at least one must fail
+    # (old, new) for the same bug in another helper's version of the file, being merged at
+    # the same time: the first pair whose `old` is in the file exactly once is planted
+    alt: tuple = ()
+
+    def change(self, text: str) -> tuple[str, str] | None:
+        return next(((o, n) for o, n in ((self.old, self.new), *self.alt) if text.count(o) == 1), None)
 
 
 M = Mutant
@@ -78,13 +84,19 @@ MUTANTS = {
         "a fingerprint key the certificate lacks is ignored", "rmpeer/staleness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
         "        if key not in old:\n            continue",
-        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",)),
+        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
+        alt=(('        if key not in old:\n            out.append(f"the certificate records no {name}")',
+              "        if key not in old:\n            continue"),)),
     "lock-released-before-the-run": M(
         "the host lock is taken and released before the run, not held through it", "rmpeer/certify.py",
         "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
         "        return _certify(spec, args, started, valid_for)",
         "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
-        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",)),
+        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",),
+        alt=(("    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) "
+              "after --wait\n        if lock.note:",
+              "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
+              "    with __import__('contextlib').nullcontext():\n        if lock.note:"),)),
     "passive-ignores-require-idle": M(
         "--require-idle is ignored in the passive tier", "rmpeer/certify.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
@@ -109,7 +121,9 @@ MUTANTS = {
     "unreadable-status-is-empty": M(
         "an unreadable status.json is read as {}", "rmpeer/fleet/outcome.py",
         'status = {"exit": None, "line": f"unreadable {folder / STATUS}"}', "status = {}",
-        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",)),
+        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",),
+        alt=(("""        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) """
+              """or exc}")}""", "        return {}"),)),
     "unknown-verdict-certified": M(
         "the JSON line maps an unknown verdict to CERTIFIED", "rmpeer/render/jsonline.py",
         "    known = verdict if verdict in EXIT_CODES else INCOMPLETE",
@@ -128,6 +142,75 @@ MUTANTS = {
         'self.rec.add(CallRecord(0, "observe", label=label, extra={"value": value}))',
         'self.rec.add(CallRecord(0, "observe", extra={"value": value}))',
         ("tests/test_shim.py::test_a_live_observation_keeps_its_label",)),
+    # -- found since (issue 27, part 5) ------------------------------------------------------------
+    "reasons-repeat-subjects": M(
+        "a reason counts a subject once per finding, not once", "rmpeer/judge.py",
+        '        if f.subject not in seen[key]["subjects"]:\n            seen[key]["subjects"].append(f.subject)',
+        '        seen[key]["subjects"].append(f.subject)',
+        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+    "one-reason-only": M(
+        "the verdict keeps only its first reason", "rmpeer/judge.py",
+        "            return name, _reasons(chosen)", "            return name, _reasons(chosen[:1])",
+        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+    "no-p-state-passes": M(
+        "a card RM gave no P-state passes", "rmpeer/judge.py",
+        '        if not r.get("pstate"):\n            out.append(Finding("clocks"',
+        '        if False:\n            out.append(Finding("clocks"',
+        ("tests/test_judge.py::test_a_card_without_a_p_state_degrades",)),
+    "link-refusal-passes": M(
+        "a link reading RM refused passes as a card without NVLink", "rmpeer/judge.py",
+        '    if not health.get("supported") or reason:', "    if False:",
+        ("tests/test_judge.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
+    "end-counters-unread-pass": M(
+        "error counters RM would not give at the run's end pass", "rmpeer/judge.py",
+        "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
+        ("tests/test_judge.py::test_link_counter_growth_is_judged_by_the_judge",)),
+    "excerpt-of-the-expected-bytes": M(
+        "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/bytecheck.py",
+        "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
+        ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+    "junit-unknown-outcome-passes": M(
+        "JUnit shows a check outcome it does not know as a pass", "rmpeer/render/junit.py",
+        '        elif check.outcome != "passed":', "        elif False:",
+        ("tests/test_outputs.py::test_junit_shows_an_outcome_it_does_not_know_as_an_error",)),
+    "table-partial-fail-ok": M(
+        "the table shows a cell with one failed copy of several as ok", "rmpeer/render/table.py",
+        'f"{tag}:ok" if passed == total', 'f"{tag}:ok" if passed',
+        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+    "table-counts-skipped-setup": M(
+        "the table counts a skipped setup check as a failed one", "rmpeer/render/table.py",
+        'c.s is not None and c.outcome != "skipped":', "c.s is not None:",
+        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+    "passive-swapped-card-passes": M(
+        "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/passive.py",
+        '            if g is None or g["uuid"] != card.uuid:', "            if g is None:",
+        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+    "passive-extra-gpu-passes": M(
+        "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
+        "        if len(by_bus) != len(facts.cards):", "        if False:",
+        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+    "no-nvlink-passes-an-nvlink-topology": M(
+        "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge.py",
+        '"no NVLink", DEGRADE)] if expected else []', '"no NVLink", DEGRADE)] if False else []',
+        ("tests/test_judge.py::test_a_card_without_nvlink_on_an_nvlink_topology_degrades",)),
+    "floors-of-the-matched-entry": M(
+        "--expect-topology is ignored when choosing the floors", "rmpeer/floors.py",
+        "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
+        ("tests/test_judge.py::test_the_topology_asked_for_gives_the_floors",)),
+    "collector-drops-setup-failures": M(
+        "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
+        "        if report.failed:", '        if report.failed and report.when == "call":',
+        ("tests/test_results_collector.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
+} | {
+    f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
+                                anchor, "        if False:",
+                                (f"tests/test_shim.py::test_a_replay_refuses_a_call_that_differs_from_the_recording[{op}]",))
+    for op, what, anchor in (
+        ("open", "an open of another path", "        if rec.path != path:"),
+        ("mmap", "an mmap of another length", '        if rec.extra.get("length") != length:'),
+        ("wait", "a wait for another value", '        if rec.extra.get("want") != value:'),
+        ("view", "a read-back of another length", '        if rec.extra.get("length") != n:'),
+        ("write", "a CPU access at another offset", '        if rec.extra.get("offset") != offset:'))
 }
 
 
@@ -157,9 +240,10 @@ def planted(name: str, dest: Path) -> Path:
         shutil.copy2(CHECKOUT / rel, dest / rel)
     target = dest / m.path
     text = target.read_text()
-    if text.count(m.old) != 1:
-        raise SystemExit(f"mutant {name}: its anchor is in {m.path} {text.count(m.old)} times, not once")
-    target.write_text(text.replace(m.old, m.new))
+    change = m.change(text)
+    if change is None:
+        raise SystemExit(f"mutant {name}: its anchor is not in {m.path} exactly once")
+    target.write_text(text.replace(*change))
     return dest
 
 

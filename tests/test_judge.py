@@ -167,3 +167,68 @@ def test_a_link_reading_rm_refused_is_never_a_pass():
     assert [(f.check, f.severity) for f in link_state_findings(0, refused, None)] == [("nvlink", UNFINISHED)]
     none = {"card": 0, "supported": False, "reason": "RM reports no NVLink on this card"}
     assert link_state_findings(0, none, None) == []
+
+
+def test_a_card_without_nvlink_on_an_nvlink_topology_degrades():
+    """h200x2-nv18 states 18 NVLinks per card (matrices/topologies.yaml, read with yaml); a
+    card RM says has none is not that host at full fitness."""
+    import yaml
+
+    from rmpeer.judge import link_state_findings
+    from rmpeer.resources import matrices_dir
+    from rmpeer.topology import TopologyMatrix
+
+    links = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x2-nv18"]["links"]
+    none = {"card": 1, "supported": False, "reason": "RM reports no NVLink on this card"}
+    got = link_state_findings(1, none, TopologyMatrix().get("h200x2-nv18"))
+    assert [(f.check, f.expected, f.found, f.severity) for f in got] == [
+        ("nvlink-active", f"{links['count']} active NVLinks", "no NVLink", DEGRADE)]
+
+
+def test_a_reason_counts_the_subjects_it_stands_for():
+    """One reason per distinct text; the subjects it covers counted once each (docstring of
+    verdict): the same failure of one pair three times is one subject, of four pairs four."""
+    def failed(subject):
+        return CheckResult(id=f"read/{subject}", check="read", area="read/write", subject=subject, outcome="failed",
+                           reason="wrong memory")
+
+    assert verdict([], [failed("pair 0->1")] * 3) == (NOT_CERTIFIED, ["wrong memory (read: pair 0->1)"])
+    assert verdict([], [failed("pair 0->1"), failed("pair 1->0")] * 2) == (
+        NOT_CERTIFIED, ["wrong memory (2 checks: pair 0->1, pair 1->0)"])
+    four = [failed(f"pair {s}->{t}") for s, t in ((0, 1), (1, 0), (0, 0), (1, 1))]
+    assert verdict([], four) == (NOT_CERTIFIED, ["wrong memory (4 checks: pair 0->1, pair 1->0, pair 0->0 and more)"])
+
+
+def test_a_card_without_a_p_state_degrades():
+    """The clocks read at the run's start (hand-made): RM gave card 1 no P-state, so its clocks
+    cannot be told; card 0's reading is whole. No boost was asked (--no-boost)."""
+    from types import SimpleNamespace
+
+    from rmpeer.judge import boost_findings
+
+    fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 1980},
+                                               1: {"pstate": None, "graphics_mhz": 1980}}}, boost=None)
+    assert [(f.check, f.subject, f.found, f.severity) for f in boost_findings(fitness)] == [
+        ("clocks", "card 1", "none", DEGRADE)]
+
+
+def test_the_topology_asked_for_gives_the_floors():
+    """--expect-topology h200x1 on the recorded 2 x H200 host (its host facts, from the quick
+    recording): the floors are h200x1's as matrices/topologies.yaml states them (no cross-card
+    floor), not those of the entry the host matches (h200x2-nv18, 355 GB/s across cards)."""
+    import yaml
+
+    from rmpeer.floors import floors_for
+    from rmpeer.resources import matrices_dir, transcripts_dir
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.shim.replay import recorded_note
+    from rmpeer.topology import TopologyMatrix
+
+    stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]
+    facts = HostFacts.from_dict(recorded_note(transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz", "host")["facts"])
+    floors, source, missing = floors_for(facts, TopologyMatrix(), expected="h200x1")
+    assert (source, missing, floors.cross_card_gbps, floors.same_card_gbps) == (
+        "expected:h200x1", None, stated["h200x1"]["floors"].get("cross_card_gbps"),
+        stated["h200x1"]["floors"]["same_card_gbps"])
+    floors, source, _ = floors_for(facts, TopologyMatrix())
+    assert (source, floors.cross_card_gbps) == ("match:h200x2-nv18", stated["h200x2-nv18"]["floors"]["cross_card_gbps"])

@@ -132,6 +132,16 @@ def test_junit_cases_carry_the_reason_text():
     assert verdict.get("type") == NOT_CERTIFIED and verdict.text.splitlines() == [NOT_CERTIFIED, *run_result().reasons]
 
 
+def test_junit_shows_an_outcome_it_does_not_know_as_an_error():
+    """A check outcome outside pass, fail, error and skip (a newer writer's, or a broken one)
+    is not a pass to a JUnit reader: the case carries an <error> naming it."""
+    result = run_result(verdict=CERTIFIED, findings=[], checks=[
+        CheckResult("read/one-per-card/s0->t1", "read", "read/write", "pair 0->1", "interrupted",
+                    reason="cut by SIGTERM", layout="one-per-card")])
+    case = next(c for c in suites_of(junit.junit_xml([result])).iter("testcase") if c.get("name").startswith("read/"))
+    error = case.find("error")
+    assert error is not None and "interrupted" in error.get("message", "") + (error.text or ""), ET.tostring(case)
+
 @pytest.mark.parametrize("verdict, tag", [(DEGRADED, "failure"), (INCOMPLETE, "error"), (CERTIFIED, None)])
 def test_junit_verdict_case_never_lets_an_uncertified_host_look_clean(verdict, tag):
     """A DEGRADED or INCOMPLETE host with every check passing still fails one case."""

@@ -293,3 +293,14 @@ def test_a_deeper_run_moves_the_kernel_log_mark_past_its_own_xids(tmp_path, stat
     assert json.loads(state.read_text())["runs"]["live"] == {"boot_id": BOOT, "kmsg_seq": 8}
     assert xids_since(json.loads(state.read_text())["runs"]["live"], kmsg, boot)["xids"] == []
     assert passive.remember_kmsg_position(replay_target(TWO), state) is None     # a replay: nothing to mark
+
+
+def test_the_kernel_modules_account_of_the_cards_must_match_rms():
+    """Hand-made /proc/driver/nvidia/gpus entries against RM's two cards (FACTS): card 1's bus
+    holding another GPU, or a third GPU RM does not list, is a conformance failure."""
+    proc = lambda *uuids: [{"bus": f"0000:00:0{6 + i}.0", "uuid": u} for i, u in enumerate(uuids)]
+    assert passive._card_findings(FACTS, proc("GPU-a", "GPU-b"), None) == []
+    swapped = passive._card_findings(FACTS, proc("GPU-a", "GPU-x"), None)
+    assert [(f.subject, f.found, f.severity) for f in swapped] == [("card 1", "GPU-x there", "fail")]
+    extra = passive._card_findings(FACTS, proc("GPU-a", "GPU-b", "GPU-c"), None)
+    assert [(f.subject, f.found, f.severity) for f in extra] == [("host", "3", "fail")]

@@ -88,3 +88,21 @@ def test_no_colour_with_NO_COLOR(monkeypatch):
     assert use_colour(Tty())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_colour(Tty())
+
+
+def test_a_cell_with_one_failed_copy_of_two_says_fail():
+    """A hand-made two-session layout on one card (interleaved sessions 0 and 2 share card 0):
+    of the two reads that land in cell (0, 0), one held the wrong bytes; the cell says so, and
+    a setup check that was skipped (the map refused as the topology expects) is not counted."""
+    from rmpeer.result import CheckResult, LayoutResult, PairResult
+
+    result = RunResult(layouts=[LayoutResult("interleaved", [0, 1, 0, 1], 1 << 26)],
+                       pairs=[PairResult("interleaved", 0, 2, 0, 0, "read", True),
+                              PairResult("interleaved", 2, 0, 0, 0, "read", False)],
+                       checks=[CheckResult("setup:map/interleaved/s0->t2", "setup:map", "setup", "pair 0->2", "passed",
+                                           layout="interleaved", s=0, t=2),
+                               CheckResult("setup:map/interleaved/s2->t0", "setup:map", "setup", "pair 2->0",
+                                           "skipped", layout="interleaved", s=2, t=0)])
+    cell = pair_cells(result)[(0, 0)]
+    assert (cell["read"], cell["setup"]) == ([1, 2], [1, 1])
+    assert "R:FAIL 1/2" in render_table(result) and "R:ok" not in render_table(result)

@@ -159,3 +159,50 @@ def test_a_live_observation_keeps_its_label(tmp_path):
     _, lines = read_transcript(path)
     observed = [r for r in lines if not isinstance(r, dict) and r.op == "observe"]
     assert [(r.label, r.extra["value"]) for r in observed] == [("host:xids", value)]
+
+
+def _served(op: str):
+    """A replay of the quick recording standing at its first `op` call, and that call."""
+    from rmpeer.resources import transcripts_dir
+    from rmpeer.shim.replay import ReplayShim
+
+    shim = ReplayShim(transcripts_dir() / QUICK)
+    at = next(i for i, r in enumerate(shim.lines) if not isinstance(r, dict) and r.op == op)
+    shim.pos = at
+    return shim, shim.lines[at]
+
+
+def _call(op, shim, rec, change: bool):
+    """The call the live run made, as recorded, or with one value changed."""
+    from rmpeer.shim.replay import ReplayMapping
+
+    mapping = ReplayMapping(shim, rec.fd, 0, 1 << 27, rec.label)
+    if op == "open":
+        return shim.open("/dev/nvidia7" if change else rec.path, label=rec.label)
+    if op == "mmap":
+        return shim.mmap(rec.fd, rec.extra["length"] + (4096 if change else 0), label=rec.label)
+    if op == "mem.wait":
+        return mapping.wait32(rec.extra["offset"], rec.extra["want"] + change, 1.0)
+    if op == "mem.view":
+        return mapping.view(rec.extra["offset"], rec.extra["length"] - (8 if change else 0))
+    return mapping.write(rec.extra.get("offset", 0) + (4 if change else 0), bytes.fromhex(rec.request))
+
+
+@pytest.mark.parametrize("op, message", [
+    ("open", "the run made open(/dev/nvidia7) (open:nvidiactl:version) where the recording has open"),
+    ("mmap", "the run made mmap of 0x4001000 bytes"),
+    ("mem.wait", "): waited for 0x2, the recording for 0x1"),
+    ("mem.view", "): read back 0x3fffff8 bytes, the recording 0x4000000"),
+    ("mem.write", "): a write at offset 0x4, the recording at 0x0"),
+], ids=["open", "mmap", "wait", "view", "write"])
+def test_a_replay_refuses_a_call_that_differs_from_the_recording(op, message):
+    """Each call kind of the quick recording (its first open, mmap, semaphore wait, read-back
+    and CPU write): served as recorded, and refused, naming both values, when one differs."""
+    from rmpeer.errors import ReplayMismatch
+
+    shim, rec = _served(op)
+    _call(op, shim, rec, change=False)
+    shim.pos = shim.lines.index(rec)
+    with pytest.raises(ReplayMismatch) as refused:
+        _call(op, shim, rec, change=True)
+    assert message in str(refused.value)
