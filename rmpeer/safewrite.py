@@ -48,7 +48,7 @@ def folder_problem(path) -> str | None:
     """Why `path` cannot be an output folder rmpeer writes into, or None (absent or a real folder)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # absent (a file above it: the caller says so)
         return None
     if stat.S_ISLNK(st.st_mode):
         return f"it is a symbolic link (to {os.readlink(path)})"

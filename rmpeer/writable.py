@@ -81,6 +81,8 @@ def certify_outputs(args, output: Path) -> None:
     if getattr(args, "prometheus", None) is not None:
         check_inside("--prometheus", writable("--prometheus", args.prometheus, folder=True), files=(PROMETHEUS_FILE,))
     if not getattr(args, "replay", None):
+        from .hostlock import checked_forced_path
         from .statefile import checked_state_path
 
         checked_state_path()
+        checked_forced_path()

@@ -388,6 +388,9 @@ OUTPUT_ROWS = [
     ("RMPEER_STATE a symlink", "state-link", r"^rmpeer: RMPEER_STATE=.*/state\.json: refused: it is a symbolic link"),
     ("RMPEER_STATE naming a folder", "state-folder", r"^rmpeer: RMPEER_STATE=.*/state\.json is a folder: name the "
                                                      r"state file$"),
+    ("RMPEER_LOCK naming a folder", "lock-folder", r"^rmpeer: lock .*/rmpeer\.lock: refused: it is a folder "
+                                                   r"\(RMPEER_LOCK must name a file\)$"),
+    ("RMPEER_LOCK at a symlink", "lock-link", r"^rmpeer: lock .*/rmpeer\.lock: refused: it is a symbolic link \(to "),
 ]
 
 
@@ -418,6 +421,13 @@ def plant_output(kind: str, peer: Peer, folder: Path, victim: Path) -> tuple[lis
         peer.run("ln", "-s", str(victim), str(folder / "state.json"))
         return ["--output", str(out), "--tier", "passive"], {"RMPEER_STATE": str(folder / "state.json")}, \
             folder / "state.json"
+    if kind in ("lock-folder", "lock-link"):
+        if kind == "lock-folder":
+            peer.run("mkdir", str(folder / "rmpeer.lock"))
+        else:
+            peer.run("ln", "-s", str(victim), str(folder / "rmpeer.lock"))
+        return ["--output", str(out), "--tier", "passive"], {LOCK_ENV: str(folder / "rmpeer.lock")}, \
+            folder / "rmpeer.lock"
     if kind == "state-folder":
         peer.run("mkdir", str(folder / "state.json"))
         return ["--output", str(out), "--tier", "passive"], {"RMPEER_STATE": str(folder / "state.json")}, \
@@ -430,7 +440,7 @@ def test_a_planted_output_is_refused_before_the_run_and_left_untouched(peer, are
     folder, victim = area
     extra, env, planted = plant_output(kind, peer, folder, victim)
     before = (state_of(victim), state_of(planted), listing(folder), listing(victim.parent))
-    if kind.startswith("state"):      # the state file is a live run's: the check comes before the device
+    if kind.startswith(("state", "lock")):   # a live run's: checked with the options, before the device
         done = rmpeer("certify", *extra, env={"RMPEER_KEY": str(folder.parent / "key" / kind), **env})
     else:
         done = certify_replay(*extra, env={"RMPEER_KEY": str(folder.parent / "key" / kind), **env})
@@ -817,6 +827,13 @@ def test_diff_and_report_say_how_far_a_signature_is_vouched_for(tmp_path):
     finally:
         os.environ.pop(KEY_ENV) if saved is None else os.environ.__setitem__(KEY_ENV, saved)
     assert line.startswith(f"{cert}: signature: signature verified with this host's key")
+    victim = tmp_path / "victim"                 # report --output at a planted link: refused before Allure runs
+    victim.write_text("root's")
+    os.symlink(victim, tmp_path / "report.html")
+    done = rmpeer("report", "--results", str(out), "--output", str(tmp_path / "report.html"), env=env)
+    assert done.returncode == EXIT_CONFIG and victim.read_text() == "root's", done.stdout + done.stderr
+    assert done.stderr.strip() == (f"rmpeer: --output {tmp_path / 'report.html'}: refused: it is a symbolic link "
+                                   f"(to {victim}); rmpeer writes only regular files")
 
 
 
