@@ -193,6 +193,9 @@ def precheck(path: Path) -> None:
     problem = _folder_problem(path.parent, uid, sticky_ok=True)
     if problem:
         raise LockError(f"lock {path}: refused: its folder {path.parent}: {problem}")
+    problem = file_problem(st, uid) if st is not None else None
+    if problem:      # said before the open (a kernel's protected_regular would refuse it less clearly)
+        raise LockError(f"lock {path}: refused: {problem}; it is left as it is")
 
 
 def checked_forced_path() -> None:

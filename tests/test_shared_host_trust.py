@@ -868,19 +868,56 @@ def _raises(exc, fn, *a, **k) -> bool:
     return False
 
 
-def attack_lock_of_another_owner(m, tmp):
-    path = tmp / "rmpeer.lock"
+def _swapped_after_lstat(m, path, make, monkeypatch):
+    """rmpeer looks (lstat: nothing there), then `make` puts a file there before the open:
+    only the fstat check after the open stands."""
+    real_lstat, done = os.lstat, []
+
+    def lstat_then_make(p, *a, **k):
+        if Path(p) == path and not done:
+            done.append(p)
+            make(path)
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+        return real_lstat(p, *a, **k)
+    monkeypatch.setattr(m.os, "lstat", lstat_then_make)
+    try:
+        return _raises(ConfigError, lambda: m.HostLock(path).acquire().release())
+    finally:
+        monkeypatch.setattr(m.os, "lstat", real_lstat)
+
+
+def _foreign(path):
     path.write_text("")
     path.chmod(0o600)
     os.chown(path, 54321, 54321)          # a file of another user (root can make one for the test)
-    return _raises(ConfigError, lambda: m.HostLock(path).acquire().release())
 
 
-def attack_world_writable_lock(m, tmp):
-    path = tmp / "rmpeer.lock"
+def _world_writable(path):
     path.write_text("")
     path.chmod(0o666)
-    return _raises(ConfigError, lambda: m.HostLock(path).acquire().release()) and stat.S_IMODE(path.stat().st_mode) == 0o666
+
+
+def attack_lock_of_another_owner(m, tmp, monkeypatch):
+    return _swapped_after_lstat(m, tmp / "rmpeer.lock", _foreign, monkeypatch)
+
+
+def attack_world_writable_lock(m, tmp, monkeypatch):
+    ok = _swapped_after_lstat(m, tmp / "rmpeer.lock", _world_writable, monkeypatch)
+    return ok and stat.S_IMODE((tmp / "rmpeer.lock").stat().st_mode) == 0o666
+
+
+def attack_lock_of_another_owner_seen(m, tmp, monkeypatch):
+    """Another user's file is refused without being opened (where the kernel's protected_regular
+    is on, root's O_CREAT open of it fails with a bare 'Permission denied')."""
+    path = tmp / "rmpeer.lock"
+    _foreign(path)
+    real_open, opened = os.open, []
+    monkeypatch.setattr(m.os, "open", lambda p, *a, **k: opened.append(p) or real_open(p, *a, **k))
+    try:
+        refused = _raises(ConfigError, lambda: m.HostLock(path).acquire().release())
+    finally:
+        monkeypatch.setattr(m.os, "open", real_open)
+    return refused and str(path) not in map(str, opened)
 
 
 def attack_lock_link(m, tmp):
@@ -1120,6 +1157,7 @@ def attack_cut_status(m, tmp):
 
 MUTANT_ROWS = [
     ("lock: owner checked after open", "rmpeer.hostlock", [("    if st.st_uid != uid:\n        return f\"it belongs to uid {st.st_uid}, not to uid {uid}\"", "    if False:\n        return ''")], attack_lock_of_another_owner),
+    ("lock: owner said before open", "rmpeer.hostlock", [("    problem = file_problem(st, uid) if st is not None else None\n", "    problem = None\n")], attack_lock_of_another_owner_seen),
     ("lock: 0600 checked after open", "rmpeer.hostlock", [("    if st.st_mode & 0o077:\n        return f\"its mode", "    if False:\n        return f\"its mode")], attack_world_writable_lock),
     ("lock: a link refused before open", "rmpeer.hostlock", [("    if st is not None and stat.S_ISLNK(st.st_mode):", "    if False:")], attack_lock_link),
     ("lock: O_NOFOLLOW", "rmpeer.hostlock", [("os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW |", "os.O_RDWR | os.O_CREAT |")], attack_lock_link_planted_after_the_check),

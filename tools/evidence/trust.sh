@@ -113,6 +113,7 @@ say "peer run: $(grep -m1 '^rmpeer: lock' "$ev/peer-quick.log" | cut -c1-170)"
 say "peer run: $(grep -E 'CERTIFIED|DEGRADED|INCOMPLETE|NOT CERT' "$ev/peer-quick.log" | grep -v '^ ' | tail -1 | cut -c1-170); $(tail -1 "$ev/peer-quick.log")"
 check "peer run used its own lock /tmp/rmpeer-$peer_uid/rmpeer.lock and said so" \
   grep -q "^rmpeer: lock: /tmp/rmpeer-$peer_uid/rmpeer.lock, this user's own" "$ev/peer-quick.log"
+grep -q "^rmpeer: lock: /tmp/rmpeer-$peer_uid" "$ev/peer-quick.log" || say "peer run log: $(tail -3 "$ev/peer-quick.log" | tr '\n' ' ' | cut -c1-300)"
 say "peer lock: $(stat -c '%a %U %n' "/tmp/rmpeer-$peer_uid" "/tmp/rmpeer-$peer_uid/rmpeer.lock" | tr '\n' ' ')"
 python3 - "$peer_uid" <<'PY' | tee -a "$summary"
 import json, sys
