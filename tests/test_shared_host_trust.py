@@ -533,6 +533,31 @@ def test_a_file_made_once_is_never_replaced(tmp_path):
     assert key.read_text() == "first" and listing(tmp_path) == ["host.key"]
 
 
+@pytest.mark.parametrize("damage, problem", [
+    ("peer", r"it belongs to uid \d+, not to this user \(uid 0\) or root"),
+    ("0666", r"its mode 0666 lets other users write it"),
+    ("link", r"it is a symbolic link"),
+])
+def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area, damage, problem):
+    """The state a passive run compares with (counters, the kernel log position) is believed only
+    when no other user could have written it: else the run says so and starts a new baseline."""
+    from rmpeer.statefile import FORMAT, load_state
+
+    folder, victim = area
+    path = folder / "state.json"
+    text = json.dumps({"format": FORMAT, "runs": {"h": {"kmsg": 10**9}}})    # "every Xid already seen"
+    if damage == "peer":
+        peer.python(f"open({str(path)!r}, 'w').write({text!r})")
+    elif damage == "0666":
+        path.write_text(text)
+        path.chmod(0o666)
+    else:
+        victim.write_text(text)
+        os.symlink(victim, path)
+    state, why = load_state(path)
+    assert state == {} and re.search(problem, why), why
+
+
 def test_diff_json_at_a_planted_link_is_refused_with_the_target_untouched(peer, area):
     folder, victim = area
     peer.run("ln", "-s", str(victim), str(folder / "diff.json"))
@@ -1183,8 +1208,34 @@ MUTANT_ROWS = [
     ("collect: a re-run that did not run", "rmpeer.fleet.collect", [("    if _status_stamp(shared / outcome.node) == before:", "    if False:")], attack_rerun_not_run),
     ("label: a cut status.json", "rmpeer.fleet.outcome", [("    except (OSError, ValueError) as exc:\n        return {\"exit\": None", "    except OSError as exc:\n        return {\"exit\": None")], attack_cut_status),
 ]
-MUTANT_ROWS.append(("key: readable by others refused", "rmpeer.safewrite",
-                    [("    if private and st.st_mode & 0o077:", "    if False:")], "key"))
+
+
+def attack_readable_key_through(m, tmp, monkeypatch):
+    """rmpeer.signing reads its key through rmpeer.safewrite.read_own: `m`'s, for the attack."""
+    import rmpeer.safewrite
+
+    monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
+    return attack_readable_key(signing, tmp, monkeypatch)
+
+
+def attack_foreign_state(m, tmp, monkeypatch):
+    import rmpeer.safewrite
+    from rmpeer.statefile import FORMAT, load_state
+
+    monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
+    path = tmp / "state.json"
+    path.write_text(json.dumps({"format": FORMAT, "runs": {}}))
+    os.chown(path, 54321, 54321)
+    return load_state(path)[0] == {}
+
+
+MUTANT_ROWS += [
+    ("key: readable by others refused", "rmpeer.safewrite",
+     [("    if private and st.st_mode & 0o077:", "    if False:")], attack_readable_key_through),
+    ("state: another user's file not believed", "rmpeer.safewrite",
+     [("    if st.st_uid not in (uid, 0):\n        return f\"it belongs", "    if False:\n        return f\"it belongs")],
+     attack_foreign_state),
+]
 
 
 def _attack(attack, module, tmp, monkeypatch):
@@ -1199,14 +1250,6 @@ def test_each_new_check_is_killed_when_broken(tmp_path, monkeypatch, why, name, 
     need_root()          # the lock rows make files of another uid (chown), as only root can
     import importlib
 
-    if attack == "key":     # rmpeer.signing reads the key through rmpeer.safewrite.read_own
-        real_sw = importlib.import_module("rmpeer.safewrite")
-        real, broken = (tmp_path / "real"), (tmp_path / "broken")
-        real.mkdir(), broken.mkdir()
-        assert attack_readable_key(importlib.import_module("rmpeer.signing"), real, monkeypatch)
-        monkeypatch.setattr(real_sw, "read_own", mutant(name, *changes).read_own)
-        assert not attack_readable_key(importlib.import_module("rmpeer.signing"), broken, monkeypatch), why
-        return
     real, broken = tmp_path / "real", tmp_path / "broken"
     real.mkdir(), broken.mkdir()
     assert _attack(attack, importlib.import_module(name), real, monkeypatch), f"the real {name} let it through"
