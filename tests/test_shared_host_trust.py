@@ -1229,7 +1229,22 @@ def attack_foreign_state(m, tmp, monkeypatch):
     return load_state(path)[0] == {}
 
 
+def attack_recording_at_a_link(m, tmp):
+    """--record streams its transcript: a link at its name is never followed (made O_EXCL|O_NOFOLLOW)."""
+    victim, path = tmp / "victim", tmp / "h200x1-20261201T000000Z.jsonl.gz"
+    victim.write_text("root's")
+    os.symlink(victim, path)
+    try:
+        m.TranscriptWriter(path, {"label": "h200x1"}).close()
+    except FileExistsError:
+        pass
+    return victim.read_bytes() == b"root's"
+
+
 MUTANT_ROWS += [
+    ("record: the transcript made fresh", "rmpeer.shim.records",
+     [("os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW", "os.O_WRONLY | os.O_CREAT | os.O_TRUNC")],
+     attack_recording_at_a_link),
     ("key: readable by others refused", "rmpeer.safewrite",
      [("    if private and st.st_mode & 0o077:", "    if False:")], attack_readable_key_through),
     ("state: another user's file not believed", "rmpeer.safewrite",
