@@ -248,9 +248,10 @@ def read_boot(root: str = "/") -> str:
 
 def read_driver_load(root: str = "/") -> str:
     """Which load of the nvidia module this is: the inode number of /sys/module/nvidia.
-    sysfs (kernfs) numbers every node it creates from a cyclic allocator (idr_alloc_cyclic in
-    fs/kernfs/dir.c), so the folder a module load creates gets a number no earlier load of
-    this boot had; an unload and reload (the driver replaced or reset without a reboot) gives
+    sysfs (kernfs) numbers every node it creates from a cyclic allocator (__kernfs_new_node in
+    fs/kernfs/dir.c: idr_alloc_cyclic, xa_alloc_cyclic in newer kernels), so the folder a module
+    load creates gets a number no earlier load of this boot had (/proc's numbers are reused,
+    /proc/modules' load address may be too, and is hidden from other users); an unload and reload (the driver replaced or reset without a reboot) gives
     a new one. srcversion and the module file's hash say which build; this says which load.
     Compared together with the boot id (numbers start again at every boot)."""
     try:
