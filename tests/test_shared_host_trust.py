@@ -391,6 +391,11 @@ OUTPUT_ROWS = [
     ("RMPEER_LOCK naming a folder", "lock-folder", r"^rmpeer: lock .*/rmpeer\.lock: refused: it is a folder "
                                                    r"\(RMPEER_LOCK must name a file\)$"),
     ("RMPEER_LOCK at a symlink", "lock-link", r"^rmpeer: lock .*/rmpeer\.lock: refused: it is a symbolic link \(to "),
+    ("the host key in another user's folder, a link to a key that user knows", "key-link",
+     r"^rmpeer: .*/host\.key: refused: its folder .*: it belongs to uid \d+, not to this user \(uid 0\) or root$"),
+    ("a host key that cannot be made", "key-unmakeable",
+     r"^rmpeer: /proc/rmpeer-key/host\.key: cannot make the host key that signs certificates \(.*\); RMPEER_KEY=FILE "
+     r"names another$"),
 ]
 
 
@@ -428,6 +433,12 @@ def plant_output(kind: str, peer: Peer, folder: Path, victim: Path) -> tuple[lis
             peer.run("ln", "-s", str(victim), str(folder / "rmpeer.lock"))
         return ["--output", str(out), "--tier", "passive"], {LOCK_ENV: str(folder / "rmpeer.lock")}, \
             folder / "rmpeer.lock"
+    if kind == "key-link":           # RMPEER_KEY in the peer's folder: the peer planted a key it knows
+        peer.run("sh", "-c", f"printf '%064d' 0 > {folder / 'known.key'}; ln -s {folder / 'known.key'} "
+                             f"{folder / 'host.key'}")
+        return ["--output", str(out)], {KEY_ENV: str(folder / "host.key")}, folder / "host.key"
+    if kind == "key-unmakeable":
+        return ["--output", str(out)], {KEY_ENV: "/proc/rmpeer-key/host.key"}, Path("/proc/sys")
     if kind == "state-folder":
         peer.run("mkdir", str(folder / "state.json"))
         return ["--output", str(out), "--tier", "passive"], {"RMPEER_STATE": str(folder / "state.json")}, \
@@ -441,9 +452,9 @@ def test_a_planted_output_is_refused_before_the_run_and_left_untouched(peer, are
     extra, env, planted = plant_output(kind, peer, folder, victim)
     before = (state_of(victim), state_of(planted), listing(folder), listing(victim.parent))
     if kind.startswith(("state", "lock")):   # a live run's: checked with the options, before the device
-        done = rmpeer("certify", *extra, env={"RMPEER_KEY": str(folder.parent / "key" / kind), **env})
+        done = rmpeer("certify", *extra, env={KEY_ENV: str(folder.parent / "key" / kind), **env})
     else:
-        done = certify_replay(*extra, env={"RMPEER_KEY": str(folder.parent / "key" / kind), **env})
+        done = certify_replay(*extra, env={KEY_ENV: str(folder.parent / "key" / kind), **env})
     said = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert done.returncode == EXIT_CONFIG, done.stdout + done.stderr
     assert len(said) == 1 and re.search(message, said[0]), said
