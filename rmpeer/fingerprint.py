@@ -75,8 +75,8 @@ def module_file(root: str = "/", release: str | None = None) -> str | None:
             path = line.split(":", 1)[0]
             if re.fullmatch(rf"{MODULE_NAME}\.ko(\.(xz|zst|gz))?", os.path.basename(path)):
                 return str(base / path) if not path.startswith("/") else str(_at(root, path))
-    except OSError:
-        pass
+    except FileNotFoundError:
+        pass          # no modules.dep: ask modinfo (any other error is an unread value: raised)
     modinfo = shutil.which("modinfo") if root == "/" else None
     if modinfo:
         try:
@@ -132,8 +132,9 @@ def read_kernel_module(root: str = "/", release: str | None = None, cache: Path 
         path = module_file(root, release)
     except OSError as exc:
         path, out["sha256"] = None, _unreadable(exc)
-    if path is None:
-        out.setdefault("sha256", f"unreadable: no {MODULE_NAME}.ko in modules.dep and modinfo -n found none")
+    if path is None:     # a fact, not a failed read: there is no file to hash (the boot id and the
+        # module's load still tell a changed module: it can change only by a reload or a reboot)
+        out.setdefault("sha256", f"none: no {MODULE_NAME}.ko in modules.dep and modinfo -n found none")
         return out
     out["file"] = path
     try:

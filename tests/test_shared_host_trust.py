@@ -699,6 +699,17 @@ def test_a_value_that_could_not_be_read_never_matches_itself(tmp_path, host):
                                   f"({host}/proc/sys/kernel/random/boot_id)): an unread value matches nothing"]
 
 
+def test_no_module_file_to_hash_is_a_fact_that_matches(tmp_path, host):
+    """As on the lent H200s: no nvidia.ko in modules.dep and no modinfo. That is read, not
+    unread: the module can change only by a reload or a reboot, which the fingerprint binds."""
+    from fake_host_tree import KERNEL
+
+    (host / f"lib/modules/{KERNEL}/modules.dep").write_text("kernel/drivers/net/e1000.ko.zst:\n")
+    path = signed_certificate(tmp_path, host)
+    assert json.loads(path.read_text())["fingerprint"]["kernel_module"]["sha256"].startswith("none: ")
+    assert fresh(path, host, tmp_path) == (True, [])
+
+
 def test_the_host_key_is_made_once_for_its_owner_alone(tmp_path, host):
     signed_certificate(tmp_path, host)
     key = tmp_path / "keys" / "host.key"
