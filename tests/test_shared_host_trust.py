@@ -66,9 +66,14 @@ class Peer:
         for d in (self.home, self.folder):
             d.mkdir()
             os.chown(d, self.uid, self.gid)
+        # rmpeer's sources where this user can read them (a checkout under root's home is not)
+        self.src = base / "src"
+        shutil.copytree(REPO / "rmpeer", self.src / "rmpeer", ignore=shutil.ignore_patterns("__pycache__"))
+        for p in [self.src, *self.src.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
 
     def run(self, *argv, env=None, check=True, **kw) -> subprocess.CompletedProcess:
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PYTHONPATH": str(REPO),
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PYTHONPATH": str(self.src),
                "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
         done = subprocess.run(list(argv), user=self.uid, group=self.gid, extra_groups=[], env=env,
                               capture_output=True, text=True, timeout=120, **kw)
@@ -77,7 +82,7 @@ class Peer:
         return done
 
     def popen(self, *argv, env=None) -> subprocess.Popen:
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PYTHONPATH": str(REPO),
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "PYTHONPATH": str(self.src),
                "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
         return subprocess.Popen(list(argv), user=self.uid, group=self.gid, extra_groups=[], env=env,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
