@@ -10,7 +10,9 @@ saying so otherwise; CI runs as root.
 fs.protected_symlinks: when it is 1 the kernel itself refuses to follow a link another user
 planted in a sticky world-writable folder, which would hide a missing check. So the links
 are planted in a folder the second user owns (not sticky: the protection does not apply),
-or by root itself, where only rmpeer's own check stands between the link and its target.
+or by root itself, where only rmpeer's own check stands between the link and its target. The
+one row planted by the second user in a sticky folder (the lock, as /run/lock was) has a twin
+planted by root; and the mutants at the end plant as root.
 """
 
 from __future__ import annotations
