@@ -14,6 +14,7 @@ check() {  # WHAT CONDITION...: "ok WHAT" or "FAILED WHAT"
   if "$@"; then say "ok      $what"; else say "FAILED  $what"; fi
 }
 sum_of() { sha256sum "$1" | cut -c1-16; }
+untouched() { check "$1: the target's sha256 after $(sum_of "$victim") = before $before" test "$(sum_of "$victim")" = "$before"; }
 says() { grep -q -E "$2" "$ev/$1.log"; }
 
 victim=/tmp/trust-victim
@@ -63,15 +64,19 @@ touch "$shared/stop"; wait "$holder" 2>/dev/null
 mkdir -p /tmp/t-out && ln -sf "$victim" /tmp/t-out/certificate.json
 timed out-certificate rmpeer certify --tier passive --output /tmp/t-out
 check "OUT/certificate.json symlink: exit 2" says out-certificate '^rmpeer: --output: /tmp/t-out/certificate.json: refused: it is a symbolic link'
+untouched "OUT/certificate.json symlink"
 ln -sf "$victim" /tmp/t-junit.xml
 timed out-junit rmpeer certify --tier passive --output /tmp/t-j --junit /tmp/t-junit.xml
 check "--junit symlink: exit 2" says out-junit '^rmpeer: --junit /tmp/t-junit.xml: refused: it is a symbolic link'
+untouched "--junit symlink"
 mkdir -p /tmp/t-prom && ln -sf "$victim" /tmp/t-prom/rmpeer.prom
 timed out-prometheus rmpeer certify --tier passive --output /tmp/t-p --prometheus /tmp/t-prom
 check "--prometheus DIR/rmpeer.prom symlink: exit 2" says out-prometheus '^rmpeer: --prometheus: /tmp/t-prom/rmpeer.prom: refused: it is a symbolic link'
+untouched "--prometheus DIR/rmpeer.prom symlink"
 ln -sf "$victim" /tmp/t-state.json
 RMPEER_STATE=/tmp/t-state.json timed out-state rmpeer certify --tier passive --output /tmp/t-s
 check "RMPEER_STATE symlink: exit 2" says out-state '^rmpeer: RMPEER_STATE=/tmp/t-state.json: refused: it is a symbolic link'
+untouched "RMPEER_STATE symlink"
 null_before=$(stat -c '%F %t:%T' /dev/null)
 timed out-devnull rmpeer certify --tier passive --output /tmp/t-n --junit /dev/null
 check "--junit /dev/null: exit 2, still '$(stat -c '%F %t:%T' /dev/null)'" test "$(stat -c '%F %t:%T' /dev/null)" = "$null_before"
