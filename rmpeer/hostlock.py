@@ -199,10 +199,13 @@ def precheck(path: Path) -> None:
 
 
 def checked_forced_path() -> None:
-    """RMPEER_LOCK, when set, checked with the other options (before any device is looked for)."""
+    """RMPEER_LOCK when set, else root's lock where its folder exists, checked with the other
+    options (before any device is looked for); nothing is made here."""
     forced = os.environ.get(LOCK_ENV)
     if forced:           # empty is unset, as default_lock_path reads it
         precheck(Path(forced))
+    elif os.geteuid() == 0 and os.path.lexists(SYSTEM_LOCK_DIR):
+        precheck(Path(SYSTEM_LOCK_DIR) / LOCK_NAME)
 
 
 def open_lock(path: Path) -> int:

@@ -265,6 +265,22 @@ def test_roots_lock_lives_in_a_folder_only_root_can_write(monkeypatch, tmp_path)
         assert pid == str(os.getpid()) and started.isdigit() and command
 
 
+def test_roots_lock_is_checked_with_the_options_before_any_device(monkeypatch, tmp_path):
+    """A link at root's lock path is refused with the other options (exit 2), so even a host
+    whose GPU is gone says so; where the folder is not there yet nothing is made."""
+    need_root()
+    import rmpeer.hostlock as hostlock
+
+    monkeypatch.delenv(LOCK_ENV, raising=False)
+    monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path / "run-rmpeer"))
+    hostlock.checked_forced_path()
+    assert not (tmp_path / "run-rmpeer").exists()
+    (tmp_path / "run-rmpeer").mkdir()
+    os.symlink(tmp_path / "victim", tmp_path / "run-rmpeer" / "rmpeer.lock")
+    with pytest.raises(LockError, match=r"^lock .*/run-rmpeer/rmpeer\.lock: refused: it is a symbolic link \(to "):
+        hostlock.checked_forced_path()
+
+
 HOLDER = ("import sys; from rmpeer.hostlock import HostLock\n"
           "with HostLock(sys.argv[1]):\n    print('locked', flush=True); sys.stdin.read()\n")
 
