@@ -592,6 +592,17 @@ def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area
     assert state == {} and re.search(problem, why), why
 
 
+def test_bench_outputs_at_a_planted_link_are_refused_before_the_run(peer, area):
+    folder, victim = area
+    peer.run("ln", "-s", str(victim), str(folder / "bench.json"))
+    before = state_of(victim)
+    done = rmpeer("bench", "--output", str(folder))
+    assert done.returncode == EXIT_CONFIG and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [f"rmpeer: --output: {folder / 'bench.json'}: refused: it is a "
+                                                f"symbolic link (to {victim}); rmpeer writes only regular files"]
+    assert state_of(victim) == before and listing(folder) == ["bench.json"]
+
+
 def test_diff_json_at_a_planted_link_is_refused_with_the_target_untouched(peer, area):
     folder, victim = area
     peer.run("ln", "-s", str(victim), str(folder / "diff.json"))
