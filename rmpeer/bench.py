@@ -93,6 +93,9 @@ def bench(args) -> int:
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
     out = checked_output(args.output)
+    from .writable import check_inside
+
+    check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
         from .selection import request_of_args
 

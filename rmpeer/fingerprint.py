@@ -75,8 +75,8 @@ def module_file(root: str = "/", release: str | None = None) -> str | None:
             path = line.split(":", 1)[0]
             if re.fullmatch(rf"{MODULE_NAME}\.ko(\.(xz|zst|gz))?", os.path.basename(path)):
                 return str(base / path) if not path.startswith("/") else str(_at(root, path))
-    except OSError:
-        pass
+    except FileNotFoundError:
+        pass          # no modules.dep: ask modinfo (any other error is an unread value: raised)
     modinfo = shutil.which("modinfo") if root == "/" else None
     if modinfo:
         try:
@@ -132,8 +132,9 @@ def read_kernel_module(root: str = "/", release: str | None = None, cache: Path 
         path = module_file(root, release)
     except OSError as exc:
         path, out["sha256"] = None, _unreadable(exc)
-    if path is None:
-        out.setdefault("sha256", f"unreadable: no {MODULE_NAME}.ko in modules.dep and modinfo -n found none")
+    if path is None:     # a fact, not a failed read: there is no file to hash (the boot id and the
+        # module's load still tell a changed module: it can change only by a reload or a reboot)
+        out.setdefault("sha256", f"none: no {MODULE_NAME}.ko in modules.dep and modinfo -n found none")
         return out
     out["file"] = path
     try:
@@ -248,9 +249,10 @@ def read_boot(root: str = "/") -> str:
 
 def read_driver_load(root: str = "/") -> str:
     """Which load of the nvidia module this is: the inode number of /sys/module/nvidia.
-    sysfs (kernfs) numbers every node it creates from a cyclic allocator (idr_alloc_cyclic in
-    fs/kernfs/dir.c), so the folder a module load creates gets a number no earlier load of
-    this boot had; an unload and reload (the driver replaced or reset without a reboot) gives
+    sysfs (kernfs) numbers every node it creates from a cyclic allocator (__kernfs_new_node in
+    fs/kernfs/dir.c: idr_alloc_cyclic, xa_alloc_cyclic in newer kernels), so the folder a module
+    load creates gets a number no earlier load of this boot had (/proc's numbers are reused,
+    /proc/modules' load address may be too, and is hidden from other users); an unload and reload (the driver replaced or reset without a reboot) gives
     a new one. srcversion and the module file's hash say which build; this says which load.
     Compared together with the boot id (numbers start again at every boot)."""
     try:

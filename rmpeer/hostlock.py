@@ -174,8 +174,9 @@ def file_problem(st, uid: int) -> str | None:
     return None
 
 
-def open_lock(path: Path) -> int:
-    """The lock file, opened for this user only: O_NOFOLLOW, then fstat checked (LockError)."""
+def precheck(path: Path) -> None:
+    """What can be refused before opening: a folder, a link, a file that is not regular at the
+    path, or a folder other users can write (LockError). Creates nothing."""
     uid = os.geteuid()
     try:
         st = os.lstat(path)
@@ -192,6 +193,25 @@ def open_lock(path: Path) -> int:
     problem = _folder_problem(path.parent, uid, sticky_ok=True)
     if problem:
         raise LockError(f"lock {path}: refused: its folder {path.parent}: {problem}")
+    problem = file_problem(st, uid) if st is not None else None
+    if problem:      # said before the open (a kernel's protected_regular would refuse it less clearly)
+        raise LockError(f"lock {path}: refused: {problem}; it is left as it is")
+
+
+def checked_forced_path() -> None:
+    """RMPEER_LOCK when set, else root's lock where its folder exists, checked with the other
+    options (before any device is looked for); nothing is made here."""
+    forced = os.environ.get(LOCK_ENV)
+    if forced:           # empty is unset, as default_lock_path reads it
+        precheck(Path(forced))
+    elif os.geteuid() == 0 and os.path.lexists(SYSTEM_LOCK_DIR):
+        precheck(Path(SYSTEM_LOCK_DIR) / LOCK_NAME)
+
+
+def open_lock(path: Path) -> int:
+    """The lock file, opened for this user only: O_NOFOLLOW, then fstat checked (LockError)."""
+    uid = os.geteuid()
+    precheck(path)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK,
                      0o600)

@@ -33,10 +33,8 @@ def target_problem(path) -> str | None:
     """Why `path` may not be written (replaced), or None: it is absent or a regular file."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # absent (a file above it: the caller says so)
         return None
-    except NotADirectoryError:
-        return "a part of the path is not a folder"
     if stat.S_ISLNK(st.st_mode):
         return f"it is a symbolic link (to {os.readlink(path)})"
     if stat.S_ISDIR(st.st_mode):
@@ -50,7 +48,7 @@ def folder_problem(path) -> str | None:
     """Why `path` cannot be an output folder rmpeer writes into, or None (absent or a real folder)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # absent (a file above it: the caller says so)
         return None
     if stat.S_ISLNK(st.st_mode):
         return f"it is a symbolic link (to {os.readlink(path)})"

@@ -64,16 +64,20 @@ def load_key(*, create: bool) -> bytes | None:
     if problem:
         raise ConfigError(f"{path}: refused: its folder {path.parent}: {problem}")
     try:
-        raw = read_own(path, private=True, limit=4096)
-    except FileNotFoundError:
-        if not create:
-            return None
-        make_folder(path.parent, mode=0o700, what="the key folder")
         try:
-            write_file(path, secrets.token_hex(KEY_BYTES) + "\n", mode=0o600, replace=False, what="the host key")
-        except FileExistsError:
-            pass                        # another run made it a moment ago: read that one
-        raw = read_own(path, private=True, limit=4096)
+            raw = read_own(path, private=True, limit=4096)
+        except FileNotFoundError:
+            if not create:
+                return None
+            make_folder(path.parent, mode=0o700, what="the key folder")
+            try:
+                write_file(path, secrets.token_hex(KEY_BYTES) + "\n", mode=0o600, replace=False, what="the host key")
+            except FileExistsError:
+                pass                        # another run made it a moment ago: read that one
+            raw = read_own(path, private=True, limit=4096)
+    except OSError as exc:      # a folder this user cannot write, a key it cannot read: one line, exit 2
+        raise ConfigError(f"{path}: cannot {'make' if create else 'read'} the host key that signs certificates "
+                          f"({exc.strerror or exc}); {KEY_ENV}=FILE names another") from None
     try:
         key = bytes.fromhex(raw.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):

@@ -43,7 +43,8 @@ class NodeOutcome:
     def summary(self) -> dict:
         return {"node": self.node, "state": self.state, "verdict": self.verdict, "exit": self.exit_code,
                 "reason": self.line, "reasons": self.reasons, "duration_s": self.duration_s,
-                "certificate": str(self.certificate) if self.certificate else None, "replay_of": self.replay_of}
+                "certificate": str(self.certificate) if self.certificate else None, "replay_of": self.replay_of,
+                "signature": self.trust or None}
 
 
 def certificate_in(folder: Path) -> Path | None:

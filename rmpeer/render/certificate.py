@@ -1,5 +1,6 @@
 """certificate.json: the RunResult itself (RunResult.to_dict()), compact, written whatever
-the verdict, INCOMPLETE included."""
+the verdict, INCOMPLETE included, with one more key, "signature" (rmpeer.signing; RunResult.load
+leaves it out)."""
 
 from __future__ import annotations
 

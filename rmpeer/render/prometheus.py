@@ -3,9 +3,9 @@
 Rendered with prometheus-client (a registry of gauges, `generate_latest`) and written by
 rmpeer.safewrite: a fresh temporary file of unpredictable name beside the target (ending in
 .tmp, a name the collector ignores), renamed into place, so a scrape never reads half a file
-(prometheus-client's own write_to_textfile uses a predictable temporary name). The format carries no timestamps and
-no host label (the scrape adds the instance); values are in base units (bytes per second,
-seconds). Per-GPU series carry dcgm-exporter's label names (gpu, UUID, pci_bus_id,
+(prometheus-client's own write_to_textfile uses a predictable temporary name). The format
+carries no timestamps and no host label (the scrape adds the instance); values are in base
+units (bytes per second, seconds). Per-GPU series carry dcgm-exporter's label names (gpu, UUID, pci_bus_id,
 modelName, and peer_gpu for a pair) in dcgm-exporter's spelling, so they join with DCGM's
 series; join on UUID where RM's card order and NVML's index could differ."""
 

@@ -176,8 +176,13 @@ def new_transcript(folder, target, run: dict, *, kind: str = "") -> "TranscriptW
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     name = "-".join(part for part in (target.label, kind, stamp) if part)
-    return TranscriptWriter(Path(folder) / f"{name}.jsonl.gz", host_header(
-        label=target.label, cards=target.cards, driver_text=read_proc_version_text(), run=run))
+    header = host_header(label=target.label, cards=target.cards, driver_text=read_proc_version_text(), run=run)
+    for n in range(1, 100):        # made fresh (O_EXCL): a second recording in the same second gets -2
+        try:
+            return TranscriptWriter(Path(folder) / f"{name}{'' if n == 1 else f'-{n}'}.jsonl.gz", header)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: 99 recordings named {name}* already")
 
 
 class TranscriptWriter:
