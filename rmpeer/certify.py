@@ -333,6 +333,7 @@ def _report(result, spec, args, say, replay_of, started) -> int:
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
     at("writing the outputs")
+    _complete(result, getattr(args, "require_complete", False))
     if interrupts.seen() and result.verdict != INCOMPLETE:
         _mark_stopped(result, interrupts.seen())
     written = _write_files(result, spec, args)
@@ -343,6 +344,24 @@ def _report(result, spec, args, say, replay_of, started) -> int:
             _write_files(result, spec, args)
     interrupts.after_late_signal(late)
     return _say_verdict(result, spec, args, say, replay_of, started, written)
+
+
+def _complete(result, require: bool) -> None:
+    """The checks that could not run, named (rmpeer.unchecked); --require-complete refuses a
+    CERTIFIED run that has any."""
+    from .unchecked import not_checked, refusals
+
+    result.not_checked = not_checked(result)
+    if require and refusals(result):
+        result.findings += refusals(result)
+        result.verdict, result.reasons = judge(result)
+
+
+def _exit_code(result) -> int:
+    from .errors import EXIT_UNCHECKED
+    from .unchecked import refused
+
+    return EXIT_UNCHECKED if result.verdict == INCOMPLETE and refused(result) else EXIT_CODES[result.verdict]
 
 
 def _certificate_path(spec):
@@ -373,8 +392,11 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
+    from .unchecked import phrase
+
+    unchecked = f"; not checked: {phrase(result.not_checked)}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} ({summary}) in "
-        f"{time.time() - started:.1f} s; {written}")
+        f"{time.time() - started:.1f} s; {written}{unchecked}")
     for r in result.reasons[:REASONS_SHOWN]:
         say(f"  - {r}")
     if len(result.reasons) > REASONS_SHOWN:
@@ -388,6 +410,6 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
             # the verdict stands (its certificate is on disk): a full or closed stdout is said
             # on stderr, and never turns a DEGRADED or NOT CERTIFIED run into another code
             print(f"rmpeer: --json: the JSON line could not be written to stdout ({exc.strerror or exc}); "
-                  f"the verdict stands: {result.verdict} (exit {EXIT_CODES[result.verdict]})"
+                  f"the verdict stands: {result.verdict} (exit {_exit_code(result)})"
                   + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
-    return EXIT_CODES[result.verdict]
+    return _exit_code(result)

@@ -138,6 +138,7 @@ class RunResult:
     verdict: str = INCOMPLETE       # until judged, a run has not shown anything
     reasons: list = field(default_factory=list)
     ran_because: list = field(default_factory=list)   # certify --if-stale: why the certificate did not hold
+    not_checked: list = field(default_factory=list)   # [{check, subject, reason}]: could not run (rmpeer.unchecked)
     format: str = FORMAT
 
     @property

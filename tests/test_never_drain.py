@@ -501,3 +501,72 @@ def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch)
         cli._check_environment()
     broken = mutated("rmpeer.cli", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
     broken._check_environment()      # passes the bytes on: the row would see the INTERNALERROR
+
+
+# -- nothing unchecked passes in silence ---------------------------------------------------
+
+KMSG_NEEDS_ROOT = "/dev/kmsg: Operation not permitted (the kernel log needs root)"
+
+
+def kernel_log_unreadable(dest: Path) -> Path:
+    """Derived from the quick recording (fixtures/transcripts/README.md, "Derived at test
+    time"): its one `host:xids` observation replaced by what a non-root run reads."""
+    out = []
+    for line in gzip.open(QUICK, "rt").read().splitlines():
+        if '"label":"host:xids"' in line:
+            rec = json.loads(line)
+            rec["extra"]["value"] = {"readable": False, "source": None, "reason": KMSG_NEEDS_ROOT, "xids": []}
+            line = json.dumps(rec, separators=(",", ":"))
+        out.append(line)
+    assert sum('"label":"host:xids"' in line for line in out) == 1
+    with gzip.open(dest, "wt") as f:
+        f.write("\n".join(out) + "\n")
+    return dest
+
+
+@pytest.mark.parametrize("require", [False, True], ids=["named", "require-complete-refuses"])
+def test_a_check_that_could_not_run_is_named(tmp_path, require):
+    recording = kernel_log_unreadable(tmp_path / "no-kmsg.jsonl.gz")
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", recording, "--layout", "one-per-card", "--json", "--output", out,
+                  *(["--require-complete"] if require else []))
+    err = done.stderr.decode()
+    line = next(ln for ln in err.splitlines() if ln.startswith("REPLAY of "))
+    summary = json.loads(done.stdout)
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    named = {"check": "xid", "subject": "host", "reason": KMSG_NEEDS_ROOT}
+    assert cert["not_checked"] == [named] and summary["not_checked"] == [named]
+    assert line.endswith(f"; not checked: xid ({KMSG_NEEDS_ROOT})"), line
+    if not require:
+        assert done.returncode == EXIT_OK and line.split(": ")[1].startswith("CERTIFIED (")
+        assert cert["verdict"] == "CERTIFIED"
+    else:
+        from rmpeer.errors import EXIT_UNCHECKED
+
+        assert done.returncode == EXIT_UNCHECKED == summary["exit_code"] == 8, err[-2000:]
+        assert cert["verdict"] == "INCOMPLETE" and summary["exit"] == "UNCHECKED"
+        assert cert["reasons"] == [f"require-complete: xid: expected it to be checked (--require-complete), found "
+                                   f"not checked: {KMSG_NEEDS_ROOT}"], cert["reasons"]
+
+
+def test_mutant_a_not_checked_that_forgets_info_findings_is_caught():
+    from source_mutation import mutated
+
+    from rmpeer.result import INFO, Finding, RunResult
+
+    result = RunResult(findings=[Finding("xid", "host", "a readable kernel log", KMSG_NEEDS_ROOT, INFO)])
+    from rmpeer.unchecked import not_checked
+
+    assert not_checked(result) == [{"check": "xid", "subject": "host", "reason": KMSG_NEEDS_ROOT}]
+    broken = mutated("rmpeer.unchecked", "if f.severity == INFO and", "if False and")
+    assert broken.not_checked(result) == []
+
+
+def test_require_complete_never_hides_a_worse_verdict():
+    from rmpeer.result import DEGRADE, DEGRADED, INFO, Finding, RunResult
+    from rmpeer.unchecked import not_checked, refusals
+
+    result = RunResult(verdict=DEGRADED, findings=[Finding("xid", "host", "x", KMSG_NEEDS_ROOT, INFO),
+                                                   Finding("bandwidth-floor", "read 0->1", "x", "y", DEGRADE)])
+    result.not_checked = not_checked(result)
+    assert result.not_checked and refusals(result) == []
