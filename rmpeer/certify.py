@@ -102,6 +102,9 @@ def certify(args) -> int:
     from .staleness import parse_valid_for
 
     valid_for = parse_valid_for(getattr(args, "valid_for", None))     # an option: checked first
+    from .deadline import parse_deadline
+
+    args.deadline_s = parse_deadline(getattr(args, "deadline", None), tier_of(args))
     spec = from_certify_args(args)
     if spec.is_replay:
         return _certify(spec, args, started, valid_for)
@@ -170,6 +173,7 @@ def _certify(spec, args, started, valid_for) -> int:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     if spec.tier == "passive":
+        watchdog = _watchdog(lambda: spec, args, target, started, out_stream, replay_of)
         with interrupts.during_run():
             try:
                 result = _passive(spec, args, started, target, valid_for)
@@ -177,10 +181,11 @@ def _certify(spec, args, started, valid_for) -> int:
                 result = None
         if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
             raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
-        return _report(result, spec, args, say, replay_of, started)
+        return _report(result, spec, args, say, replay_of, started, watchdog)
     from .pytest_plugin.results import Collector
 
     host, collector, stopped, code, refused = HostRun(spec), Collector(), None, None, None
+    watchdog = _watchdog(lambda: host.spec, args, target, started, out_stream, replay_of, collector.checks)
     with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
         try:
             try:
@@ -216,7 +221,44 @@ def _certify(spec, args, started, valid_for) -> int:
         from .passive import remember_kmsg_position
 
         remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
-    return _report(result, spec, args, say, replay_of, started)
+    return _report(result, spec, args, say, replay_of, started, watchdog)
+
+
+def _watchdog(spec_now, args, target, started, out_stream, replay_of, checks_now=list):
+    """The run's deadline (rmpeer.deadline): at it, the INCOMPLETE outputs and exit 5. Its
+    lines go to copies of the terminal's descriptors taken now: at the deadline pytest may
+    be capturing the standard ones."""
+    from .deadline import Watchdog, writer
+
+    say, json_out = writer(out_stream), writer(sys.stdout)
+
+    def on_deadline(seconds):
+        from .result import RunResult, node_name
+
+        spec = spec_now()
+        result = RunResult(node=node_name(), tier=spec.tier, target=target, version=__version__,
+                           matrices=matrices_digest(), certificate_id=str(uuid.uuid4()),
+                           started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                           host=spec.facts.as_dict() if spec.facts else {})
+        try:
+            result.checks = checks_now()     # the checks that ended before the deadline
+        except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
+            result.checks = []
+        result.findings.append(Finding("deadline", "host", f"the run to end within {seconds:g} s (--deadline)",
+                                       "it was still running at its deadline: ended there, the RM client freed "
+                                       "by the process's exit", UNFINISHED))
+        result.verdict, result.reasons = judge(result)
+        result.duration_s = round(time.time() - started, 1)
+        path = _write_files(result, spec, args)
+        say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
+            f"passed) in {time.time() - started:.1f} s; " + (f"written to {path}" if path else "no certificate written"))
+        for r in result.reasons:
+            say(f"  - {r}")
+        if args.json:
+            from .render.jsonline import json_line
+
+            json_out(json_line(result, path))
+    return Watchdog(args.deadline_s, on_deadline).start()
 
 
 def _stamp(result, spec, host, started, valid_for, args) -> None:
@@ -328,11 +370,13 @@ def _mark_stopped(result, name: str) -> None:
     result.verdict, result.reasons = judge(result)
 
 
-def _report(result, spec, args, say, replay_of, started) -> int:
+def _report(result, spec, args, say, replay_of, started, watchdog=None) -> int:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
     at("writing the outputs")
+    if watchdog is not None:
+        watchdog.disarm()       # the run reached its verdict before its deadline
     _complete(result, getattr(args, "require_complete", False))
     if interrupts.seen() and result.verdict != INCOMPLETE:
         _mark_stopped(result, interrupts.seen())

@@ -570,3 +570,53 @@ def test_require_complete_never_hides_a_worse_verdict():
                                                    Finding("bandwidth-floor", "read 0->1", "x", "y", DEGRADE)])
     result.not_checked = not_checked(result)
     assert result.not_checked and refusals(result) == []
+
+
+# -- a deadline on every tier --------------------------------------------------------------
+
+STALL = "bw:s0:scratch:map"      # an ioctl of the bandwidth rig, after every layout's checks
+
+
+def _stalled_run(tmp_path, deadline="3", prelude=""):
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", QUICK, "--deadline", deadline, "--output", out, "--junit", out / "rmpeer.xml",
+                  "--prometheus", out, env=_env({"RMPEER_REPLAY_STALL_AT": STALL}), prelude=prelude, timeout=60)
+    return done, out
+
+
+def test_a_hung_call_ends_incomplete_at_the_deadline(tmp_path):
+    """The replay stalls at one ioctl for ever (RMPEER_REPLAY_STALL_AT, read by the replay
+    backend alone), as a hung ioctl would: the run ends at its deadline, INCOMPLETE, exit 5,
+    every output saying so."""
+    done, out = _stalled_run(tmp_path)
+    text = done.stdout.decode()
+    assert done.returncode == EXIT_INCOMPLETE, (text + done.stderr.decode())[-2000:]
+    assert re.search(r"^REPLAY of .*: INCOMPLETE \(the deadline of 3 s passed\) in \d+\.\d s; written to "
+                     r".*replay-certificate.json$", text, re.M), text[-2000:]
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and cert["reasons"][0] == (
+        "deadline: host: expected the run to end within 3 s (--deadline), found it was still running at its "
+        "deadline: ended there, the RM client freed by the process's exit")
+    assert any(c["outcome"] == "passed" for c in cert["checks"])      # what ended before it is kept
+    assert 'name="verdict" value="INCOMPLETE"' in (out / "rmpeer.xml").read_text()
+    assert 'verdict="INCOMPLETE"' in (out / "rmpeer.prom").read_text()
+
+
+def test_mutant_a_watchdog_that_never_ends_the_process_is_caught(tmp_path):
+    mutate = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, %r)
+        from source_mutation import mutated
+        sys.modules["rmpeer.deadline"] = mutated("rmpeer.deadline", "os._exit(EXIT_INCOMPLETE)", "return")
+    """ % str(ROOT / "tests"))
+    with pytest.raises(subprocess.TimeoutExpired):
+        rmpeer("certify", "--replay", QUICK, "--deadline", "2", "--output", tmp_path / "out",
+               env=_env({"RMPEER_REPLAY_STALL_AT": STALL}), prelude=mutate, timeout=15)
+
+
+@pytest.mark.parametrize("given", ["soon", "0", "-5", "99999999"])
+def test_a_deadline_that_is_no_duration_is_refused_at_once(tmp_path, given):
+    done = rmpeer("certify", "--replay", QUICK, "--deadline", given, "--output", tmp_path / "out")
+    assert done.returncode == EXIT_CONFIG
+    assert last_line(done.stderr.decode()).startswith(f"rmpeer: --deadline {given!r}: ")
+    assert not (tmp_path / "out").exists()
