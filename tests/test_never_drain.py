@@ -131,6 +131,13 @@ INJECTED = textwrap.dedent("""
         raise RuntimeError("injected fault")
     c._stamp = broken
 """)
+IN_THE_PLUGIN = textwrap.dedent("""
+    import sys
+    import rmpeer.pytest_plugin.plugin as p
+    def broken(config, items):
+        raise RuntimeError("injected in the plugin")
+    p.pytest_collection_modifyitems = broken
+""")
 NOT_A_CONTROL_DEVICE = textwrap.dedent("""
     import sys
     import rmpeer.rm.client as c, rmpeer.runtime as r, rmpeer.targets as t
@@ -193,6 +200,12 @@ ROWS = [
         r"traceback in .*/out/rmpeer-traceback-\d{8}T\d{6}Z-[0-9a-f]{8}\.txt$",
         all_of(traceback_file_in("out", "RuntimeError: injected fault"), nothing_at("out/replay-certificate.json")),
         prelude=INJECTED),
+    Row("unexpected-exception-in-the-pytest-plugin", ("certify", "--replay", "{quick}", "--layout", "one-per-card",
+                                                      "--output", "{tmp}/out"), EXIT_INCOMPLETE,
+        r"^rmpeer: pytest session: internal error \(RuntimeError: injected in the plugin\); INCOMPLETE; traceback in "
+        r".*/out/rmpeer-traceback-\d{8}T\d{6}Z-[0-9a-f]{8}\.txt$",
+        all_of(traceback_file_in("out", "RuntimeError: injected in the plugin"),
+               certificate_says("out/replay-certificate.json", "INCOMPLETE")), prelude=IN_THE_PLUGIN),
 ]
 
 
