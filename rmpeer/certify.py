@@ -104,7 +104,8 @@ def certify(args) -> int:
     valid_for = parse_valid_for(getattr(args, "valid_for", None))     # an option: checked first
     from .deadline import parse_deadline
 
-    args.deadline_s = parse_deadline(getattr(args, "deadline", None), tier_of(args))
+    args.deadline_s = parse_deadline(getattr(args, "deadline", None), tier_of(args),
+                                     replay=bool(getattr(args, "replay", None)))
     spec = from_certify_args(args)
     if spec.is_replay:
         return _certify(spec, args, started, valid_for)
