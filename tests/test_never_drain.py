@@ -633,3 +633,20 @@ def test_a_deadline_that_is_no_duration_is_refused_at_once(tmp_path, given):
     assert done.returncode == EXIT_CONFIG
     assert last_line(done.stderr.decode()).startswith(f"rmpeer: --deadline {given!r}: ")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_traceback_is_never_written_through_a_link(tmp_path, monkeypatch):
+    """The output folder a symlink (to a folder another user chose): the traceback goes to the
+    next folder (here the temp folder), never through the link."""
+    import tempfile
+
+    from rmpeer.crash import write_traceback
+
+    target, link, spare = tmp_path / "target", tmp_path / "link", tmp_path / "spare"
+    target.mkdir()
+    spare.mkdir()
+    link.symlink_to(target)
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(spare))
+    path = write_traceback(RuntimeError("x"), [link])
+    assert path is not None and path.parent == spare and list(target.iterdir()) == []
+    assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
