@@ -650,3 +650,61 @@ def test_a_traceback_is_never_written_through_a_link(tmp_path, monkeypatch):
     path = write_traceback(RuntimeError("x"), [link])
     assert path is not None and path.parent == spare and list(target.iterdir()) == []
     assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+
+
+def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdict(tmp_path, monkeypatch):
+    """certify answering 1 while the certificate this run wrote says CERTIFIED: the two
+    disagree, so no verdict (exit 5), and status.json carries none; broken on purpose (the
+    verdict check removed), the node would exit 1."""
+    import time as clock
+
+    from source_mutation import mutated
+
+    from rmpeer.fleet import node
+
+    folder = tmp_path / "n1"
+
+    def certify_says_certified(args):
+        folder.mkdir(exist_ok=True)
+        (folder / "certificate.json").write_text(json.dumps({
+            "verdict": "CERTIFIED", "certificate_id": "c-1",
+            "started": clock.strftime("%Y-%m-%dT%H:%M:%SZ", clock.gmtime())}))
+        return 1, ""
+    for module, expected in ((node, EXIT_INCOMPLETE),
+                             (mutated("rmpeer.fleet.node", "and mine and verdict == VERDICT_OF_EXIT[code]:",
+                                      "and mine:"), 1)):
+        monkeypatch.setattr(module, "run_certify", certify_says_certified)
+        monkeypatch.setattr(module, "load_certificate", lambda n, p: type("O", (), {"line": "rmpeer: x: y"})())
+        code, _ = module.run_node("passive", folder, run_id="r-3")
+        assert code == expected
+    status = json.loads((folder / "status.json").read_text())
+    assert status["exit"] == 1      # the mutant's status: what the check above refuses
+
+
+@pytest.mark.parametrize("stopped, code, failed, severity", [
+    ("SIGTERM", None, False, "incomplete"), (None, 3, False, "incomplete"),
+    (None, 1, True, "info"), (None, 0, False, "fail")],
+    ids=["after-a-signal", "after-an-internal-error", "after-a-failed-check", "nothing-before"])
+def test_a_failed_close_is_judged_by_what_came_before_it(stopped, code, failed, severity):
+    from types import SimpleNamespace
+
+    from rmpeer.certify import _close_findings
+    from rmpeer.result import CheckResult
+
+    checks = [CheckResult("read/x", "read", "read/write", "s0->t1", "failed" if failed else "passed")]
+    found = _close_findings(["replay:h200x2: replay of x: the recording has calls the run never made"], stopped,
+                            code, SimpleNamespace(internal_error=False), checks)
+    assert [f.severity for f in found] == [severity]
+
+
+def test_mutant_a_failed_close_that_is_always_a_failure_is_caught():
+    """The severity rule broken to FAIL: a replay cut by a signal would read NOT CERTIFIED
+    (the issue's exit 1), which the row above refuses."""
+    from types import SimpleNamespace
+
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.certify", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
+                     "severity = FAIL")
+    found = broken._close_findings(["x"], "SIGTERM", None, SimpleNamespace(internal_error=False), [])
+    assert [f.severity for f in found] == ["fail"]
