@@ -101,6 +101,10 @@ def certify(args) -> int:
     from .staleness import parse_valid_for
 
     valid_for = parse_valid_for(getattr(args, "valid_for", None))     # an option: checked first
+    from .deadline import parse_deadline
+
+    args.deadline_s = parse_deadline(getattr(args, "deadline", None), tier_of(args),
+                                     replay=bool(getattr(args, "replay", None)))
     spec = from_certify_args(args)
     if spec.is_replay:
         return _certify(spec, args, started, valid_for)
@@ -175,6 +179,7 @@ def _certify(spec, args, started, valid_for) -> int:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     if spec.tier == "passive":
+        watchdog = _watchdog(lambda: spec, args, target, started, out_stream, replay_of)
         with interrupts.during_run():
             try:
                 result = _passive(spec, args, started, target, valid_for)
@@ -182,10 +187,11 @@ def _certify(spec, args, started, valid_for) -> int:
                 result = None
         if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
             raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
-        return _report(result, spec, args, say, replay_of, started)
+        return _report(result, spec, args, say, replay_of, started, watchdog)
     from .pytest_plugin.results import Collector
 
     host, collector, stopped, code, refused = HostRun(spec), Collector(), None, None, None
+    watchdog = _watchdog(lambda: host.spec, args, target, started, out_stream, replay_of, collector.checks)
     with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
         try:
             try:
@@ -221,7 +227,44 @@ def _certify(spec, args, started, valid_for) -> int:
         from .passive import remember_kmsg_position
 
         remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
-    return _report(result, spec, args, say, replay_of, started)
+    return _report(result, spec, args, say, replay_of, started, watchdog)
+
+
+def _watchdog(spec_now, args, target, started, out_stream, replay_of, checks_now=list):
+    """The run's deadline (rmpeer.deadline): at it, the INCOMPLETE outputs and exit 5. Its
+    lines go to copies of the terminal's descriptors taken now: at the deadline pytest may
+    be capturing the standard ones."""
+    from .deadline import Watchdog, writer
+
+    say, json_out = writer(out_stream), writer(sys.stdout)
+
+    def on_deadline(seconds):
+        from .result import RunResult, node_name
+
+        spec = spec_now()
+        result = RunResult(node=node_name(), tier=spec.tier, target=target, version=__version__,
+                           matrices=matrices_digest(), certificate_id=str(uuid.uuid4()),
+                           started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                           host=spec.facts.as_dict() if spec.facts else {})
+        try:
+            result.checks = checks_now()     # the checks that ended before the deadline
+        except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
+            result.checks = []
+        result.findings.append(Finding("deadline", "host", f"the run to end within {seconds:g} s (--deadline)",
+                                       "it was still running at its deadline: ended there, the RM client freed "
+                                       "by the process's exit", UNFINISHED))
+        result.verdict, result.reasons = judge(result)
+        result.duration_s = round(time.time() - started, 1)
+        path = _write_files(result, spec, args)
+        say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
+            f"passed) in {time.time() - started:.1f} s; " + (f"written to {path}" if path else "no certificate written"))
+        for r in result.reasons:
+            say(f"  - {r}")
+        if args.json:
+            from .render.jsonline import json_line
+
+            json_out(json_line(result, path))
+    return Watchdog(args.deadline_s, on_deadline).start()
 
 
 def _stamp(result, spec, host, started, valid_for, args) -> None:
@@ -334,16 +377,18 @@ def _health(result, topology) -> None:
     RM errors that follow it) and what could not be checked (rmpeer.judge_health)."""
     from .judge_health import health_findings
 
-    found, not_checked = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
-    result.findings[:0] = found
-    result.not_checked += not_checked
+    found, _ = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
+    result.findings[:0] = found     # what could not be read is an INFO finding: rmpeer.unchecked names it
 
 
-def _report(result, spec, args, say, replay_of, started) -> int:
+def _report(result, spec, args, say, replay_of, started, watchdog=None) -> int:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
     at("writing the outputs")
+    if watchdog is not None:
+        watchdog.disarm()       # the run reached its verdict before its deadline
+    _complete(result, getattr(args, "require_complete", False))
     if interrupts.seen() and result.verdict != INCOMPLETE:
         _mark_stopped(result, interrupts.seen())
     written = _write_files(result, spec, args)
@@ -354,6 +399,24 @@ def _report(result, spec, args, say, replay_of, started) -> int:
             _write_files(result, spec, args)
     interrupts.after_late_signal(late)
     return _say_verdict(result, spec, args, say, replay_of, started, written)
+
+
+def _complete(result, require: bool) -> None:
+    """The checks that could not run, named (rmpeer.unchecked); --require-complete refuses a
+    CERTIFIED run that has any."""
+    from .unchecked import not_checked, refusals
+
+    result.not_checked = not_checked(result)
+    if require and refusals(result):
+        result.findings += refusals(result)
+        result.verdict, result.reasons = judge(result)
+
+
+def _exit_code(result) -> int:
+    from .errors import EXIT_UNCHECKED
+    from .unchecked import refused
+
+    return EXIT_UNCHECKED if result.verdict == INCOMPLETE and refused(result) else EXIT_CODES[result.verdict]
 
 
 def _certificate_path(spec):
@@ -389,8 +452,11 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
+    from .unchecked import phrase
+
+    unchecked = f"; not checked: {phrase(result.not_checked)}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
-        f"{time.time() - started:.1f} s; {written}")
+        f"{time.time() - started:.1f} s; {written}{unchecked}")
     for r in result.reasons[:REASONS_SHOWN]:
         say(f"  - {r}")
     if len(result.reasons) > REASONS_SHOWN:
@@ -404,6 +470,6 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
             # the verdict stands (its certificate is on disk): a full or closed stdout is said
             # on stderr, and never turns a DEGRADED or NOT CERTIFIED run into another code
             print(f"rmpeer: --json: the JSON line could not be written to stdout ({exc.strerror or exc}); "
-                  f"the verdict stands: {result.verdict} (exit {EXIT_CODES[result.verdict]})"
+                  f"the verdict stands: {result.verdict} (exit {_exit_code(result)})"
                   + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
-    return EXIT_CODES[result.verdict]
+    return _exit_code(result)

@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "else run the tier and say why")
     c.add_argument("--valid-for", metavar="TIME",
                    help="how long the certificate holds, e.g. 24h (default), 90m, 2d")
+    c.add_argument("--deadline", metavar="SECONDS",
+                   help="end the run INCOMPLETE (exit 5) if it has not ended by then, a hung call included "
+                        "(default: passive 5, quick 60, full 600; a replay ten times as long)")
+    c.add_argument("--require-complete", action="store_true",
+                   help="refuse (exit 8) a run that would be CERTIFIED while a check could not run (the verdict "
+                        "line names each: e.g. xid, when the kernel log needs root)")
     c.add_argument("--json", action="store_true",
                    help="one JSON line on stdout (node, tier, verdict, reasons, duration, certificate, exit code)")
     c.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testsuite per host")

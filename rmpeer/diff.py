@@ -19,6 +19,11 @@ the two files hold:
 - volatile readings (timestamps, durations, free memory, temperatures, idle clock MHz) are
   left out, and the output names the rules that left something out (VOLATILE, CLOCK_PHASES);
 - an aspect or a field one side does not record is "not comparable", never "differs";
+- a step one side's rmpeer never attempted is "not comparable: only in A/B", both rmpeer
+  versions named, never a difference: a family of UNCONDITIONAL_STEPS (steps every run of an
+  rmpeer that knows them makes, whatever the host, driver or options) with no call at all on
+  one side was not known to the rmpeer that made it. Any other step one side did not call
+  (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
 Reading the files is diff_load.py; the table, JSON and Allure results are diff_report.py.
@@ -136,9 +141,17 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
                 calls.setdefault(label, []).append(result)
         by_label.append(calls)
     ca, cb = by_label
+    families = [{step_family(label) for label in calls} for calls in (ca, cb)]
+    only: dict = {"A": [], "B": []}
     for label in sorted(set(ca) | set(cb)):
         sa, sb = ca.get(label, []), cb.get(label, [])
         if sa == sb:
+            continue
+        family = step_family(label)
+        unknown_to = None if family not in UNCONDITIONAL_STEPS else (
+            "A" if not sa and family not in families[0] else "B" if not sb and family not in families[1] else None)
+        if unknown_to:
+            only["B" if unknown_to == "A" else "A"].append(label)
             continue
         if set(sa) != set(sb):
             statuses.differences.append((label, _counts(sa), _counts(sb)))
@@ -146,7 +159,35 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
             counts.differences.append((label, _counts(sa), _counts(sb)))
         else:
             statuses.differences.append((label, "order: " + " ".join(sa[:6]), "order: " + " ".join(sb[:6])))
+    for side, labels in only.items():
+        if labels:
+            other = "B" if side == "A" else "A"
+            fams = sorted({step_family(x) for x in labels})
+            statuses.info.append(f"not comparable (only in {side}): {len(labels)} step(s) of "
+                                 f"{', '.join(f + ':*' for f in fams)}, which {other}'s rmpeer never attempted "
+                                 f"(A: {_made_by(a)}; B: {_made_by(b)})")
     return [statuses, counts]
+
+
+# Step families (a label's first two parts) that an rmpeer knowing them makes in every run, on
+# any host: added after the first committed recordings, so an older recording has none.
+UNCONDITIONAL_STEPS = {
+    "gpu-processes:before": "the GPU-process snapshot before the run (RM's PIDs and video memory per card)",
+    "gpu-processes:after": "the same snapshot after the run",
+    "teardown:own": "the check that the run's own objects are freed, per card, before, during and after",
+}
+
+
+def step_family(label: str) -> str:
+    """A step's family: its label's first two parts (gpu-processes:before:pids:card0 ->
+    gpu-processes:before). A family with no call on one side is a step that side's rmpeer
+    did not know."""
+    return ":".join(str(label).split(":")[:2])
+
+
+def _made_by(side: Side) -> str:
+    c = side.context
+    return f"rmpeer {c.get('rmpeer') or 'of unknown version'}, made {c.get('created') or 'at an unknown time'}"
 
 
 def compare_structs(a: Side, b: Side) -> Aspect:

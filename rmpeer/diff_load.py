@@ -128,7 +128,7 @@ def _transcript(path: Path) -> Side:
     side.layouts = [entry[0] for entry in run.get("layouts", [])]
     side.context = {"label": header.get("label"), "created": header.get("created"),
                     "driver": driver.get("version"), "abi": driver.get("abi"), "cards": header.get("cards"),
-                    "layouts": side.layouts, "boost": run.get("boost")}
+                    "layouts": side.layouts, "boost": run.get("boost"), "rmpeer": header.get("version")}
     side.calls, side.structs, layout = [], {}, None
     for line in lines:
         if isinstance(line, dict):
@@ -189,7 +189,7 @@ def _result(path: Path, doc: dict) -> Side:
     side.context = {"label": result.target.get("label"), "created": result.started,
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
-                    "subject": result.target.get("kind")}
+                    "subject": result.target.get("kind"), "rmpeer": result.version}
     from .signing import verify
 
     side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for

@@ -1,7 +1,7 @@
 """Errors a user can act on, each with the exit code `rmpeer` documents.
 
 Exit codes (README and `rmpeer --help`). A scheduler acts on the number alone: 1 drains a
-node; 4 is soft (slower than its floors); 2, 3, 5, 6 and 7 say the tool could not give a
+node; 4 is soft (slower than its floors); 2, 3, 5, 6, 7 and 8 say the tool could not give a
 verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differs), 2.
   0  CERTIFIED (or the command succeeded; certify --if-stale: the certificate still holds)
   1  NOT CERTIFIED: a conformance check failed
@@ -11,6 +11,7 @@ verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differ
   5  INCOMPLETE: the run was cut short (SIGINT, SIGTERM, an internal error) or no check ran
   6  BUSY: another rmpeer run holds this host's lock (after --wait seconds)
   7  NOT IDLE: --require-idle, and other processes hold the GPUs
+  8  UNCHECKED: --require-complete, and a check could not run (the verdict line names it)
 """
 
 EXIT_OK = 0
@@ -21,6 +22,7 @@ EXIT_DEGRADED = 4
 EXIT_INCOMPLETE = 5
 EXIT_BUSY = 6
 EXIT_NOT_IDLE = 7
+EXIT_UNCHECKED = 8
 
 
 class RmpeerError(Exception):

@@ -60,13 +60,20 @@ def seen() -> str | None:
 def during_run():
     """The run: the first signal (if none came before) ends it where it stands, as a
     KeyboardInterrupt; once the run is over, signals are only noted (the outputs phase)."""
-    if not _record.installed:      # called in-process (a test, bench): the handlers are ours
+    previous = None
+    if not _record.installed:      # called in-process (a test): ours for the run, then given back
+        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        _record.seen.clear()       # an earlier in-process run's signals are not this run's
         install()
     _record.raising = True
     try:
         yield _record
     finally:
         _record.raising = False
+        if previous is not None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            _record.installed = False
 
 
 def after_late_signal(callback) -> None:

@@ -3,8 +3,10 @@ result's host) to Findings, and to what could not be checked. docs/health.md hol
 table this implements: what each state means, the verdict it gives, whether hooks drain.
 
 A fact RM did not give (NV_ERR_NOT_SUPPORTED, another error, a release without the control,
-a recording without the call) is never a pass: it is an INFO finding, and where the fact
-matters for this host, a (check, reason) entry of `not_checked`.
+a recording without the call) is never a pass: where the fact matters for this host, it is an
+INFO finding (rmpeer.unchecked names it in the verdict line's "not checked") and a (check,
+reason) entry of the second list health_findings returns; elsewhere the recorded status alone
+says it (the certificate's host facts).
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ def _unread(check: str, subject: str, fact, matters: bool, out: list, not_checke
     why = _why(fact)
     # "not recorded": a replay of a recording older than the fact (the passive check skips)
     said = "not recorded" if isinstance(fact, dict) and fact.get("status") == NOT_RECORDED else "not read"
-    out.append(Finding(check, subject, f"{check} from RM", f"{said}: {why}", INFO))
-    if matters:
+    if matters:     # an INFO finding is a check not made: rmpeer.unchecked names it in the verdict line
+        out.append(Finding(check, subject, f"{check} from RM", f"{said}: {why}", INFO))
         not_checked.append((check, f"{subject}: {why}"))
 
 

@@ -282,9 +282,8 @@ def _health_check(result: RunResult, topology) -> None:
     """RM's health facts (rmpeer.judge_health): one check, and what could not be checked."""
     from .judge_health import health_findings
 
-    found, not_checked = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
-    _check(result, "health", "host", "host", found)
-    result.not_checked += not_checked
+    found, _ = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
+    _check(result, "health", "host", "host", found)     # its INFO findings: rmpeer.unchecked
 
 
 def judge_passive(findings: list) -> tuple[str, list]:

@@ -134,12 +134,12 @@ class RunResult:
     gpu_processes: dict = field(default_factory=dict)   # {before: [...], after: [...]}
     checks: list = field(default_factory=list)      # [CheckResult]
     findings: list = field(default_factory=list)    # [Finding]
-    not_checked: list = field(default_factory=list)  # [(check, reason)]: facts that matter, not read
     left_out: list = field(default_factory=list)    # layouts not run, and why
     verdict: str = INCOMPLETE       # until judged, a run has not shown anything
     reasons: list = field(default_factory=list)
     ran_because: list = field(default_factory=list)   # certify --if-stale: why the certificate did not hold
     by_card: dict = field(default_factory=dict)   # {cards: [...], pairs: [...]}: rmpeer.card_verdicts.by_card
+    not_checked: list = field(default_factory=list)   # [{check, subject, reason}]: could not run (rmpeer.unchecked)
     format: str = FORMAT
 
     @property

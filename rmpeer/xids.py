@@ -119,7 +119,8 @@ class XidWatcher:
             return self
         except OSError as exc:
             self._close()
-            self.reasons.append(f"{self.kmsg_path}: {exc.strerror or exc}")
+            root = " (the kernel log needs root)" if exc.errno in (errno.EACCES, errno.EPERM) else ""
+            self.reasons.append(f"{self.kmsg_path}: {exc.strerror or exc}{root}")
         try:
             self.baseline = self.dmesg()
             self.source = "dmesg"

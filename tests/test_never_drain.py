@@ -131,6 +131,13 @@ INJECTED = textwrap.dedent("""
         raise RuntimeError("injected fault")
     c._stamp = broken
 """)
+IN_THE_PLUGIN = textwrap.dedent("""
+    import sys
+    import rmpeer.pytest_plugin.plugin as p
+    def broken(config, items):
+        raise RuntimeError("injected in the plugin")
+    p.pytest_collection_modifyitems = broken
+""")
 NOT_A_CONTROL_DEVICE = textwrap.dedent("""
     import sys
     import rmpeer.rm.client as c, rmpeer.runtime as r, rmpeer.targets as t
@@ -193,6 +200,12 @@ ROWS = [
         r"traceback in .*/out/rmpeer-traceback-\d{8}T\d{6}Z-[0-9a-f]{8}\.txt$",
         all_of(traceback_file_in("out", "RuntimeError: injected fault"), nothing_at("out/replay-certificate.json")),
         prelude=INJECTED),
+    Row("unexpected-exception-in-the-pytest-plugin", ("certify", "--replay", "{quick}", "--layout", "one-per-card",
+                                                      "--output", "{tmp}/out"), EXIT_INCOMPLETE,
+        r"^rmpeer: pytest session: internal error \(RuntimeError: injected in the plugin\); INCOMPLETE; traceback in "
+        r".*/out/rmpeer-traceback-\d{8}T\d{6}Z-[0-9a-f]{8}\.txt$",
+        all_of(traceback_file_in("out", "RuntimeError: injected in the plugin"),
+               certificate_says("out/replay-certificate.json", "INCOMPLETE")), prelude=IN_THE_PLUGIN),
 ]
 
 
@@ -502,3 +515,197 @@ def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch)
         cli._check_environment()
     broken = mutated("rmpeer.cli", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
     broken._check_environment()      # passes the bytes on: the row would see the INTERNALERROR
+
+
+# -- nothing unchecked passes in silence ---------------------------------------------------
+
+KMSG_NEEDS_ROOT = "/dev/kmsg: Operation not permitted (the kernel log needs root)"
+
+
+def kernel_log_unreadable(dest: Path) -> Path:
+    """Derived from the quick recording (fixtures/transcripts/README.md, "Derived at test
+    time"): its one `host:xids` observation replaced by what a non-root run reads."""
+    out = []
+    for line in gzip.open(QUICK, "rt").read().splitlines():
+        if '"label":"host:xids"' in line:
+            rec = json.loads(line)
+            rec["extra"]["value"] = {"readable": False, "source": None, "reason": KMSG_NEEDS_ROOT, "xids": []}
+            line = json.dumps(rec, separators=(",", ":"))
+        out.append(line)
+    assert sum('"label":"host:xids"' in line for line in out) == 1
+    with gzip.open(dest, "wt") as f:
+        f.write("\n".join(out) + "\n")
+    return dest
+
+
+@pytest.mark.parametrize("require", [False, True], ids=["named", "require-complete-refuses"])
+def test_a_check_that_could_not_run_is_named(tmp_path, require):
+    recording = kernel_log_unreadable(tmp_path / "no-kmsg.jsonl.gz")
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", recording, "--layout", "one-per-card", "--json", "--output", out,
+                  *(["--require-complete"] if require else []))
+    err = done.stderr.decode()
+    line = next(ln for ln in err.splitlines() if ln.startswith("REPLAY of "))
+    summary = json.loads(done.stdout)
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    named = {"check": "xid", "subject": "host", "reason": KMSG_NEEDS_ROOT}
+    assert cert["not_checked"] == [named] and summary["not_checked"] == [named]
+    assert line.endswith(f"; not checked: xid ({KMSG_NEEDS_ROOT})"), line
+    if not require:
+        assert done.returncode == EXIT_OK and line.split(": ")[1].startswith("CERTIFIED (")
+        assert cert["verdict"] == "CERTIFIED"
+    else:
+        from rmpeer.errors import EXIT_UNCHECKED
+
+        assert done.returncode == EXIT_UNCHECKED == summary["exit_code"] == 8, err[-2000:]
+        assert cert["verdict"] == "INCOMPLETE" and summary["exit"] == "UNCHECKED"
+        assert cert["reasons"] == [f"require-complete: xid: expected it to be checked (--require-complete), found "
+                                   f"not checked: {KMSG_NEEDS_ROOT}"], cert["reasons"]
+
+
+def test_mutant_a_not_checked_that_forgets_info_findings_is_caught():
+    from source_mutation import mutated
+
+    from rmpeer.result import INFO, Finding, RunResult
+
+    result = RunResult(findings=[Finding("xid", "host", "a readable kernel log", KMSG_NEEDS_ROOT, INFO)])
+    from rmpeer.unchecked import not_checked
+
+    assert not_checked(result) == [{"check": "xid", "subject": "host", "reason": KMSG_NEEDS_ROOT}]
+    broken = mutated("rmpeer.unchecked", "if f.severity == INFO and", "if False and")
+    assert broken.not_checked(result) == []
+
+
+def test_require_complete_never_hides_a_worse_verdict():
+    from rmpeer.result import DEGRADE, DEGRADED, INFO, Finding, RunResult
+    from rmpeer.unchecked import not_checked, refusals
+
+    result = RunResult(verdict=DEGRADED, findings=[Finding("xid", "host", "x", KMSG_NEEDS_ROOT, INFO),
+                                                   Finding("bandwidth-floor", "read 0->1", "x", "y", DEGRADE)])
+    result.not_checked = not_checked(result)
+    assert result.not_checked and refusals(result) == []
+
+
+# -- a deadline on every tier --------------------------------------------------------------
+
+STALL = "bw:s0:scratch:map"      # an ioctl of the bandwidth rig, after every layout's checks
+
+
+def _stalled_run(tmp_path, deadline="3", prelude=""):
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", QUICK, "--deadline", deadline, "--output", out, "--junit", out / "rmpeer.xml",
+                  "--prometheus", out, env=_env({"RMPEER_REPLAY_STALL_AT": STALL}), prelude=prelude, timeout=60)
+    return done, out
+
+
+def test_a_hung_call_ends_incomplete_at_the_deadline(tmp_path):
+    """The replay stalls at one ioctl for ever (RMPEER_REPLAY_STALL_AT, read by the replay
+    backend alone), as a hung ioctl would: the run ends at its deadline, INCOMPLETE, exit 5,
+    every output saying so."""
+    done, out = _stalled_run(tmp_path)
+    text = done.stdout.decode()
+    assert done.returncode == EXIT_INCOMPLETE, (text + done.stderr.decode())[-2000:]
+    assert re.search(r"^REPLAY of .*: INCOMPLETE \(the deadline of 3 s passed\) in \d+\.\d s; written to "
+                     r".*replay-certificate.json$", text, re.M), text[-2000:]
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and cert["reasons"][0] == (
+        "deadline: host: expected the run to end within 3 s (--deadline), found it was still running at its "
+        "deadline: ended there, the RM client freed by the process's exit")
+    assert any(c["outcome"] == "passed" for c in cert["checks"])      # what ended before it is kept
+    assert 'name="verdict" value="INCOMPLETE"' in (out / "rmpeer.xml").read_text()
+    assert 'verdict="INCOMPLETE"' in (out / "rmpeer.prom").read_text()
+
+
+def test_mutant_a_watchdog_that_never_ends_the_process_is_caught(tmp_path):
+    mutate = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, %r)
+        from source_mutation import mutated
+        sys.modules["rmpeer.deadline"] = mutated("rmpeer.deadline", "os._exit(EXIT_INCOMPLETE)", "return")
+    """ % str(ROOT / "tests"))
+    with pytest.raises(subprocess.TimeoutExpired):
+        rmpeer("certify", "--replay", QUICK, "--deadline", "2", "--output", tmp_path / "out",
+               env=_env({"RMPEER_REPLAY_STALL_AT": STALL}), prelude=mutate, timeout=15)
+
+
+@pytest.mark.parametrize("given", ["soon", "0", "-5", "99999999"])
+def test_a_deadline_that_is_no_duration_is_refused_at_once(tmp_path, given):
+    done = rmpeer("certify", "--replay", QUICK, "--deadline", given, "--output", tmp_path / "out")
+    assert done.returncode == EXIT_CONFIG
+    assert last_line(done.stderr.decode()).startswith(f"rmpeer: --deadline {given!r}: ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_traceback_is_never_written_through_a_link(tmp_path, monkeypatch):
+    """The output folder a symlink (to a folder another user chose): the traceback goes to the
+    next folder (here the temp folder), never through the link."""
+    import tempfile
+
+    from rmpeer.crash import write_traceback
+
+    target, link, spare = tmp_path / "target", tmp_path / "link", tmp_path / "spare"
+    target.mkdir()
+    spare.mkdir()
+    link.symlink_to(target)
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(spare))
+    path = write_traceback(RuntimeError("x"), [link])
+    assert path is not None and path.parent == spare and list(target.iterdir()) == []
+    assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+
+
+def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdict(tmp_path, monkeypatch):
+    """certify answering 1 while the certificate this run wrote says CERTIFIED: the two
+    disagree, so no verdict (exit 5), and status.json carries none; broken on purpose (the
+    verdict check removed), the node would exit 1."""
+    import time as clock
+
+    from source_mutation import mutated
+
+    from rmpeer.fleet import node
+
+    folder = tmp_path / "n1"
+
+    def certify_says_certified(args):
+        folder.mkdir(exist_ok=True)
+        (folder / "certificate.json").write_text(json.dumps({
+            "verdict": "CERTIFIED", "certificate_id": "c-1",
+            "started": clock.strftime("%Y-%m-%dT%H:%M:%SZ", clock.gmtime())}))
+        return 1, ""
+    for module, expected in ((node, EXIT_INCOMPLETE),
+                             (mutated("rmpeer.fleet.node", "and mine and verdict == VERDICT_OF_EXIT[code]:",
+                                      "and mine:"), 1)):
+        monkeypatch.setattr(module, "run_certify", certify_says_certified)
+        monkeypatch.setattr(module, "load_certificate", lambda n, p: type("O", (), {"line": "rmpeer: x: y"})())
+        code, _ = module.run_node("passive", folder, run_id="r-3")
+        assert code == expected
+    status = json.loads((folder / "status.json").read_text())
+    assert status["exit"] == 1      # the mutant's status: what the check above refuses
+
+
+@pytest.mark.parametrize("stopped, code, failed, severity", [
+    ("SIGTERM", None, False, "incomplete"), (None, 3, False, "incomplete"),
+    (None, 1, True, "info"), (None, 0, False, "fail")],
+    ids=["after-a-signal", "after-an-internal-error", "after-a-failed-check", "nothing-before"])
+def test_a_failed_close_is_judged_by_what_came_before_it(stopped, code, failed, severity):
+    from types import SimpleNamespace
+
+    from rmpeer.certify import _close_findings
+    from rmpeer.result import CheckResult
+
+    checks = [CheckResult("read/x", "read", "read/write", "s0->t1", "failed" if failed else "passed")]
+    found = _close_findings(["replay:h200x2: replay of x: the recording has calls the run never made"], stopped,
+                            code, SimpleNamespace(internal_error=False), checks)
+    assert [f.severity for f in found] == [severity]
+
+
+def test_mutant_a_failed_close_that_is_always_a_failure_is_caught():
+    """The severity rule broken to FAIL: a replay cut by a signal would read NOT CERTIFIED
+    (the issue's exit 1), which the row above refuses."""
+    from types import SimpleNamespace
+
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.certify", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
+                     "severity = FAIL")
+    found = broken._close_findings(["x"], "SIGTERM", None, SimpleNamespace(internal_error=False), [])
+    assert [f.severity for f in found] == ["fail"]

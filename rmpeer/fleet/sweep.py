@@ -38,8 +38,11 @@ def rmpeer_command() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "rmpeer"]
 
 
-def batch_script(names: list[str], tier: str, shared: Path, rmpeer: list[str], time_min: int) -> str:
-    task = " ".join(shlex.quote(a) for a in [*rmpeer, "fleet", "node", "--tier", tier, "--shared", str(shared)])
+def batch_script(names: list[str], tier: str, shared: Path, rmpeer: list[str], time_min: int,
+                 run_id: str = "") -> str:
+    # the sweep's id goes into every node's status.json: a collector acts only on this sweep's
+    task = " ".join(shlex.quote(a) for a in [*rmpeer, "fleet", "node", "--tier", tier, "--shared", str(shared),
+                                              *(["--run-id", run_id] if run_id else [])])
     return "\n".join([
         "#!/bin/sh",
         "#SBATCH --job-name=rmpeer-sweep",
@@ -69,14 +72,17 @@ def submit(args) -> int:
     chunks = [names[i:i + args.max_nodes] for i in range(0, len(names), args.max_nodes)]
     rmpeer = shlex.split(args.rmpeer) if args.rmpeer else rmpeer_command()
     jobs = []
+    import uuid
+
+    run_id = str(uuid.uuid4())
     for n, chunk in enumerate(chunks):
         script = shared / f"sweep-{n}.sh"
-        write_file(script, batch_script(chunk, args.tier, shared, rmpeer, args.time))
+        write_file(script, batch_script(chunk, args.tier, shared, rmpeer, args.time, run_id))
         cmd = ["sbatch", "--parsable", *(["--wait"] if args.wait else []),
                *([f"--partition={args.partition}"] if args.partition else []), str(script)]
         # With --wait each sbatch blocks: start them all, then wait for each.
         jobs.append((chunk, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    record = {"nodes": names, "tier": args.tier, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+    record = {"nodes": names, "tier": args.tier, "run_id": run_id, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                           time.gmtime())}
     failed = False
     for chunk, proc in jobs:

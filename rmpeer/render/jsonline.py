@@ -19,7 +19,10 @@ def exit_code(verdict: str) -> tuple[int, str]:
 
 
 def json_record(result: RunResult, certificate_path) -> dict:
-    code, name = exit_code(result.verdict)
+    from ..errors import EXIT_UNCHECKED
+    from ..unchecked import refused
+
+    code, name = (EXIT_UNCHECKED, "UNCHECKED") if refused(result) else exit_code(result.verdict)
     return {
         "node": result.node, "tier": result.tier, "verdict": result.verdict, "reasons": list(result.reasons),
         "duration_s": round(float(result.duration_s), 3), "started": result.started,
@@ -28,6 +31,7 @@ def json_record(result: RunResult, certificate_path) -> dict:
         "recorded_host": result.target.get("recorded_host") if result.is_replay else None,
         "exit_code": code, "exit": name, "counts": result.counts, "version": result.version,
         **_per_card(result),
+        "not_checked": list(result.not_checked),
     }
 
 

@@ -142,6 +142,8 @@ class ReplayShim:
         self.current_segment = "(start)"
         self.segment_checked = True
         self.segments: dict[str, list[int]] = {}   # key -> where each occurrence begins
+        # test-only (rmpeer.deadline): stall at this call's label, as a hung ioctl would
+        self.stall_at = os.environ.get("RMPEER_REPLAY_STALL_AT") or None
         for i, line in enumerate(self.lines):
             if isinstance(line, dict) and line.get("note") == "segment":
                 self.segments.setdefault(line["key"], []).append(i)
@@ -208,6 +210,10 @@ class ReplayShim:
                 self.pos += 1
                 continue
             self.pos += 1
+            if self.stall_at is not None and label == self.stall_at:
+                from ..deadline import wait_forever
+
+                wait_forever()
             if line.op != op:
                 raise self._diverged(label, f"a {op} call", line)
             return copy.copy(line)
