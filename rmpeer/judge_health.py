@@ -74,6 +74,11 @@ def health_findings(host: dict, topology_links: str | None = None) -> tuple[list
     cards = host.get("cards", [])
     if not cards:     # discovery found no card or failed: the run's own findings say so
         return out, not_checked
+    facts = [*health.values(), *(f for c in cards for f in (c.get("health") or {}).values())]
+    if not facts or all(isinstance(f, dict) and f.get("status") == NOT_RECORDED for f in facts):
+        # a recording made before rmpeer read them: one statement, not one per fact
+        out.append(Finding("health", "host", "RM's health facts", "not recorded: the recording has no health call", INFO))
+        return out, [("health", "host: the recording has no health call")]
     fabric_needed = needs_fabric(host, topology_links)
     _fabric(health.get("fabric"), fabric_needed, out, not_checked)
     _cc(health.get("cc"), len(cards), out, not_checked)

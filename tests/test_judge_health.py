@@ -157,9 +157,11 @@ def test_the_current_generation_is_not_judged_at_rest():
 def test_a_fabric_fact_matters_only_where_the_host_needs_the_fabric():
     refused = {"status": "NV_ERR_NOT_SUPPORTED", "reason": "answered NV_ERR_NOT_SUPPORTED"}
     found, not_checked = judged(lambda h: h["health"].__setitem__("fabric", dict(refused)))
-    assert not_checked == [] and [f.severity for f in found if f.check == "fabric"] == [INFO]
+    # where it does not matter the recorded status alone says it: no finding, nothing unchecked
+    assert not_checked == [] and [f for f in found if f.check == "fabric"] == []
     found, not_checked = judged(lambda h: h["health"].__setitem__("fabric", dict(refused)), "nvswitch")
     assert [c for c, _ in not_checked] == ["fabric"]
+    assert [f.severity for f in found if f.check == "fabric"] == [INFO]     # rmpeer.unchecked names it
 
 
 @pytest.mark.parametrize("fact", ["ecc", "remapped_rows", "reset", "recovery", "pcie", "mig"])
@@ -207,3 +209,18 @@ def test_a_card_outside_the_fabric_is_not_blamed_for_fabric_manager():
 
 def test_a_host_without_facts_adds_nothing_to_what_the_run_says():
     assert health_findings({}) == ([], [])
+
+
+def test_a_recording_older_than_the_health_calls_is_one_unchecked_statement():
+    """Every fact 'not recorded' (a recording made before rmpeer read them): one INFO finding
+    and one not-checked entry for the whole host, not one per fact (14 on one card)."""
+    def unrecorded(host):
+        for facts in [host["health"], *(c["health"] for c in host["cards"])]:
+            for name in facts:
+                facts[name] = {"status": "not recorded", "reason": f"the recording has no {name} call"}
+    found, not_checked = judged(unrecorded, cards=2)
+    assert [(f.check, f.severity) for f in found] == [("health", INFO)]
+    assert not_checked == [("health", "host: the recording has no health call")]
+    one_known = lambda h: (unrecorded(h), h["cards"][1]["health"].__setitem__("mig", {"status": "NV_OK", "mode": "DISABLED"}))  # noqa: E731
+    _, partly = judged(one_known, cards=2)
+    assert ("health", "host: the recording has no health call") not in partly   # not all unrecorded: fact by fact

@@ -341,7 +341,8 @@ def run_hook(tmp: Path, hook: str, row: HookRow, files: Path | None = None) -> b
     (bin_ / "logger").write_text("#!/bin/sh\n:\n")
     (bin_ / "logger").chmod(0o755)
     env = {"PATH": f"{bin_}:{os.environ['PATH']}", "RMPEER": str(fake), "RMPEER_STATE_DIR": str(tmp / "state"),
-           "RMPEER_DEFAULTS": "/nonexistent", "SLURMD_NODENAME": "n1", "FAKE_RC": str(row.rc),
+           "RMPEER_DEFAULTS": "/nonexistent", "SLURMD_NODENAME": "n1", "SLURM_JOB_GPUS": "0",  # a job with a GPU
+           "FAKE_RC": str(row.rc),
            "FAKE_STATUS": row.status, "FAKE_VERDICT": row.verdict, "FAKE_LINE": row.line,
            "FAKE_TRACEBACK": "1" if row.traceback else ""}
     (tmp / "scontrol.calls").unlink(missing_ok=True)
@@ -522,11 +523,15 @@ def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch)
 KMSG_NEEDS_ROOT = "/dev/kmsg: Operation not permitted (the kernel log needs root)"
 
 
+# the 1 x H200 quick recording with RM's health calls: every fact but the kernel log is read
+WITH_HEALTH = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+
+
 def kernel_log_unreadable(dest: Path) -> Path:
-    """Derived from the quick recording (fixtures/transcripts/README.md, "Derived at test
-    time"): its one `host:xids` observation replaced by what a non-root run reads."""
+    """Derived from the 1 x H200 quick recording (fixtures/transcripts/README.md, "Derived at
+    test time"): its one `host:xids` observation replaced by what a non-root run reads."""
     out = []
-    for line in gzip.open(QUICK, "rt").read().splitlines():
+    for line in gzip.open(WITH_HEALTH, "rt").read().splitlines():
         if '"label":"host:xids"' in line:
             rec = json.loads(line)
             rec["extra"]["value"] = {"readable": False, "source": None, "reason": KMSG_NEEDS_ROOT, "xids": []}
