@@ -23,8 +23,9 @@ cp /tmp/fc-deadline/certificate.json "$ev/certificate-deadline.json" 2>/dev/null
 id rmpeer-nr >/dev/null 2>&1 || useradd -M -s /bin/sh rmpeer-nr
 rm -rf /tmp/fc-nr /tmp/fc-nr-rc && mkdir -p /tmp/fc-nr && chown rmpeer-nr /tmp/fc-nr
 ls -l /dev/nvidia* >"$ev/device-nodes.txt" 2>&1
-nonroot() {  # NAME ARGS...: certify as rmpeer-nr, with this part's Python and wheel
-  timed "$1" su rmpeer-nr -s /bin/sh -c "cd /tmp && PYTHONPATH=/tmp/site $(command -v python3) -m rmpeer certify $2"
+chmod -R a+rX /tmp/site "$repo" 2>/dev/null   # the user runs the same code
+nonroot() {  # NAME ARGS...: certify as rmpeer-nr, with this part's Python, wheels and sources
+  timed "$1" su rmpeer-nr -s /bin/sh -c "cd /tmp && PYTHONPATH=/tmp/site:$repo $(command -v python3) -m rmpeer certify $2"
 }
 nonroot nonroot-quick "--tier quick --output /tmp/fc-nr/quick"
 grep -E '^(CERTIFIED|DEGRADED|NOT CERTIFIED|INCOMPLETE) \(' "$ev/nonroot-quick.log" | tee -a "$summary"
