@@ -38,7 +38,7 @@ useradd --system --no-create-home --shell /usr/sbin/nologin "$peer"
 peer_uid=$(id -u "$peer" 2>/dev/null || echo 65534)
 peer_home=/tmp/trust-peer-home; rm -rf "$peer_home"; mkdir -p "$peer_home"; chown "$peer" "$peer_home"
 chmod -R a+rX /tmp/site "$repo" 2>/dev/null   # the peer runs the same code
-py=/usr/bin/python3; [ -x "$py" ] || py=$(command -v python3)
+py=$(command -v python3)   # the one health.sh ran as uid 65534 here
 as_peer() { setpriv --reuid="$peer_uid" --regid="$(id -g "$peer")" --clear-groups env -i PATH=/usr/bin:/bin \
   HOME="$peer_home" PYTHONPATH="/tmp/site:$repo" "$@"; }
 say "the peer ($peer, uid $peer_uid) cannot plant in /run/rmpeer: $(as_peer ln -s "$victim" /run/rmpeer/x 2>&1 | tail -1)"
