@@ -3,8 +3,8 @@ user who ran rmpeer (root, for a service) can read.
 
 - The key: 32 random bytes, made at the first run that writes a certificate, as a file of
   mode 0600 in a folder of mode 0700 (root: /var/lib/rmpeer/host.key; another user:
-  $XDG_STATE_HOME/rmpeer/host.key, by default ~/.local/state/rmpeer/host.key; RMPEER_KEY=FILE
-  names another). Made with O_EXCL|O_NOFOLLOW (rmpeer.safewrite, never replacing a key), and
+  $XDG_STATE_HOME/rmpeer/host.key, by default ~/.local/state/rmpeer/host.key, and for a user
+  with no home of its own /tmp/rmpeer-UID/host.key beside its lock; RMPEER_KEY=FILE names another). Made with O_EXCL|O_NOFOLLOW (rmpeer.safewrite, never replacing a key), and
   read only when it is a regular file of this user (or root) that no other user can read or
   write (rmpeer.safewrite.read_own).
 - The signature: certificate["signature"] = {alg, key_id, mac, signer}; mac is the HMAC of the
@@ -42,8 +42,22 @@ def key_path() -> Path:
         return Path(given)
     if os.geteuid() == 0:
         return SYSTEM_KEY
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "rmpeer" / "host.key"
+    state = os.environ.get("XDG_STATE_HOME")
+    if state:
+        return Path(state) / "rmpeer" / "host.key"
+    home = Path(os.environ.get("HOME") or "/nonexistent")
+    try:
+        own_home = home.is_dir() and home.stat().st_uid == os.geteuid()
+    except OSError:
+        own_home = False
+    if own_home:
+        return home / ".local" / "state" / "rmpeer" / "host.key"
+    # a user with no home of its own (a service account, `useradd -M`): the folder of its own
+    # lock (/tmp/rmpeer-UID, 0700, checked). It is gone at a reboot, as is every certificate it
+    # signed: a certificate is bound to its boot (rmpeer.fingerprint).
+    from .hostlock import USER_TMP_PREFIX
+
+    return Path(f"{USER_TMP_PREFIX}{os.geteuid()}") / "host.key"
 
 
 def _signer() -> str:

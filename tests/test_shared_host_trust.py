@@ -1325,3 +1325,22 @@ def test_each_new_check_is_killed_when_broken(tmp_path, monkeypatch, why, name, 
     real.mkdir(), broken.mkdir()
     assert _attack(attack, importlib.import_module(name), real, monkeypatch), f"the real {name} let it through"
     assert not _attack(attack, mutant(name, *changes), broken, monkeypatch), f"the mutant survived: {why}"
+
+
+def test_a_user_without_a_home_keeps_its_key_beside_its_own_lock(monkeypatch, tmp_path):
+    """A service account (`useradd -M`: no home) still signs: its key lives in its lock's folder
+    (/tmp/rmpeer-UID), as was seen live on 1 x H200 where ~/.local/state could not be made."""
+    from rmpeer import signing
+
+    monkeypatch.delenv("RMPEER_KEY", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setattr(signing.os, "geteuid", lambda: 4321)
+    monkeypatch.setenv("HOME", str(tmp_path / "no-such-home"))
+    assert signing.key_path() == Path("/tmp/rmpeer-4321/host.key")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert signing.key_path() == Path("/tmp/rmpeer-4321/host.key")    # a home of another uid (root's here)
+    monkeypatch.setattr(signing.os, "geteuid", lambda: os.getuid())
+    assert signing.key_path() == Path("/var/lib/rmpeer/host.key") if os.getuid() == 0 else \
+        home / ".local/state/rmpeer/host.key"
