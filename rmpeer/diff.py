@@ -45,7 +45,8 @@ VOLATILE = [
 # Fields that name a machine, a card or a run rather than describe RM's behaviour.
 # device_instance: RM numbers the cards in the order it attached them (swapped run to run).
 IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed"}
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
+            "selection"}   # the cards a run took: its own aspect (compare_selection)
 # Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
 CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
                 "released": "released clock MHz are read a moment after the boost is cleared "
@@ -221,6 +222,23 @@ def _compare_trees(name: str, source: str, a: Side, b: Side, field: str) -> Aspe
     return aspect
 
 
+def compare_selection(a: Side, b: Side) -> Aspect:
+    """Which of the host's cards each run took (rmpeer.selection), shown; the runs differ when
+    one took more or fewer cards, or of a larger host, than the other (UUIDs are identity)."""
+    from .selection import selection_words
+
+    aspect = Aspect("cards selected", "the selection each run recorded (UUIDs, and how they were chosen)")
+    if a.facts is None or b.facts is None:
+        aspect.not_comparable = _why_not(a, b, "facts")
+        return aspect
+    words = [selection_words(side.facts) for side in (a, b)]
+    if words[0][1] != words[1][1]:
+        aspect.differences.append(("cards", words[0][0], words[1][0]))
+    else:
+        aspect.info += [f"A {words[0][0]}", f"B {words[1][0]}"] if words[0][0] != words[1][0] else [words[0][0]]
+    return aspect
+
+
 def compare_facts(a: Side, b: Side) -> Aspect:
     return _compare_trees("reply fields", "the host facts RM answered (volatile and identity fields left out)",
                           a, b, "facts")
@@ -357,7 +375,7 @@ def percent(fraction: float) -> str:
 
 def compare(a: Side, b: Side, tolerance: float = 0.05) -> list[Aspect]:
     cover = coverage(a, b)
-    return [*compare_calls(a, b, cover), compare_structs(a, b), compare_facts(a, b),
+    return [*compare_calls(a, b, cover), compare_structs(a, b), compare_selection(a, b), compare_facts(a, b),
             compare_clocks(a, b, tolerance), compare_links(a, b), compare_tests(a, b, cover),
             compare_bandwidth(a, b, tolerance)]
 

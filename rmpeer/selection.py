@@ -458,3 +458,23 @@ def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
         return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
                 f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
     return None
+
+
+def selection_words(facts: dict) -> tuple[str, tuple]:
+    """(words, shape) of the cards a run's facts (HostFacts.as_dict()) say it took; the shape
+    (cards taken, cards of the host) is what two runs can differ in: UUIDs name machines."""
+    sel = (facts or {}).get("selection")
+    n = len((facts or {}).get("cards", []))
+    if not sel:
+        return f"every card ({n}; recorded before selection)", (n, n)
+    s = Selection.from_dict(sel)
+    return f"{s.line().removeprefix('cards: ')}: {', '.join(s.uuids)}", (len(s.cards), len(s.of))
+
+
+def collect_cell(result) -> str:
+    """The cards column of `fleet collect`'s node table."""
+    sel = (getattr(result, "host", None) or {}).get("selection") if result is not None else None
+    if not sel:
+        return "-" if result is None else "all"
+    s = Selection.from_dict(sel)
+    return "all" if s.whole else f"{spans(s.cards)}/{len(s.of)}"
