@@ -320,6 +320,7 @@ class Chooser:
 
     request: Request | None = None
     recorded: Selection | None = None
+    read_proc: object | None = None     # () -> /proc's GPUs; None: rmpeer.rm.host.read_proc_gpus
     chosen: Selection | None = field(default=None, init=False)
 
     def __call__(self, cards) -> Selection:
