@@ -86,9 +86,14 @@ def test_the_check_fails_when_discovery_opens_every_card(monkeypatch):
 
     broken = mutated("rmpeer.rm.host", "infos, pcis = [infos[i] for i in chosen.cards], [pcis[i] for i in chosen.cards]",
                      "pass")
+    from rmpeer.errors import ConfigError
+
     monkeypatch.setattr(runtime_module, "Host", broken.Host)
     runtime, open_ = _discover(TWO, "1")
-    open_()      # no mismatch: card 0 was opened and described as in the 2-card recording
+    # no ReplayMismatch: card 0 was opened and described as in the 2-card recording; only the
+    # second guard (RM's UUID of the card opened against the one chosen) stops it, afterwards
+    with pytest.raises(ConfigError, match="cannot be told apart safely"):
+        open_()
     assert [c.minor for c in runtime.facts.cards] == [0, 1]
 
 
