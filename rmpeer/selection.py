@@ -410,11 +410,11 @@ def certify_line(facts) -> str:
     return f"{sel.line()}: {uuids}"
 
 
-def count_for_idle(processes, facts) -> list:
+def count_for_idle(processes, selection: dict | None) -> list:
     """The GPU processes --require-idle counts on a run that took some cards: those holding
     a selected card, and RM clients holding no card node at all (nvidiactl alone reaches
     every card). A process on the other cards only is another job's business."""
-    if not getattr(facts, "selection", None) or Selection.from_dict(facts.selection).whole:
+    if not selection or Selection.from_dict(selection).whole:     # HostFacts.selection
         return list(processes)
     def held(p, key):
         return p.get(key) if isinstance(p, dict) else getattr(p, key, ())
@@ -479,3 +479,23 @@ def collect_cell(result) -> str:
         return "-" if result is None else "all"
     s = Selection.from_dict(sel)
     return "all" if s.whole else f"{spans(s.cards)}/{len(s.of)}"
+
+
+def other_cards_xids_dropped(xids, facts):
+    """The kernel log's Xids without those of the cards a run did not take (another job's
+    card is not this run's to judge); the Xids of no known card stay (they may be ours)."""
+    if not xids or not xids.get("xids") or not getattr(facts, "selection", None):
+        return xids
+    from .xids import card_of
+
+    sel = Selection.from_dict(facts.selection)
+    others = [c for c in sel.of if c.index not in sel.cards]
+    return {**xids, "xids": [x for x in xids["xids"] if card_of(x, others) is None]}
+
+
+def whole_host_cards(facts) -> list:
+    """[{index, pci, uuid}] of every card of the host (the host's numbers): a run's facts'
+    own cards when it took them all."""
+    if not getattr(facts, "selection", None):
+        return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards]
+    return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in Selection.from_dict(facts.selection).of]

@@ -220,8 +220,8 @@ def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
 
     with pytest.raises(ConfigError, match="names 3 cards; this host has 2"):
         live_spec(target=Target("live", "h200x2", 2), cards=request_from("0,1,2", environ={}))
-    with pytest.raises(ConfigError, match="passive tier"):
-        live_spec(target=Target("live", "h200x2", 2), cards=request_from("1", environ={}), tier="passive")
+    passive = live_spec(target=Target("live", "h200x2", 2), cards=request_from("1", environ={}), tier="passive")
+    assert passive.target.cards == 1 and passive.cards.names == ("1",)     # the passive tier takes them too
 
 
 def test_require_idle_counts_only_the_chosen_cards_processes():
@@ -231,9 +231,9 @@ def test_require_idle_counts_only_the_chosen_cards_processes():
     other_job = {"pid": 10, "cards": [], "minors": [HOST[0].minor], "driver": True}   # /dev/nvidia2 only
     ours = {"pid": 11, "cards": [0], "minors": [HOST[1].minor], "driver": True}
     ctl_only = {"pid": 12, "cards": [], "minors": [], "driver": True}                 # nvidiactl reaches all
-    assert count_for_idle([other_job, ours, ctl_only], facts) == [ours, ctl_only]
+    assert count_for_idle([other_job, ours, ctl_only], facts.selection) == [ours, ctl_only]
     whole = _subset_facts(tuple(range(8)))
-    assert count_for_idle([other_job], whole) == [other_job]
+    assert count_for_idle([other_job], whole.selection) == [other_job]
 
 
 def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, monkeypatch):
@@ -245,3 +245,16 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
                      "found = [c for c in cards if c.index == minor]")
     request = broken.request_from(None, variables=(SLURM,), environ={SLURM: "0", "RMPEER_GRES_CONF": "/nonexistent"})
     assert broken.resolve(request, [broken.HostCard(**vars(c)) for c in HOST]).cards != (1,)
+
+
+def test_another_jobs_cards_xids_are_not_this_runs():
+    """An Xid on a card the run did not take is left out of its judgement; one on a taken
+    card, or on no card the host has, stays."""
+    from rmpeer.selection import other_cards_xids_dropped, whole_host_cards
+
+    facts = _subset_facts((1,))      # host card 1 at 0000:1b:00.0 taken; card 0 at 0000:3b:00.0 not
+    xids = {"readable": True, "xids": [{"xid": 79, "pci": "0000:3b:00", "text": "fallen off the bus"},
+                                       {"xid": 31, "pci": "0000:1b:00", "text": "mmu fault"},
+                                       {"xid": 48, "pci": "0000:ff:00", "text": "dbe"}]}
+    assert [x["xid"] for x in other_cards_xids_dropped(xids, facts)["xids"]] == [31, 48]
+    assert [c["uuid"] for c in whole_host_cards(facts)] == [c.uuid for c in HOST]

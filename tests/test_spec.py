@@ -44,7 +44,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     refusal.label, refusal.status_name = "host:classlist", "NV_ERR_INVALID_ARGUMENT"
 
     class Refused:
-        def __init__(self, shim, forced_abi=None):
+        def __init__(self, shim, forced_abi=None, select=None):
             self.facts = SimpleNamespace(abi_release="575.64.05", driver_version="580.95.05")
 
         def open(self):
