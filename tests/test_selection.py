@@ -258,3 +258,47 @@ def test_another_jobs_cards_xids_are_not_this_runs():
                                        {"xid": 48, "pci": "0000:ff:00", "text": "dbe"}]}
     assert [x["xid"] for x in other_cards_xids_dropped(xids, facts)["xids"]] == [31, 48]
     assert [c["uuid"] for c in whole_host_cards(facts)] == [c.uuid for c in HOST]
+
+
+def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
+    """floors_for on the whole host's view: 2 cards of a board whose entry states floors get
+    those floors. (hgx-h200x8-nvswitch states none yet: the finding names that entry, not a
+    2-card host.)"""
+    from rmpeer.floors import floors_for
+    from rmpeer.selection import host_view
+    from rmpeer.topology import TopologyMatrix
+
+    _, source, missing = floors_for(host_view(_subset_facts((2, 5))), TopologyMatrix())
+    assert source == "match:hgx-h200x8-nvswitch"
+    assert missing is None or "hgx-h200x8-nvswitch" in missing.found
+
+
+def test_collect_and_diff_show_the_selection():
+    from types import SimpleNamespace
+
+    from rmpeer.selection import collect_cell, selection_words
+
+    sub, whole = _subset_facts((1, 3)), _subset_facts(tuple(range(8)))
+    assert collect_cell(SimpleNamespace(host={"selection": sub.selection})) == "1,3/8"
+    assert collect_cell(SimpleNamespace(host={"selection": whole.selection})) == "all"
+    assert collect_cell(SimpleNamespace(host={})) == "all" and collect_cell(None) == "-"
+    words, shape = selection_words(sub.as_dict())
+    assert shape == (2, 8) and words.startswith("1,3 of 0-7 (from --cards): GPU-b1000000")
+    assert selection_words(whole.as_dict())[1] == (8, 8)
+
+
+def test_diff_says_which_cards_each_run_took():
+    from rmpeer.diff import compare_selection
+    from rmpeer.diff_load import Side
+
+    two, one = _subset_facts((1, 3)).as_dict(), _subset_facts((1,)).as_dict()
+    aspect = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=one))
+    assert aspect.differs and aspect.differences[0][0] == "cards"
+    same = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=two))
+    assert not same.differs and same.info == [selection_words_of(two)]
+
+
+def selection_words_of(facts):
+    from rmpeer.selection import selection_words
+
+    return selection_words(facts)[0]
