@@ -178,6 +178,6 @@ class Fitness:
         if self._xids is not None:
             from .selection import other_cards_xids_dropped
 
-            xids = other_cards_xids_dropped(self._xids, self.runtime.facts)
+            xids = other_cards_xids_dropped(self._xids, getattr(self.runtime, "facts", None))
             out += xid_findings(xids, self.cards, self.expected_xids, self.recorded_provokers)
         return out
