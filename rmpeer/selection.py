@@ -34,7 +34,9 @@ GRES_CONF_ENV = "RMPEER_GRES_CONF"          # gres.conf's path (default /etc/slu
 GRES_CONF = "/etc/slurm/gres.conf"
 
 _UUID = re.compile(r"GPU-[0-9a-f-]+", re.I)
-_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.([0-7]))?", re.I)
+# a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
+_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
+_MIG_INDEX = re.compile(r"\d+:\d+", re.ASCII)
 _INDEX = re.compile(r"\d+", re.ASCII)
 _RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
 
@@ -142,7 +144,7 @@ def _split(text: str, source: str) -> tuple:
         else:
             names.append(p)
     for p in names:
-        if p.upper().startswith("MIG-"):
+        if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
             raise ConfigError(f"{source}: {p!r} is a MIG instance: rmpeer checks peer access between whole GPUs, "
                               f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
         if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
@@ -202,7 +204,8 @@ def request_from(cards: str | None = None, *, all_cards: bool = False, variables
             continue
         text = environ[var].strip()
         lowered = text.lower()
-        if not text or (var == NVIDIA and lowered in ("none", "void")):
+        # -1 hides every card from CUDA; Slurm writes NoDevFiles for a job without GPUs
+        if not text or (var == NVIDIA and lowered in ("none", "void")) or (var == CUDA and lowered in ("-1", "nodevfiles")):
             raise EmptySelection(f"{var}={text!r} names no card: nothing to certify, no verdict "
                                  f"(zero cards are never certified; --all-cards ignores the environment)")
         if var in (NVIDIA, CUDA) and lowered == "all":
@@ -221,7 +224,7 @@ def pci_key(text: str):
     m = _PCI.fullmatch(text.strip())
     if not m:
         return None
-    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4] or "0")
+    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4])
 
 
 def _present(cards) -> str:

@@ -110,6 +110,8 @@ def test_cuda_indices_under_fastest_first_are_taken_only_on_a_one_card_host():
 @pytest.mark.parametrize("value, variable, says", [
     ("MIG-1c2d", None, "MIG instance"),
     ("MIG-GPU-aa11/1/0", CUDA, "MIG instance"),
+    ("0:1", NVIDIA, "MIG instance"),                          # the toolkit's GPU:MIG index
+    ("1b:00", None, "is not a card"),                         # a bus id without its function
     ("0,,1", None, "empty name"),
     ("1,1", None, "named twice"),
     ("card1", None, "is not a card"),
@@ -121,7 +123,7 @@ def test_bad_names_are_refused_before_the_host_is_known(value, variable, says):
 
 
 @pytest.mark.parametrize("variable, value", [(NVIDIA, "none"), (NVIDIA, "void"), (NVIDIA, ""), (CUDA, ""),
-                                             (SLURM, "  ")])
+                                             (CUDA, "-1"), (CUDA, "NoDevFiles"), (SLURM, "  ")])
 def test_an_empty_selection_gives_no_verdict(variable, value):
     with pytest.raises(EmptySelection, match="names no card") as caught:
         request_from(None, variables=(variable,), environ={variable: value})
