@@ -152,3 +152,14 @@ def test_mutation_an_unfinished_run_left_certified_fails_the_fail_closed_check()
     r = _result([Finding("run", "host", "the run to finish", "it was stopped by SIGTERM", UNFINISHED)],
                 verdict=INCOMPLETE)
     assert CERTIFIED in {c["verdict"] for c in broken.by_card(r)["cards"]}
+
+
+def test_a_drain_reason_names_the_host_card_and_its_uuid():
+    from rmpeer.card_verdicts import host_subject
+    from rmpeer.fleet.outcome import from_result
+
+    r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,
+                selected=(1, 3))
+    assert host_subject(r, "card 1") == f"card 3 ({UUIDS[3][:12]})"
+    assert host_subject(r, "read 0->1") == "read 1->3" and host_subject(r, "host") == "host"
+    assert from_result("n1", r).line == f"rmpeer: clocks: card 3 ({UUIDS[3][:12]}): expected a P-state from RM, found none"
