@@ -269,10 +269,7 @@ def _result(spec, host, collector, target, started, stopped, code):
         from .floors import floors_for
         from .topology import TopologyMatrix
 
-        from .selection import host_view
-
-        # of the whole host: some of its cards are judged by its entry's floors (docs/cards.md)
-        _, _, missing = floors_for(host_view(spec.facts), TopologyMatrix(), expected=spec.topology_name,
+        _, _, missing = floors_for(spec.facts, TopologyMatrix(), expected=spec.topology_name,
                                    no_floors=spec.policies.no_floors)
         if missing is not None:
             result.findings.append(missing)

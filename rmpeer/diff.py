@@ -45,8 +45,7 @@ VOLATILE = [
 # Fields that name a machine, a card or a run rather than describe RM's behaviour.
 # device_instance: RM numbers the cards in the order it attached them (swapped run to run).
 IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
-            "selection"}   # the cards a run took: its own aspect (compare_selection)
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed"}
 # Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
 CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
                 "released": "released clock MHz are read a moment after the boost is cleared "
@@ -237,6 +236,9 @@ def compare_selection(a: Side, b: Side) -> Aspect:
     else:
         aspect.info += [f"A {words[0][0]}", f"B {words[1][0]}"] if words[0][0] != words[1][0] else [words[0][0]]
     return aspect
+
+
+IDENTITY.add("selection")     # the cards a run took: an aspect of its own (compare_selection), not reply fields
 
 
 def compare_facts(a: Side, b: Side) -> Aspect:
