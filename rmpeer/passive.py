@@ -23,7 +23,7 @@ from pathlib import Path
 from . import __version__
 from .result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                      CheckResult, Finding, RunResult, node_name)
-from .selection import host_view, other_cards_xids_dropped, whole_host_cards
+from .selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
 from .shim.replay import ReplayShim
 
 TIER = "passive"
@@ -206,14 +206,12 @@ def _card_findings(facts, proc_gpus, last) -> list:
             if g is None or g["uuid"] != card.uuid:
                 out.append(Finding("cards", f"card {card.index}", f"{card.uuid} at {card.pci} in /proc/driver/nvidia",
                                    f"{g['uuid'] if g else 'no GPU'} there", FAIL))
-        from .selection import whole_host_cards
-
-        host_count = len(whole_host_cards(facts))    # a run of some cards: RM's count of all of them
-        if len(by_bus) != host_count:
-            out.append(Finding("cards", "host", f"{host_count} GPUs (RM's count) in /proc/driver/nvidia",
+        # a run of some cards checks those alone (a container's /proc may list no other)
+        if len(by_bus) != len(facts.cards) and not some_cards(facts):
+            out.append(Finding("cards", "host", f"{len(facts.cards)} GPUs (RM's count) in /proc/driver/nvidia",
                                f"{len(by_bus)}", FAIL))
-    now = {c["uuid"] for c in whole_host_cards(facts)}
-    for card in (last or {}).get("cards", []):
+    now = {c.uuid for c in facts.cards}
+    for card in last_cards_here(facts, (last or {}).get("cards", [])):
         if card["uuid"] not in now:
             out.append(Finding("cards", f"card {card['index']} ({card['pci']})",
                                f"{card['uuid']}, present at the last run ({last.get('at')})", "it is gone", FAIL))
@@ -384,7 +382,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
         runs = dict(state.get("runs", {}))
         runs[key] = {"at": result.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
                      "kmsg_seq": xids.get("last_seq", (last or {}).get("kmsg_seq")),
-                     "cards": whole_host_cards(facts),
+                     "cards": state_cards(facts, (last or {}).get("cards", [])),
                      # links not read this time (RM refused): the last reading stays the baseline
                      "links": {**last_links, **{c.uuid: read["links"][c.index] for c in facts.cards
                                                 if c.index in read.get("links", {})}}}

@@ -496,9 +496,27 @@ def other_cards_xids_dropped(xids, facts):
     return {**xids, "xids": [x for x in xids["xids"] if card_of(x, others) is None]}
 
 
-def whole_host_cards(facts) -> list:
-    """[{index, pci, uuid}] of every card of the host (the host's numbers): a run's facts'
-    own cards when it took them all."""
-    if not getattr(facts, "selection", None):
+def some_cards(facts) -> bool:
+    """Whether a run's facts are of some of the host's cards only."""
+    sel = getattr(facts, "selection", None)
+    return bool(sel) and not Selection.from_dict(sel).whole
+
+
+def last_cards_here(facts, last_cards) -> list:
+    """The last passive run's cards that this run can vouch for: all of them, or on a run of
+    some cards those at the buses it took (another job's card is not this run's to miss)."""
+    if not some_cards(facts):
+        return list(last_cards)
+    taken = {pci_key(c.pci) for c in facts.cards}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) in taken]
+
+
+def state_cards(facts, last_cards) -> list:
+    """The cards the passive state keeps for the next run: this run's (the host's numbers),
+    and on a run of some cards the last run's others as they were."""
+    if not some_cards(facts):
         return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards]
-    return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in Selection.from_dict(facts.selection).of]
+    sel = Selection.from_dict(facts.selection)
+    mine = [{"index": h, "pci": c.pci, "uuid": c.uuid} for h, c in zip(sel.cards, facts.cards)]
+    taken = {pci_key(c["pci"]) for c in mine}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) not in taken] + mine

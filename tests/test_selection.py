@@ -252,14 +252,13 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
 def test_another_jobs_cards_xids_are_not_this_runs():
     """An Xid on a card the run did not take is left out of its judgement; one on a taken
     card, or on no card the host has, stays."""
-    from rmpeer.selection import other_cards_xids_dropped, whole_host_cards
+    from rmpeer.selection import other_cards_xids_dropped
 
     facts = _subset_facts((1,))      # host card 1 at 0000:1b:00.0 taken; card 0 at 0000:3b:00.0 not
     xids = {"readable": True, "xids": [{"xid": 79, "pci": "0000:3b:00", "text": "fallen off the bus"},
                                        {"xid": 31, "pci": "0000:1b:00", "text": "mmu fault"},
                                        {"xid": 48, "pci": "0000:ff:00", "text": "dbe"}]}
     assert [x["xid"] for x in other_cards_xids_dropped(xids, facts)["xids"]] == [31, 48]
-    assert [c["uuid"] for c in whole_host_cards(facts)] == [c.uuid for c in HOST]
 
 
 def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
@@ -304,3 +303,20 @@ def selection_words_of(facts):
     from rmpeer.selection import selection_words
 
     return selection_words(facts)[0]
+
+
+def test_the_passive_baseline_of_a_run_of_some_cards():
+    """The last run's cards this run vouches for are those at the buses it took; the state it
+    leaves keeps the others as the last run saw them (another job's card is not missed)."""
+    from rmpeer.selection import last_cards_here, some_cards, state_cards
+
+    facts = _subset_facts((1, 3))
+    last = [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in HOST]
+    assert some_cards(facts) and not some_cards(_subset_facts(tuple(range(8))))
+    assert [c["index"] for c in last_cards_here(facts, last)] == [1, 3]
+    kept = state_cards(facts, last)
+    assert sorted(c["index"] for c in kept) == list(range(8))
+    assert {c["index"]: c["uuid"] for c in kept} == {c.index: c.uuid for c in HOST}
+    whole = _subset_facts(tuple(range(8)))
+    assert last_cards_here(whole, last) == last
+    assert [c["index"] for c in state_cards(whole, [])] == list(range(8))
