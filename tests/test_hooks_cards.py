@@ -4,7 +4,6 @@ NVIDIA_VISIBLE_DEVICES. The hooks are run as shipped, with no environment but th
 rmpeer they call is the real one (`python -m rmpeer`, through a two-line wrapper that also
 writes down its arguments), certifying a stand-in recording where a run is expected."""
 
-import os
 import stat
 import subprocess
 import sys
