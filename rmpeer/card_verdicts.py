@@ -183,3 +183,19 @@ def compact(result) -> dict:
     return {"selection": {"cards": sel.get("cards"), "uuids": sel.get("uuids"), "how": sel.get("how")} if sel else None,
             "cards": [keep(c, "card", "uuid", "verdict") for c in per["cards"]],
             "pairs": [keep(p, "pair", "verdict") for p in per["pairs"]]}
+
+
+def host_subject(result, subject: str) -> str:
+    """A finding's subject with the host's card numbers and a UUID prefix ('card 1' of a run
+    of host cards 2 and 5 -> 'card 5 (GPU-8932f937)'; 'read 0->1' -> 'read 2->5'): what a
+    drain reason names, so that an operator finds the card."""
+    hosts, uuids = _numbering(result)
+    number = lambda i: hosts[i] if i < len(hosts) else i     # noqa: E731
+    m = _CARD.match(subject)
+    if m and int(m[1]) < len(hosts):
+        i = int(m[1])
+        return f"card {hosts[i]} ({uuids[i][:12]}){subject[m.end():]}" if uuids[i] else f"card {hosts[i]}" + subject[m.end():]
+    m = _FIGURE.match(subject)
+    if m:
+        return f"{m[1]} {number(int(m[2]))}->{number(int(m[3]))}"
+    return subject

@@ -298,14 +298,17 @@ def _passive(spec, args, started, target, valid_for):
     from .result import node_name
 
     result = run_passive(spec.target, topology_name=spec.topology_name, record=spec.record, abi=spec.abi,
-                         node=node_name(), valid_for=valid_for)
+                         node=node_name(), valid_for=valid_for, select=spec.chooser())
     result.target = target
     result.ran_because = list(getattr(args, "ran_because", None) or [])
     result.certificate_id = str(uuid.uuid4())
     if spec.policies.require_idle and not spec.is_replay:
         from .sharedhost import require_idle
 
-        require_idle(((result.gpu_processes.get("now") or {}).get("processes")) or [])
+        from .selection import count_for_idle
+
+        require_idle(count_for_idle(((result.gpu_processes.get("now") or {}).get("processes")) or [],
+                                    result.host.get("selection")))
     result.verdict, result.reasons = judge(result)
     spec.output.mkdir(parents=True, exist_ok=True)
     return result

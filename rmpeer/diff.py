@@ -265,6 +265,26 @@ def _compare_trees(name: str, source: str, a: Side, b: Side, field: str) -> Aspe
     return aspect
 
 
+def compare_selection(a: Side, b: Side) -> Aspect:
+    """Which of the host's cards each run took (rmpeer.selection), shown; the runs differ when
+    one took more or fewer cards, or of a larger host, than the other (UUIDs are identity)."""
+    from .selection import selection_words
+
+    aspect = Aspect("cards selected", "the selection each run recorded (UUIDs, and how they were chosen)")
+    if a.facts is None or b.facts is None:
+        aspect.not_comparable = _why_not(a, b, "facts")
+        return aspect
+    words = [selection_words(side.facts) for side in (a, b)]
+    if words[0][1] != words[1][1]:
+        aspect.differences.append(("cards", words[0][0], words[1][0]))
+    else:
+        aspect.info += [f"A {words[0][0]}", f"B {words[1][0]}"] if words[0][0] != words[1][0] else [words[0][0]]
+    return aspect
+
+
+IDENTITY.add("selection")     # the cards a run took: an aspect of its own (compare_selection), not reply fields
+
+
 def compare_facts(a: Side, b: Side) -> Aspect:
     return _compare_trees("reply fields", "the host facts RM answered (volatile and identity fields left out)",
                           a, b, "facts")
@@ -401,7 +421,7 @@ def percent(fraction: float) -> str:
 
 def compare(a: Side, b: Side, tolerance: float = 0.05) -> list[Aspect]:
     cover = coverage(a, b)
-    return [*compare_calls(a, b, cover), compare_structs(a, b), compare_facts(a, b),
+    return [*compare_calls(a, b, cover), compare_structs(a, b), compare_selection(a, b), compare_facts(a, b),
             compare_clocks(a, b, tolerance), compare_links(a, b), compare_tests(a, b, cover),
             compare_bandwidth(a, b, tolerance)]
 

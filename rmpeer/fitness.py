@@ -177,5 +177,8 @@ class Fitness:
         for card, before in self.links_before.items():
             out += link_findings(card, before, self.links_after.get(card), topology)
         if self._xids is not None:
-            out += xid_findings(self._xids, self.cards, self.expected_xids, self.recorded_provokers)
+            from .selection import other_cards_xids_dropped
+
+            xids = other_cards_xids_dropped(self._xids, getattr(self.runtime, "facts", None))
+            out += xid_findings(xids, self.cards, self.expected_xids, self.recorded_provokers)
         return out

@@ -148,7 +148,9 @@ def floors_for(facts, matrix, *, expected: str | None = None, no_floors: bool = 
     if expected is not None:
         topology, source = matrix.get(expected), f"expected:{expected}"
     else:
-        topology = matrix.match(facts)          # two matching entries: MatrixError
+        from .selection import host_view   # some of a host's cards: the whole host's entry
+
+        topology = matrix.match(host_view(facts))          # two matching entries: MatrixError
         source = f"match:{topology.name}" if topology is not None else "none"
     if topology is not None and topology.floors is not None:
         return topology.floors, source, None

@@ -257,7 +257,7 @@ class HostRun:
         if refuse:
             from .selection import count_for_idle
 
-            require_idle(count_for_idle(snap.get("processes", []), self.runtime.facts),
+            require_idle(count_for_idle(snap.get("processes", []), getattr(getattr(self.runtime, "facts", None), "selection", None)),
                          unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
 
     def layout_factory(self, layout, extent: int):

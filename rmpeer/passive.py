@@ -23,6 +23,7 @@ from pathlib import Path
 from . import __version__
 from .result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                      CheckResult, Finding, RunResult, node_name)
+from .selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
 from .shim.replay import ReplayShim
 
 TIER = "passive"
@@ -140,7 +141,8 @@ def _shim(target, record: str | None, abi: str | None):
                                                     "forced_abi": abi, "boost": False, "layouts": []}, kind=TIER))
 
 
-def read_passive(target, last: dict | None, *, record: str | None = None, abi: str | None = None) -> dict:
+def read_passive(target, last: dict | None, *, record: str | None = None, abi: str | None = None,
+                 select=None) -> dict:
     """Opens RM, reads every passive fact, closes: {facts, proc_gpus, clocks, links, xids,
     gpu_processes, problems}. `problems`: what could not be read (RM refused, ...)."""
     from .fitness import Fitness
@@ -152,7 +154,7 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
     shim.segment("runtime:open")
     out = {"problems": [], "header": shim.header}
     forced = shim.header.get("run", {}).get("forced_abi") if target.is_replay else abi
-    runtime = Runtime(shim, forced_abi=forced)
+    runtime = Runtime(shim, forced_abi=forced, select=select)    # select: the cards taken (rmpeer.selection)
     try:
         runtime.open()
         out["facts"] = runtime.facts
@@ -204,11 +206,12 @@ def _card_findings(facts, proc_gpus, last) -> list:
             if g is None or g["uuid"] != card.uuid:
                 out.append(Finding("cards", f"card {card.index}", f"{card.uuid} at {card.pci} in /proc/driver/nvidia",
                                    f"{g['uuid'] if g else 'no GPU'} there", FAIL))
-        if len(by_bus) != len(facts.cards):
+        # a run of some cards checks those alone (a container's /proc may list no other)
+        if len(by_bus) != len(facts.cards) and not some_cards(facts):
             out.append(Finding("cards", "host", f"{len(facts.cards)} GPUs (RM's count) in /proc/driver/nvidia",
                                f"{len(by_bus)}", FAIL))
     now = {c.uuid for c in facts.cards}
-    for card in (last or {}).get("cards", []):
+    for card in last_cards_here(facts, (last or {}).get("cards", [])):
         if card["uuid"] not in now:
             out.append(Finding("cards", f"card {card['index']} ({card['pci']})",
                                f"{card['uuid']}, present at the last run ({last.get('at')})", "it is gone", FAIL))
@@ -220,7 +223,7 @@ def _p2p_findings(facts, topology, topology_asked: bool) -> list:
            for (a, b), v in sorted(facts.p2p.items()) if v.get("error")]
     if topology is not None and topology_asked:
         out += [Finding("topology", "host", f"the topology {topology.name}", p, FAIL)
-                for p in topology.mismatches(facts)]
+                for p in topology.mismatches(host_view(facts))]
     elif topology is None:
         out.append(Finding("topology", "host", "a topology of matrices/topologies.yaml",
                            "none matches: active NVLinks not judged", INFO))
@@ -298,7 +301,7 @@ def judge_passive(findings: list) -> tuple[str, list]:
 
 def run_passive(target, *, state_path=None, topology_name: str | None = None, allowed_xids=(),
                 record: str | None = None, abi: str | None = None, save: bool = True,
-                node: str | None = None, valid_for=None) -> RunResult:
+                node: str | None = None, valid_for=None, select=None) -> RunResult:
     """The passive tier against `target` (targets.Target: live, or a recording): a judged
     RunResult with its fingerprint and valid_until (valid_for: a timedelta, default 24 h),
     and the state file updated for the next run (save=False: left as it was)."""
@@ -318,7 +321,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     state, state_problem = load_state(state_path)
     key = state_key(target)
     last = state.get("runs", {}).get(key)
-    read = read_passive(target, last, record=record, abi=abi)
+    read = read_passive(target, last, record=record, abi=abi, select=select)
     facts = read.get("facts")
     if facts is None:
         _check(result, "host", "host", "host", [Finding("rm", "host", "the host's facts through RM",
@@ -327,7 +330,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
         result.duration_s = round(time.monotonic() - t0, 3)
         return result
     matrix = TopologyMatrix()
-    topology = matrix.get(topology_name) if topology_name else matrix.match(facts)
+    topology = matrix.get(topology_name) if topology_name else matrix.match(host_view(facts))
     result.host = facts.as_dict()
     if target.is_replay:
         from .fingerprint import recorded_fingerprint
@@ -357,7 +360,8 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     last_links = (last or {}).get("links", {})
     _check(result, "nvlink", "fitness", "host", _link_findings(read.get("links", {}), last_links, facts, topology))
     _check(result, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
-    _check(result, "xids", "fitness", "host", _xid_findings(read.get("xids"), facts, set(allowed_xids), target.is_replay))
+    xids = other_cards_xids_dropped(read.get("xids"), facts)
+    _check(result, "xids", "fitness", "host", _xid_findings(xids, facts, set(allowed_xids), target.is_replay))
     _check(result, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
     _health_check(result, topology)
     result.verdict, result.reasons = judge_passive(result.findings)
@@ -367,7 +371,7 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
         runs = dict(state.get("runs", {}))
         runs[key] = {"at": result.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
                      "kmsg_seq": xids.get("last_seq", (last or {}).get("kmsg_seq")),
-                     "cards": [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards],
+                     "cards": state_cards(facts, (last or {}).get("cards", [])),
                      # links not read this time (RM refused): the last reading stays the baseline
                      "links": {**last_links, **{c.uuid: read["links"][c.index] for c in facts.cards
                                                 if c.index in read.get("links", {})}}}

@@ -34,7 +34,9 @@ GRES_CONF_ENV = "RMPEER_GRES_CONF"          # gres.conf's path (default /etc/slu
 GRES_CONF = "/etc/slurm/gres.conf"
 
 _UUID = re.compile(r"GPU-[0-9a-f-]+", re.I)
-_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.([0-7]))?", re.I)
+# a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
+_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
+_MIG_INDEX = re.compile(r"\d+:\d+", re.ASCII)
 _INDEX = re.compile(r"\d+", re.ASCII)
 _RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
 
@@ -142,7 +144,7 @@ def _split(text: str, source: str) -> tuple:
         else:
             names.append(p)
     for p in names:
-        if p.upper().startswith("MIG-"):
+        if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
             raise ConfigError(f"{source}: {p!r} is a MIG instance: rmpeer checks peer access between whole GPUs, "
                               f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
         if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
@@ -202,7 +204,8 @@ def request_from(cards: str | None = None, *, all_cards: bool = False, variables
             continue
         text = environ[var].strip()
         lowered = text.lower()
-        if not text or (var == NVIDIA and lowered in ("none", "void")):
+        # -1 hides every card from CUDA; Slurm writes NoDevFiles for a job without GPUs
+        if not text or (var == NVIDIA and lowered in ("none", "void")) or (var == CUDA and lowered in ("-1", "nodevfiles")):
             raise EmptySelection(f"{var}={text!r} names no card: nothing to certify, no verdict "
                                  f"(zero cards are never certified; --all-cards ignores the environment)")
         if var in (NVIDIA, CUDA) and lowered == "all":
@@ -221,7 +224,7 @@ def pci_key(text: str):
     m = _PCI.fullmatch(text.strip())
     if not m:
         return None
-    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4] or "0")
+    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4])
 
 
 def _present(cards) -> str:
@@ -320,6 +323,7 @@ class Chooser:
 
     request: Request | None = None
     recorded: Selection | None = None
+    read_proc: object | None = None     # () -> /proc's GPUs; None: rmpeer.rm.host.read_proc_gpus
     chosen: Selection | None = field(default=None, init=False)
 
     def __call__(self, cards) -> Selection:
@@ -409,11 +413,11 @@ def certify_line(facts) -> str:
     return f"{sel.line()}: {uuids}"
 
 
-def count_for_idle(processes, facts) -> list:
+def count_for_idle(processes, selection: dict | None) -> list:
     """The GPU processes --require-idle counts on a run that took some cards: those holding
     a selected card, and RM clients holding no card node at all (nvidiactl alone reaches
     every card). A process on the other cards only is another job's business."""
-    if not getattr(facts, "selection", None) or Selection.from_dict(facts.selection).whole:
+    if not selection or Selection.from_dict(selection).whole:     # HostFacts.selection
         return list(processes)
     def held(p, key):
         return p.get(key) if isinstance(p, dict) else getattr(p, key, ())
@@ -458,3 +462,61 @@ def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
         return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
                 f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
     return None
+
+
+def selection_words(facts: dict) -> tuple[str, tuple]:
+    """(words, shape) of the cards a run's facts (HostFacts.as_dict()) say it took; the shape
+    (cards taken, cards of the host) is what two runs can differ in: UUIDs name machines."""
+    sel = (facts or {}).get("selection")
+    n = len((facts or {}).get("cards", []))
+    if not sel:
+        return f"every card ({n}; recorded before selection)", (n, n)
+    s = Selection.from_dict(sel)
+    return f"{s.line().removeprefix('cards: ')}: {', '.join(s.uuids)}", (len(s.cards), len(s.of))
+
+
+def collect_cell(result) -> str:
+    """The cards column of `fleet collect`'s node table."""
+    sel = (getattr(result, "host", None) or {}).get("selection") if result is not None else None
+    if not sel:
+        return "-" if result is None else "all"
+    s = Selection.from_dict(sel)
+    return "all" if s.whole else f"{spans(s.cards)}/{len(s.of)}"
+
+
+def other_cards_xids_dropped(xids, facts):
+    """The kernel log's Xids without those of the cards a run did not take (another job's
+    card is not this run's to judge); the Xids of no known card stay (they may be ours)."""
+    if not xids or not xids.get("xids") or not getattr(facts, "selection", None):
+        return xids
+    from .xids import card_of
+
+    sel = Selection.from_dict(facts.selection)
+    others = [c for c in sel.of if c.index not in sel.cards]
+    return {**xids, "xids": [x for x in xids["xids"] if card_of(x, others) is None]}
+
+
+def some_cards(facts) -> bool:
+    """Whether a run's facts are of some of the host's cards only."""
+    sel = getattr(facts, "selection", None)
+    return bool(sel) and not Selection.from_dict(sel).whole
+
+
+def last_cards_here(facts, last_cards) -> list:
+    """The last passive run's cards that this run can vouch for: all of them, or on a run of
+    some cards those at the buses it took (another job's card is not this run's to miss)."""
+    if not some_cards(facts):
+        return list(last_cards)
+    taken = {pci_key(c.pci) for c in facts.cards}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) in taken]
+
+
+def state_cards(facts, last_cards) -> list:
+    """The cards the passive state keeps for the next run: this run's (the host's numbers),
+    and on a run of some cards the last run's others as they were."""
+    if not some_cards(facts):
+        return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards]
+    sel = Selection.from_dict(facts.selection)
+    mine = [{"index": h, "pci": c.pci, "uuid": c.uuid} for h, c in zip(sel.cards, facts.cards)]
+    taken = {pci_key(c["pci"]) for c in mine}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) not in taken] + mine

@@ -212,9 +212,6 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
         if cards.count > target.cards:
             raise ConfigError(f"{cards.how}: names {cards.count} cards; this host has {target.cards} "
                               f"(`rmpeer host` lists them)")
-        if tier == "passive" and cards.count < target.cards:
-            raise ConfigError(f"{cards.how}: the passive tier reads the whole host's RM facts; it does not take "
-                              f"some of the cards yet (run the quick tier on them, or pass --all-cards)")
         target = dataclasses.replace(target, cards=cards.count)   # the run's cards: the ones named
     wanted = list(layouts)
     if tier == "quick" and not wanted:

@@ -32,7 +32,10 @@ def test_cards_agree_with_the_kernel_module(host_run):
     proc = host_run.proc_gpus
     assert proc, "the kernel module lists no GPU in /proc/driver/nvidia/gpus"
     by_bus = {p["bus"].lower(): p for p in proc}
-    assert len(by_bus) == len(host_run.facts.cards)
+    from rmpeer.selection import some_cards
+
+    if not some_cards(host_run.facts):      # a run of some cards checks those (below) alone
+        assert len(by_bus) == len(host_run.facts.cards)
     for card in host_run.facts.cards:
         p = by_bus.get(card.pci.lower())
         assert p is not None, f"card {card.index} at {card.pci}: not in /proc ({sorted(by_bus)})"

@@ -152,3 +152,27 @@ def test_mutation_an_unfinished_run_left_certified_fails_the_fail_closed_check()
     r = _result([Finding("run", "host", "the run to finish", "it was stopped by SIGTERM", UNFINISHED)],
                 verdict=INCOMPLETE)
     assert CERTIFIED in {c["verdict"] for c in broken.by_card(r)["cards"]}
+
+
+def test_a_drain_reason_names_the_host_card_and_its_uuid():
+    from rmpeer.card_verdicts import host_subject
+    from rmpeer.fleet.outcome import from_result
+
+    r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,
+                selected=(1, 3))
+    assert host_subject(r, "card 1") == f"card 3 ({UUIDS[3][:12]})"
+    assert host_subject(r, "read 0->1") == "read 1->3" and host_subject(r, "host") == "host"
+    assert from_result("n1", r).line == f"rmpeer: clocks: card 3 ({UUIDS[3][:12]}): expected a P-state from RM, found none"
+
+
+def test_prometheus_names_a_subsets_cards_by_the_hosts_numbers():
+    from prometheus_client import generate_latest
+
+    from rmpeer.render.prometheus import registry_of
+
+    r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,
+                selected=(1, 3))
+    text = generate_latest(registry_of(r)).decode()
+    assert f'rmpeer_gpu_certified{{UUID="{UUIDS[3]}",gpu="3",' in text and 'verdict="DEGRADED"} 0.0' in text
+    assert f'rmpeer_gpu_certified{{UUID="{UUIDS[1]}",gpu="1",' in text
+    assert 'gpu="0"' not in text          # the run's own number 0 is host card 1

@@ -32,8 +32,10 @@ RMPEER = str(Path(sys.executable).with_name("rmpeer"))
 
 WRAPPER = """#!/bin/sh
 # What an admin's /etc/default/rmpeer would say, for the test cluster: this venv's rmpeer, a
-# state folder per node name, and a stand-in recording where the test put one.
+# state folder per node name, and a stand-in recording where the test put one. The test
+# cluster has no GPU gres (no SLURM_JOB_GPUS): the prolog takes every card, as on such nodes.
 export RMPEER={rmpeer} RMPEER_STATE_DIR={root}/node-state/$SLURMD_NODENAME RMPEER_LOG_FILE={root}/hooks.log
+export RMPEER_PROLOG_CARDS=all
 export SLURM_CONF={root}/slurm.conf PATH={bin}:$PATH
 [ -e {root}/stand-in/$SLURMD_NODENAME.jsonl.gz ] && export RMPEER_STAND_IN={root}/stand-in/$SLURMD_NODENAME.jsonl.gz
 [ -x {root}/rmpeer-stand-in/$SLURMD_NODENAME ] && export RMPEER={root}/rmpeer-stand-in/$SLURMD_NODENAME

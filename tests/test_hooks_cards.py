@@ -4,7 +4,6 @@ NVIDIA_VISIBLE_DEVICES. The hooks are run as shipped, with no environment but th
 rmpeer they call is the real one (`python -m rmpeer`, through a two-line wrapper that also
 writes down its arguments), certifying a stand-in recording where a run is expected."""
 
-import os
 import stat
 import subprocess
 import sys
@@ -78,3 +77,13 @@ def test_fleet_node_passes_the_card_options_to_certify():
     assert certify_args("quick", Path("o"), None, None, False, passed_on(args))[-2:] == ["--cards-env", "SLURM_JOB_GPUS"]
     args = p.parse_args(["fleet", "node", "--output", "o", "--cards", "GPU-ab,1"])
     assert certify_args("quick", Path("o"), None, None, False, passed_on(args))[-2:] == ["--cards", "GPU-ab,1"]
+
+
+def test_the_prolog_run_by_hand_takes_every_card(tmp_path):
+    """Without a job id (not slurmd's run) there is no job to take the GPUs of."""
+    defaults = tmp_path / "defaults"
+    defaults.write_text(f"RMPEER={_rmpeer(tmp_path)}\nRMPEER_STATE_DIR={tmp_path}/state\n"
+                        f"RMPEER_LOG_FILE={tmp_path}/hooks.log\n")
+    subprocess.run([str(HOOKS / "slurm" / "rmpeer-prolog")], capture_output=True, text=True, timeout=300,
+                   env={"RMPEER_DEFAULTS": str(defaults)})
+    assert "--cards-env SLURM_JOB_GPUS,CUDA_VISIBLE_DEVICES" in (tmp_path / "args.txt").read_text()

@@ -110,6 +110,8 @@ def test_cuda_indices_under_fastest_first_are_taken_only_on_a_one_card_host():
 @pytest.mark.parametrize("value, variable, says", [
     ("MIG-1c2d", None, "MIG instance"),
     ("MIG-GPU-aa11/1/0", CUDA, "MIG instance"),
+    ("0:1", NVIDIA, "MIG instance"),                          # the toolkit's GPU:MIG index
+    ("1b:00", None, "is not a card"),                         # a bus id without its function
     ("0,,1", None, "empty name"),
     ("1,1", None, "named twice"),
     ("card1", None, "is not a card"),
@@ -121,7 +123,7 @@ def test_bad_names_are_refused_before_the_host_is_known(value, variable, says):
 
 
 @pytest.mark.parametrize("variable, value", [(NVIDIA, "none"), (NVIDIA, "void"), (NVIDIA, ""), (CUDA, ""),
-                                             (SLURM, "  ")])
+                                             (CUDA, "-1"), (CUDA, "NoDevFiles"), (SLURM, "  ")])
 def test_an_empty_selection_gives_no_verdict(variable, value):
     with pytest.raises(EmptySelection, match="names no card") as caught:
         request_from(None, variables=(variable,), environ={variable: value})
@@ -220,8 +222,8 @@ def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
 
     with pytest.raises(ConfigError, match="names 3 cards; this host has 2"):
         live_spec(target=Target("live", "h200x2", 2), cards=request_from("0,1,2", environ={}))
-    with pytest.raises(ConfigError, match="passive tier"):
-        live_spec(target=Target("live", "h200x2", 2), cards=request_from("1", environ={}), tier="passive")
+    passive = live_spec(target=Target("live", "h200x2", 2), cards=request_from("1", environ={}), tier="passive")
+    assert passive.target.cards == 1 and passive.cards.names == ("1",)     # the passive tier takes them too
 
 
 def test_require_idle_counts_only_the_chosen_cards_processes():
@@ -231,9 +233,9 @@ def test_require_idle_counts_only_the_chosen_cards_processes():
     other_job = {"pid": 10, "cards": [], "minors": [HOST[0].minor], "driver": True}   # /dev/nvidia2 only
     ours = {"pid": 11, "cards": [0], "minors": [HOST[1].minor], "driver": True}
     ctl_only = {"pid": 12, "cards": [], "minors": [], "driver": True}                 # nvidiactl reaches all
-    assert count_for_idle([other_job, ours, ctl_only], facts) == [ours, ctl_only]
+    assert count_for_idle([other_job, ours, ctl_only], facts.selection) == [ours, ctl_only]
     whole = _subset_facts(tuple(range(8)))
-    assert count_for_idle([other_job], whole) == [other_job]
+    assert count_for_idle([other_job], whole.selection) == [other_job]
 
 
 def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, monkeypatch):
@@ -245,3 +247,76 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
                      "found = [c for c in cards if c.index == minor]")
     request = broken.request_from(None, variables=(SLURM,), environ={SLURM: "0", "RMPEER_GRES_CONF": "/nonexistent"})
     assert broken.resolve(request, [broken.HostCard(**vars(c)) for c in HOST]).cards != (1,)
+
+
+def test_another_jobs_cards_xids_are_not_this_runs():
+    """An Xid on a card the run did not take is left out of its judgement; one on a taken
+    card, or on no card the host has, stays."""
+    from rmpeer.selection import other_cards_xids_dropped
+
+    facts = _subset_facts((1,))      # host card 1 at 0000:1b:00.0 taken; card 0 at 0000:3b:00.0 not
+    xids = {"readable": True, "xids": [{"xid": 79, "pci": "0000:3b:00", "text": "fallen off the bus"},
+                                       {"xid": 31, "pci": "0000:1b:00", "text": "mmu fault"},
+                                       {"xid": 48, "pci": "0000:ff:00", "text": "dbe"}]}
+    assert [x["xid"] for x in other_cards_xids_dropped(xids, facts)["xids"]] == [31, 48]
+
+
+def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
+    """floors_for on the whole host's view: 2 cards of a board whose entry states floors get
+    those floors. (hgx-h200x8-nvswitch states none yet: the finding names that entry, not a
+    2-card host.)"""
+    from rmpeer.floors import floors_for
+    from rmpeer.selection import host_view
+    from rmpeer.topology import TopologyMatrix
+
+    _, source, missing = floors_for(host_view(_subset_facts((2, 5))), TopologyMatrix())
+    assert source == "match:hgx-h200x8-nvswitch"
+    assert missing is None or "hgx-h200x8-nvswitch" in missing.found
+
+
+def test_collect_and_diff_show_the_selection():
+    from types import SimpleNamespace
+
+    from rmpeer.selection import collect_cell, selection_words
+
+    sub, whole = _subset_facts((1, 3)), _subset_facts(tuple(range(8)))
+    assert collect_cell(SimpleNamespace(host={"selection": sub.selection})) == "1,3/8"
+    assert collect_cell(SimpleNamespace(host={"selection": whole.selection})) == "all"
+    assert collect_cell(SimpleNamespace(host={})) == "all" and collect_cell(None) == "-"
+    words, shape = selection_words(sub.as_dict())
+    assert shape == (2, 8) and words.startswith("1,3 of 0-7 (from --cards): GPU-b1000000")
+    assert selection_words(whole.as_dict())[1] == (8, 8)
+
+
+def test_diff_says_which_cards_each_run_took():
+    from rmpeer.diff import compare_selection
+    from rmpeer.diff_load import Side
+
+    two, one = _subset_facts((1, 3)).as_dict(), _subset_facts((1,)).as_dict()
+    aspect = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=one))
+    assert aspect.differs and aspect.differences[0][0] == "cards"
+    same = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=two))
+    assert not same.differs and same.info == [selection_words_of(two)]
+
+
+def selection_words_of(facts):
+    from rmpeer.selection import selection_words
+
+    return selection_words(facts)[0]
+
+
+def test_the_passive_baseline_of_a_run_of_some_cards():
+    """The last run's cards this run vouches for are those at the buses it took; the state it
+    leaves keeps the others as the last run saw them (another job's card is not missed)."""
+    from rmpeer.selection import last_cards_here, some_cards, state_cards
+
+    facts = _subset_facts((1, 3))
+    last = [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in HOST]
+    assert some_cards(facts) and not some_cards(_subset_facts(tuple(range(8))))
+    assert [c["index"] for c in last_cards_here(facts, last)] == [1, 3]
+    kept = state_cards(facts, last)
+    assert sorted(c["index"] for c in kept) == list(range(8))
+    assert {c["index"]: c["uuid"] for c in kept} == {c.index: c.uuid for c in HOST}
+    whole = _subset_facts(tuple(range(8)))
+    assert last_cards_here(whole, last) == last
+    assert [c["index"] for c in state_cards(whole, [])] == list(range(8))

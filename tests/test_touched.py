@@ -56,7 +56,8 @@ def _discover(path, names):
 
     shim = ReplayShim(str(path))
     shim.segment("runtime:open")
-    runtime = Runtime(shim, select=Chooser(request=request_from(names, environ={})))
+    proc = _recorded_proc_gpus(path)      # what the recorded host's /proc said, not this machine's
+    runtime = Runtime(shim, select=Chooser(request=request_from(names, environ={}), read_proc=lambda: proc))
     return runtime, runtime.open
 
 
@@ -85,7 +86,52 @@ def test_the_check_fails_when_discovery_opens_every_card(monkeypatch):
 
     broken = mutated("rmpeer.rm.host", "infos, pcis = [infos[i] for i in chosen.cards], [pcis[i] for i in chosen.cards]",
                      "pass")
+    from rmpeer.errors import ConfigError
+
     monkeypatch.setattr(runtime_module, "Host", broken.Host)
     runtime, open_ = _discover(TWO, "1")
-    open_()      # no mismatch: card 0 was opened and described as in the 2-card recording
+    # no ReplayMismatch: card 0 was opened and described as in the 2-card recording; only the
+    # second guard (RM's UUID of the card opened against the one chosen) stops it, afterwards
+    with pytest.raises(ConfigError, match="cannot be told apart safely"):
+        open_()
     assert [c.minor for c in runtime.facts.cards] == [0, 1]
+
+
+def _recorded_proc_gpus(path):
+    from rmpeer.shim.records import read_transcript
+
+    _, lines = read_transcript(path)
+    return next(x for x in lines if getattr(x, "label", "") == "host:proc-gpus").extra["value"]
+
+
+def _discover_live_branch(path, names, proc):
+    """Discovery as a live run makes it (UUIDs through /proc), replayed: the shim answers RM's
+    calls from the recording and /proc says what the recorded host's /proc said."""
+    from rmpeer.runtime import Runtime
+
+    shim = ReplayShim(str(path))
+    shim.segment("runtime:open")
+    return Runtime(shim, select=Chooser(request=request_from(names, environ={}), read_proc=lambda: proc))
+
+
+def test_uuids_are_resolved_through_the_kernel_modules_bus_list(monkeypatch):
+    proc = _recorded_proc_gpus(TWO)
+    uuids = [g["uuid"] for g in proc]
+    runtime = _discover_live_branch(TWO, f"{uuids[1][:8]},{uuids[0][:8]}", proc)
+    runtime.open()
+    assert runtime.facts.selection["uuids"] == [c.uuid for c in runtime.facts.cards] == uuids
+    runtime = _discover_live_branch(TWO, uuids[1][:8], proc)
+    with pytest.raises(ReplayMismatch, match=r"open\(/dev/nvidia1\)"):     # the second card's node, first
+        runtime.open()
+
+
+def test_a_card_whose_uuid_rm_and_proc_disagree_on_stops_the_run(monkeypatch):
+    """Derived from the recording's /proc observation, one thing changed: the two buses' UUIDs
+    swapped, so /proc no longer says what RM says of the opened cards."""
+    from rmpeer.errors import ConfigError
+
+    proc = _recorded_proc_gpus(TWO)
+    swapped = [dict(proc[0], uuid=proc[1]["uuid"]), dict(proc[1], uuid=proc[0]["uuid"])]
+    runtime = _discover_live_branch(TWO, "0,1", swapped)
+    with pytest.raises(ConfigError, match="cannot be told apart safely"):
+        runtime.open()

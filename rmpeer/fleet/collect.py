@@ -73,11 +73,14 @@ def _status_stamp(folder: Path):
 
 def table(outcomes: list[NodeOutcome]) -> str:
     width = max([4] + [len(o.node) for o in outcomes])
-    rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'time':>6}  reason"]
+    from ..selection import collect_cell
+
+    rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'cards':<8}  {'time':>6}  reason"]
     for o in outcomes:
         took = f"{o.duration_s:.1f}s" if o.duration_s is not None else "-"
         stand = f" (REPLAY of {Path(o.replay_of).name})" if o.replay_of else ""
-        rows.append(f"{o.node:<{width}}  {o.state:<8}  {o.verdict or '-':<13}  {took:>6}  {o.line or ''}{stand}")
+        rows.append(f"{o.node:<{width}}  {o.state:<8}  {o.verdict or '-':<13}  {collect_cell(o.result):<8}  "
+                    f"{took:>6}  {o.line or ''}{stand}")
     counts = {s: sum(o.state == s for o in outcomes) for s in (PASS, DEGRADED_STATE, FAIL_STATE, ERROR)}
     rows.append(f"{len(outcomes)} node(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return "\n".join(rows)

@@ -61,7 +61,10 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
     bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
     first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
     if first:
-        line = reason_line(first.check, f"{first.subject}: expected {first.expected}, found {first.found}")
+        from ..card_verdicts import host_subject
+
+        line = reason_line(first.check, f"{host_subject(result, first.subject)}: expected {first.expected}, "
+                                        f"found {first.found}")
     else:
         line = reason_line(result.verdict.lower(), (result.reasons or ["no reason given"])[0])
     floors = bool(bad) and all(f.severity == DEGRADE and f.check == "bandwidth-floor" for f in bad)

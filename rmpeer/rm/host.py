@@ -217,7 +217,8 @@ class Host:
         from ..selection import host_cards
 
         listed = [{"minor": info["minor_number"], "pci": pci} for info, pci in zip(infos, pcis)]
-        proc = read_proc_gpus() if self.rm.shim.mode == "live" else []   # a replay: the recorded choice
+        # the kernel module's UUID of each bus (a replay's recorded choice needs none)
+        proc = [] if select.recorded is not None else (select.read_proc or read_proc_gpus)()
         chosen = select(host_cards(listed, proc))
         self.facts.selection = chosen.as_dict()
         return chosen
