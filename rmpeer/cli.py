@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_diff(sub)
     from .calibrate import add_parser as add_calibrate
     add_calibrate(sub)
-    add_abi(sub)
+    from .abi.fitnessfacts import add_parser as add_fitness_facts
+    add_fitness_facts(add_abi(sub))
     from .fleet.cli import add_parser as add_fleet
     add_fleet(sub)
     return p

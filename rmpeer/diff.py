@@ -36,31 +36,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diff_load import MISSING, Side, load
+from .diff_load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, load, percent
 from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
-VOLATILE = [
-    ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
-    ("durations", "how long something took", r"duration(_\w+)?|elapsed(_\w+)?|wall_s"),
-    ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
-    ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
-    ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
-    ("health counters", "ECC error counts since boot, and the PCIe generation (and raw link words) "
-     "a card drops at idle (rm.health)", r"sbe|dbe|gen|raw"),
-]
-# Fields that name a machine, a card or a run rather than describe RM's behaviour.
-# device_instance: RM numbers the cards in the order it attached them (swapped run to run).
-IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
-            "cluster_uuid"}
-# Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
-CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
-                "released": "released clock MHz are read a moment after the boost is cleared "
-                            "(the clear's RM status is compared instead)"}
-# Without the boost on either side, the card picks its own clocks under traffic too.
-UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
-                                     "asked for the boost"}
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # a field; "0", "0->1": entries (cards, pairs)
 
@@ -412,11 +391,6 @@ def compare_bandwidth(a: Side, b: Side, tolerance: float) -> Aspect:
     if not common:
         aspect.not_comparable = "no pair was measured in both"
     return aspect
-
-
-def percent(fraction: float) -> str:
-    text = f"{fraction * 100:.4f}".rstrip("0").rstrip(".")
-    return f"{text}%"
 
 
 def compare(a: Side, b: Side, tolerance: float = 0.05) -> list[Aspect]:

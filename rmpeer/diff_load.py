@@ -23,6 +23,33 @@ from pathlib import Path
 
 from .errors import ConfigError
 
+# What diff leaves out or words apart (rmpeer.diff compares, rmpeer.diff_report renders).
+VOLATILE = [
+    ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
+    ("durations", "how long something took", r"duration(_\w+)?|elapsed(_\w+)?|wall_s"),
+    ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
+    ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
+    ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
+    ("health counters", "ECC error counts since boot, and the PCIe generation (and raw link words) "
+     "a card drops at idle (rm.health)", r"sbe|dbe|gen|raw"),
+]
+# Fields that name a machine, a card or a run rather than describe RM's behaviour.
+# device_instance: RM numbers the cards in the order it attached them (swapped run to run).
+IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
+            "cluster_uuid"}
+# Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
+CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
+                "released": "released clock MHz are read a moment after the boost is cleared "
+                            "(the clear's RM status is compared instead)"}
+# Without the boost on either side, the card picks its own clocks under traffic too.
+UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
+                                     "asked for the boost"}
+def percent(fraction: float) -> str:
+    text = f"{fraction * 100:.4f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
 OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
 # Segment kinds whose key names the layout they ran in ("setup:one-per-card",
 # "test:test_cross_card_rw:test_read:one-per-card/s0->t1", "fresh:test_x:interleaved").

@@ -8,7 +8,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from .diff_load import MISSING
+from .diff_load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
 from .errors import ConfigError
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value
@@ -57,7 +57,6 @@ def coverage_line(cover) -> str:
 
 
 def tolerance_line(tolerance) -> str:
-    from .diff import percent
 
     return f"tolerance: ±{percent(tolerance)} on bandwidth per pair and on boosted and after-traffic clock MHz"
 
@@ -112,7 +111,6 @@ def _jsonable(value):
 
 
 def to_json(a, b, aspects, cover, tolerance) -> dict:
-    from .diff import CLOCK_PHASES, UNBOOSTED_PHASES, VOLATILE, percent
 
     why = {name: text for name, text, _ in VOLATILE}
     why.update({f"{phase} clock MHz": text for phase, text in {**CLOCK_PHASES, **UNBOOSTED_PHASES}.items()})
@@ -148,7 +146,6 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     comparable), and a passed 'same behaviour' result when nothing differs."""
     from allure_commons.logger import AllureFileLogger
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
-    from .diff import percent
 
     from .safewrite import make_folder
 

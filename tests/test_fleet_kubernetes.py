@@ -18,7 +18,7 @@ from slurm.recordings import HEALTHY, IDLE_CLOCKS
 from rmpeer import errors
 from rmpeer.fleet import label as lb
 from rmpeer.fleet.files import copy_out
-from rmpeer.fleet.outcome import load_sweep
+from rmpeer.fleet.checks import load_sweep
 
 KUBERNETES = "1.33.0"     # the version the manifests are validated against
 

@@ -16,6 +16,7 @@ from fleet_nodes import RMPEER, fleet_node, make_sweep
 from slurm.recordings import HEALTHY, IDLE_CLOCKS
 
 from rmpeer.fleet import outcome as oc
+from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.files import copy_out
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +40,7 @@ def test_each_node_exits_with_its_verdict_and_says_why(sweep):
 
 def test_each_node_folder_reads_back_as_its_state(sweep):
     shared, _ = sweep
-    got = {o.node: o for o in oc.load_sweep(shared)}
+    got = {o.node: o for o in load_sweep(shared)}
     assert {n: o.state for n, o in got.items()} == {"gpu-ok": "pass", "gpu-slow": "degraded", "gpu-bad": "fail",
                                                     "gpu-tool": "error"}
     assert got["gpu-slow"].floors_only and not got["gpu-bad"].floors_only

@@ -15,9 +15,10 @@ Each failure makes that node an `error`: never drained, never resumed, never a p
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from ..judge import judge
-from .outcome import ERROR, NodeOutcome, reason_line
+from .outcome import ERROR, NodeOutcome, load_node, reason_line
 
 
 def _error(o: NodeOutcome, check: str, detail: str) -> NodeOutcome:
@@ -69,3 +70,10 @@ def cross_check(outcomes: list[NodeOutcome]) -> list[NodeOutcome]:
                                          f"folders is a copy (both are errors)")
         out.append(o)
     return out
+
+
+def load_sweep(shared: Path) -> list[NodeOutcome]:
+    """Every node folder under a sweep's shared folder: every folder in it (an empty one is a
+    node that left no result: an error), checked against each other (rmpeer.fleet.checks)."""
+    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    return cross_check([load_node(p) for p in folders])

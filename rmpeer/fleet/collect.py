@@ -22,13 +22,14 @@ from pathlib import Path
 from ..errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 from ..safewrite import write_file
 from . import slurmctl
-from .outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node, load_sweep,
+from .checks import load_sweep
+from .outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node,
                       reason_line)
 from .sweep import SWEEP, rmpeer_command
 
 
 def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
-    """Every node sweep.json names and every folder present (rmpeer.fleet.outcome.load_sweep):
+    """Every node sweep.json names and every folder present (rmpeer.fleet.checks.load_sweep):
     a node named but without a folder, or with an empty one, is an error."""
     record = {}
     if (shared / SWEEP).is_file():

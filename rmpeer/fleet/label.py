@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, load_sweep, read_status
+from .checks import load_sweep
+from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
 
 DOMAIN = "rmpeer.io"
 RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",

@@ -128,12 +128,3 @@ def read_status(folder: Path) -> dict:
     if not isinstance(status, dict):
         return {"exit": None, "line": reason_line("tool", f"unreadable {path}: not a JSON object")}
     return status
-
-
-def load_sweep(shared: Path) -> list[NodeOutcome]:
-    """Every node folder under a sweep's shared folder: every folder in it (an empty one is a
-    node that left no result: an error), checked against each other (rmpeer.fleet.checks)."""
-    from .checks import cross_check
-
-    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and not p.name.startswith(".")]
-    return cross_check([load_node(p) for p in folders])
