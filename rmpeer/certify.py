@@ -180,53 +180,55 @@ def _certify(spec, args, started, valid_for) -> int:
             "this machine is not tested")
     if spec.tier == "passive":
         watchdog = _watchdog(lambda: spec, args, target, started, out_stream, replay_of)
-        with interrupts.during_run():
-            try:
-                result = _passive(spec, args, started, target, valid_for)
-            except KeyboardInterrupt:
-                result = None
-        if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
-            raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
+        with watchdog.until_error():
+            with interrupts.during_run():
+                try:
+                    result = _passive(spec, args, started, target, valid_for)
+                except KeyboardInterrupt:
+                    result = None
+            if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
+                raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
         return _report(result, spec, args, say, replay_of, started, watchdog)
     from .pytest_plugin.results import Collector
 
     host, collector, stopped, code, refused = HostRun(spec), Collector(), None, None, None
     watchdog = _watchdog(lambda: host.spec, args, target, started, out_stream, replay_of, collector.checks)
-    with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
-        try:
+    with watchdog.until_error():
+        with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
             try:
-                at("opening the host")
                 try:
-                    host.open()
-                except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
-                    refused = exc
-                if refused is None:
-                    code = _run_suites(host, args, say, collector, out_stream)
-            except KeyboardInterrupt:
-                stopped = interrupts.seen() or "SIGINT"
-            finally:
-                stopped = stopped or interrupts.seen()      # pytest caught it and said "interrupted"
-                at("closing the host")
-                _close(host, abandon=bool(stopped) or code == 2)
-        except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
-            stopped = stopped or interrupts.seen() or "SIGINT"
-            _close(host, abandon=True)
-    at("judging")
-    spec = host.spec
-    result = _result(spec, host, collector, target, started, stopped, code)
-    if refused is not None:
-        result.findings.append(Finding("open", "host", "RM to accept the run's first calls",
-                                       str(refused).splitlines()[0], FAIL))
-        result.verdict, result.reasons = judge(result)
-    _stamp(result, spec, host, started, valid_for, args)
-    if collector.tests and _allure_dir(spec).is_dir():   # pytest ran: the card x card matrix, from the result
-        from .pytest_plugin.reporting import write_pair_matrix
+                    at("opening the host")
+                    try:
+                        host.open()
+                    except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
+                        refused = exc
+                    if refused is None:
+                        code = _run_suites(host, args, say, collector, out_stream)
+                except KeyboardInterrupt:
+                    stopped = interrupts.seen() or "SIGINT"
+                finally:
+                    stopped = stopped or interrupts.seen()      # pytest caught it and said "interrupted"
+                    at("closing the host")
+                    _close(host, abandon=bool(stopped) or code == 2)
+            except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
+                stopped = stopped or interrupts.seen() or "SIGINT"
+                _close(host, abandon=True)
+        at("judging")
+        spec = host.spec
+        result = _result(spec, host, collector, target, started, stopped, code)
+        if refused is not None:
+            result.findings.append(Finding("open", "host", "RM to accept the run's first calls",
+                                           str(refused).splitlines()[0], FAIL))
+            result.verdict, result.reasons = judge(result)
+        _stamp(result, spec, host, started, valid_for, args)
+        if collector.tests and _allure_dir(spec).is_dir():   # pytest ran: the card x card matrix, from the result
+            from .pytest_plugin.reporting import write_pair_matrix
 
-        write_pair_matrix(result, _allure_dir(spec), spec.target)
-    if not spec.is_replay and not stopped:
-        from .passive import remember_kmsg_position
+            write_pair_matrix(result, _allure_dir(spec), spec.target)
+        if not spec.is_replay and not stopped:
+            from .passive import remember_kmsg_position
 
-        remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
+            remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
     return _report(result, spec, args, say, replay_of, started, watchdog)
 
 

@@ -13,6 +13,7 @@ a replay stall at the named call, as a hung ioctl would; a live run never reads 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -74,6 +75,17 @@ class Watchdog:
                 except (OSError, ValueError):
                     pass
             os._exit(EXIT_INCOMPLETE)
+
+    @contextlib.contextmanager
+    def until_error(self):
+        """The run's block: an error that ends the run before its verdict (a refusal such as
+        NOT IDLE, an internal error) disarms the deadline too, so a caller in the same process
+        (fleet node, a test) is never ended by a deadline of a run already over."""
+        try:
+            yield self
+        except BaseException:
+            self.disarm()
+            raise
 
     def disarm(self) -> None:
         """The run reached its verdict: the deadline no longer applies (waits for a watchdog

@@ -77,3 +77,21 @@ def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeyp
     assert main(argv + (["--require-idle"] if require_idle else [])) == want
     if require_idle:
         assert "pid 4242 (python train.py) on card 0" in capsys.readouterr().err
+
+
+def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
+    """A run that ends before its verdict (here NOT IDLE, exit 7) disarms its deadline: a
+    caller in the same process (fleet node, this test run) is never ended 5 s later by
+    os._exit(5) (the full suite once died so, at this very test)."""
+    import threading
+
+    from rmpeer.gpuprocs import GpuProcess
+
+    other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
+    monkeypatch.setattr("rmpeer.passive.run_passive", lambda *a, **k: passive_result([other]))
+    argv = ["certify", "--tier", "passive", "--require-idle", "--output", str(live_host / "out")]
+    assert main(argv) == EXIT_NOT_IDLE
+    watchdogs = [t for t in threading.enumerate() if t.name == "rmpeer-deadline"]
+    for t in watchdogs:
+        t.join(timeout=2)
+    assert not any(t.is_alive() for t in watchdogs)
