@@ -34,6 +34,20 @@ class Refused(ConfigError):
     """A run calibrate will not learn from (exit 2, one line)."""
 
 
+class RunFailed(ConfigError):
+    """A certify run that wrote no certificate: calibrate exits with that run's own code (3 no
+    GPU access, 6 busy, 7 not idle, 2 its options), never one that would read as a verdict."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code if code in (2, 3, 5, 6, 7) else 5
+
+
+# An entry name is a YAML key written bare into topologies.yaml: a newline or a colon in it
+# would write another entry (or a broken file).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 def add_parser(sub) -> None:
     c = sub.add_parser("calibrate", help="turn runs of a known-good host into a topologies.yaml entry "
                                          "(floors at 0.9 x the slowest median)")
@@ -120,6 +134,9 @@ def calibrate(certs: list, paths: list, *, warn_band: float = DEFAULT_BAND, name
         raise Refused("calibrate: no run to calibrate from")
     if not 0 < warn_band < 1:
         raise Refused(f"calibrate: --warn-band must be a fraction between 0 and 1, found {warn_band}")
+    if name is not None and not NAME.fullmatch(name):
+        raise Refused(f"calibrate: --name {name[:80]!r}: give a name of letters, digits, '.', '_' and '-' "
+                      "(it becomes a key of topologies.yaml)")
     for i, cert in enumerate(certs):
         _refuse_run(i, paths[i], cert)
     _same_host(certs, paths, same_machine)
@@ -175,17 +192,24 @@ def _flow(mapping: dict) -> str:
     return "{" + ", ".join(f"{k}: {value(v)}" for k, v in mapping.items()) + "}"
 
 
+def _comment(line: str) -> str:
+    """A comment line of the entry: a certificate's text (its node name, a path) holds no line
+    break that would end the comment and write YAML."""
+    return "".join(c if c.isprintable() else "?" for c in line)
+
+
 def _text(name, entry, certs, paths, figures, used) -> str:
     lines = [f"  # rmpeer calibrate: {len(certs)} CERTIFIED run(s), clocks boosted; floors {MARGIN} x the slowest "
              f"median of each kind, warning band {entry['floors']['warn_band']:g}"]
     for i, (cert, path) in enumerate(zip(certs, paths)):
         target = cert.get("target") or {}
-        lines.append(f"  #   run {i + 1}: {path} (node {cert.get('node')}, {cert.get('started')}, tier {cert.get('tier')}"
-                     + (f", replay of {target.get('transcript')}" if target.get("kind") == "replay" else "") + ")")
+        lines.append(_comment(f"  #   run {i + 1}: {path} (node {cert.get('node')}, {cert.get('started')}, "
+                              f"tier {cert.get('tier')}" + (f", replay of {target.get('transcript')}"
+                                                            if target.get("kind") == "replay" else "") + ")"))
     lines.append("  # figures used (GB/s at 256 MiB, one per run):")
     for (op, a, b), values in figures.items():
-        lines.append(f"  #   {op} {a}->{b}: {' '.join(f'{v:g}' for v in values)}")
-    lines += [f"  #   {u}" for u in used]
+        lines.append(_comment(f"  #   {op} {a}->{b}: {' '.join(f'{v:g}' for v in values)}"))
+    lines += [_comment(f"  #   {u}") for u in used]
     if len(certs) == 1:
         lines.append("  # one run only: its spread is not measured")
     lines.append(f"  {name}:")
@@ -245,20 +269,50 @@ def _run_certifies(args) -> list:
         print(f"rmpeer calibrate: run {i + 1}/{args.runs}: exit {done.returncode}: {tail[:160]}", file=sys.stderr)
         cert = folder / "certificate.json"
         if not cert.is_file():
-            raise Refused(f"calibrate: run {i + 1} wrote no certificate (exit {done.returncode}): "
-                          f"{(done.stderr.strip().splitlines() or [''])[-1][:200]}")
+            raise RunFailed(f"calibrate: run {i + 1} wrote no certificate (exit {done.returncode}): "
+                            f"{(done.stderr.strip().splitlines() or [''])[-1][:200]}", done.returncode)
         paths.append(str(cert))
     return paths
 
 
 def _load(path: str) -> dict:
+    """A certificate's JSON object, read from a regular file of at most signing.CERT_LIMIT bytes
+    (gzip or not): a FIFO, /dev/zero or /dev/stdin is refused, never read without end."""
     import gzip
+    import io
+    import os
+    import stat
+
+    from .signing import CERT_LIMIT
 
     try:
-        raw = Path(path).read_bytes()
-        return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"calibrate: {path} is not a readable certificate: {exc}") from None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError("not a regular file")
+            raw = f.read(CERT_LIMIT + 1)
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read(CERT_LIMIT + 1)
+        if len(raw) > CERT_LIMIT:
+            raise ValueError(f"more than a certificate's {CERT_LIMIT >> 20} MiB")
+        doc = json.loads(raw)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ConfigError(f"calibrate: {path} is not a readable certificate: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"calibrate: {path} is not a readable certificate: not a JSON object")
+    return doc
+
+
+def _distinct(certs: list, paths: list) -> None:
+    """One run counts once: the same certificate given twice would fake an agreeing spread."""
+    seen = {}
+    for cert, path in zip(certs, paths):
+        key = cert.get("certificate_id") or str(Path(path).resolve())
+        if key in seen:
+            raise Refused(f"calibrate: {path} is the same run as {seen[key]} (certificate {key}): "
+                          "give each run once")
+        seen[key] = path
 
 
 def run(args) -> int:
@@ -270,6 +324,7 @@ def run(args) -> int:
         raise ConfigError(f"calibrate: --runs must be 1 or more, found {args.runs}")
     paths = list(args.certificates) if args.certificates else _run_certifies(args)
     certs = [_load(p) for p in paths]
+    _distinct(certs, paths)
     if not certs[0].get("host", {}).get("cards"):
         raise Refused(f"calibrate: {paths[0]} names no card")
     facts = HostFacts.from_dict(certs[0]["host"])

@@ -105,6 +105,8 @@ def finish(code: int) -> "NoReturn":   # noqa: F821
                   file=sys.stderr)
         code = EXIT_INCOMPLETE
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:         # started with that descriptor closed (`rmpeer ... >&-`)
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):

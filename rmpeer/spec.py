@@ -228,6 +228,8 @@ def tier_of(args) -> str:
     tier = getattr(args, "tier", None) or ("quick" if getattr(args, "quick", False) else "full")
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
+    if getattr(args, "quick", False) and tier != "quick":   # two answers to "how deep": neither is guessed
+        raise ConfigError(f"--quick and --tier {tier}: give one of them (--quick is --tier quick)")
     return tier
 
 

@@ -63,8 +63,10 @@ def live_target() -> Target | None:
 
 
 def replay_target(path: str) -> Target:
+    from .recording_shape import check_recording
     from .shim.replay import transcript_summary, validate_recording
 
+    check_recording(path)        # the header's fields of the kinds the recorder writes (exit 2)
     validate_recording(path)     # header against content, truncation: exit 2 before anything runs
     summary = transcript_summary(path)
     return Target("replay", f"replay:{summary['label']}", summary["cards"], str(path))

@@ -189,12 +189,13 @@ def test_mutation_the_floor_is_0_9_of_the_slowest_median(certificates, old, new)
 
 
 def test_calibrating_this_host_without_a_gpu_is_refused_in_one_line(tmp_path):
-    """No GPU here: the run calibrate makes writes no certificate, and calibrate says so."""
+    """No GPU here: the run calibrate makes writes no certificate, and calibrate says so with
+    that run's own code (errors.py: 3, no access to the GPUs), not a usage error's 2."""
     if Path("/dev/nvidiactl").exists():
         pytest.skip("a GPU host: the runs would be real")
     code, text = rmpeer("calibrate", "--runs", "1", "--output", tmp_path / "runs")
     last = text.strip().splitlines()[-1]
-    assert code == 2 and last.startswith("rmpeer: calibrate: run 1 wrote no certificate (exit 3)"), text
+    assert code == 3 and last.startswith("rmpeer: calibrate: run 1 wrote no certificate (exit 3)"), text
     assert "Traceback" not in text
 
 

@@ -120,4 +120,4 @@ def figure_floor(floors: dict, figure: dict) -> dict | None:
 
 def use_colour(stream) -> bool:
     """Colour on a terminal, unless NO_COLOR is set (https://no-color.org)."""
-    return stream.isatty() and not os.environ.get("NO_COLOR")
+    return stream is not None and stream.isatty() and not os.environ.get("NO_COLOR")

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import platform
+import re
 import socket
 import time
 import zlib
@@ -308,4 +309,28 @@ def _record(path, n, d: dict) -> CallRecord:
         raise TranscriptError(f"{path}: line {n}: not a call record ({exc})") from None
     if not isinstance(rec.seq, int) or not isinstance(rec.op, str):
         raise TranscriptError(f"{path}: line {n}: not a call record (seq {rec.seq!r}, op {rec.op!r})")
+    bad = _bad_field(rec)
+    if bad:
+        raise TranscriptError(f"{path}: line {n}: not a call record ({bad})")
     return rec
+
+
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
+_NUMBERS = ("result", "errno", "duration_ns")          # always a number (0 when left out)
+_NUMBERS_OR_NONE = ("fd", "escape", "request_code", "status")
+
+
+def _bad_field(rec: CallRecord) -> str:
+    """The first field of a record not of the kind the recorder writes (the replay reads the
+    bytes as hex and the numbers as numbers: a string there was an internal error, exit 5)."""
+    blocks = [("request", rec.request), ("reply", rec.reply)]
+    if rec.payload is not None:
+        blocks += [("payload request", rec.payload.request), ("payload reply", rec.payload.reply)]
+    for name, value in blocks:
+        if not isinstance(value, str) or not _HEX.fullmatch(value):
+            return f"its {name} is not hex bytes: {str(value)[:40]!r}"
+    for name in _NUMBERS + _NUMBERS_OR_NONE:
+        value = getattr(rec, name)
+        if (value is not None or name in _NUMBERS) and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"its {name} is {str(value)[:40]!r}, not a number"
+    return ""

@@ -1,0 +1,276 @@
+"""rmpeer used as a careless or hostile user would, row by row: each row is an input that broke
+one of the project's promises (never a traceback; exit 1 only for NOT CERTIFIED; bad input one
+line and its code in rmpeer/errors.py; nothing written through a link or left half-done), run
+as `python -m rmpeer ...` in a process of its own, asserting the exit code, the one line that
+says why, and what is on disk afterwards.
+
+Rows marked xfail name a break whose fix lies in a file another helper is changing (cli.py,
+certify.py, signing.py, diff_load.py): strict, so the row turns red once the fix lands and
+the mark must go.
+
+Recordings derived at test time from the committed quick recording (QUICK), one field
+changed each (nothing is committed):
+
+| name              | line          | change                                   | why                               |
+| ----------------- | ------------- | ---------------------------------------- | --------------------------------- |
+| run-is-text       | header        | run = "x"                                | was exit 5 (AttributeError)       |
+| run-is-null       | header        | run = null                               | was exit 5 (AttributeError)       |
+| extent-is-text    | header        | run.extent = "big"                       | was exit 5 (ValueError)           |
+| extent-negative   | header        | run.extent = -1                          | was exit 5 (OverflowError)        |
+| seed-is-text      | header        | run.pattern_seed = "x"                   | was exit 1, NOT CERTIFIED         |
+| seed-is-float     | header        | run.pattern_seed = 1.5                   | was exit 1, NOT CERTIFIED         |
+| driver-text-int   | header        | driver_text = 7                          | was exit 5 (TypeError)            |
+| label-escapes     | header        | label = ESC[2J ... newline "CERTIFIED"   | printed a forged verdict line     |
+| hostname-newline  | header        | hostname = "a\\nCERTIFIED b"              | printed a forged verdict line     |
+| facts-is-text     | host note     | facts = "x"                              | was exit 5 (AttributeError)       |
+| reply-not-hex     | first ioctl   | reply = "zz"                             | was exit 5 (ValueError)           |
+| status-is-text    | first ioctl   | status = "bad"                           | was exit 5 (ValueError)           |
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE, EXIT_OK
+from rmpeer.resources import transcripts_dir
+
+pytestmark = pytest.mark.offline
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+
+
+def _env(extra=None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RMPEER_", "SLURM")) and k != "NODE_NAME"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    env.update(extra or {})
+    return env
+
+
+# -- recordings derived at test time (the table above) ----------------------------------------
+
+def _header(change):
+    def derive(lines):
+        full = json.loads(lines[0])
+        change(full["header"])
+        return [json.dumps(full).encode()] + lines[1:]
+    return derive
+
+
+def _line(pick, change):
+    def derive(lines):
+        out = list(lines)
+        i = next(i for i, raw in enumerate(out) if raw.strip() and pick(json.loads(raw)))
+        d = json.loads(out[i])
+        change(d)
+        out[i] = json.dumps(d).encode()
+        return out
+    return derive
+
+
+def _set(key, value):
+    return lambda d: d.__setitem__(key, value)
+
+
+def _run_set(key, value):
+    return lambda h: h["run"].__setitem__(key, value)
+
+
+DERIVED = {
+    "run-is-text": _header(_set("run", "x")),
+    "run-is-null": _header(_set("run", None)),
+    "extent-is-text": _header(_run_set("extent", "big")),
+    "extent-negative": _header(_run_set("extent", -1)),
+    "seed-is-text": _header(_run_set("pattern_seed", "x")),
+    "seed-is-float": _header(_run_set("pattern_seed", 1.5)),
+    "driver-text-int": _header(_set("driver_text", 7)),
+    "label-escapes": _header(_set("label", "\x1b[2J\x1b[31mEVIL\nCERTIFIED")),
+    "hostname-newline": _header(_set("hostname", "a\nCERTIFIED b")),
+    "facts-is-text": _line(lambda d: d.get("note") == "host", _set("facts", "x")),
+    "reply-not-hex": _line(lambda d: d.get("op") == "ioctl", _set("reply", "zz")),
+    "status-is-text": _line(lambda d: d.get("op") == "ioctl" and "status" in d, _set("status", "bad")),
+}
+
+
+def derived(tmp: Path, name: str) -> Path:
+    lines = gzip.decompress(QUICK.read_bytes()).split(b"\n")
+    path = tmp / f"{name}.jsonl"
+    path.write_bytes(b"\n".join(DERIVED[name](lines)))
+    return path
+
+
+# -- the rows -----------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    id: str
+    argv: Callable[[Path], list]          # tmp -> the arguments after `rmpeer`
+    code: int                            # the exit code (rmpeer/errors.py)
+    says: str = ""                       # in the last line of stderr
+    stdout: str = "pipe"                 # pipe | closed | full
+    stderr: str = "pipe"                 # pipe | closed
+    env: Callable[[Path], dict] = lambda tmp: {}
+    on_disk: Callable[[Path], None] = lambda tmp: None
+    xfail: str = ""
+    timeout: int = 60
+    marks: list = field(default_factory=list)
+
+
+def _no_certificate(tmp: Path) -> None:
+    assert not list(tmp.rglob("*certificate*.json")), sorted(map(str, tmp.rglob("*")))
+
+
+def _certified(tmp: Path) -> None:
+    cert = tmp / "out" / "replay-certificate.json"
+    assert json.loads(cert.read_text())["verdict"] == "CERTIFIED"
+
+
+def _replay(name):
+    return lambda tmp: ["certify", "--replay", derived(tmp, name), "--output", tmp / "out"]
+
+
+def _quick_certificate(tmp: Path) -> Path:
+    """A certificate to feed calibrate: certify --replay of the committed quick recording."""
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", QUICK, "--output", tmp / "cert"],
+                   env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+    return tmp / "cert" / "replay-certificate.json"
+
+
+def _array(tmp: Path) -> Path:
+    (tmp / "array.json").write_text("[1]\n")
+    return tmp / "array.json"
+
+
+def _fifo(tmp: Path) -> Path:
+    os.mkfifo(tmp / "fifo")
+    return tmp / "fifo"
+
+
+def _nothing_written(folder: str):
+    def check(tmp: Path) -> None:
+        assert not (tmp / folder).exists() or not any((tmp / folder).iterdir())
+    return check
+
+
+def _no_key_in_cwd(tmp: Path) -> None:
+    assert not [p for p in (tmp / "cwd").iterdir() if p.name != "out"], sorted(os.listdir(tmp / "cwd"))
+
+
+def _min_certificate(tmp: Path) -> Path:
+    (tmp / "min.json").write_text('{"format": "rmpeer-result/1"}\n')
+    return tmp / "min.json"
+
+
+FIELD = "not a call record"
+ROWS = [
+    # A malformed recording is bad input (exit 2, one line), never an internal error (5) nor a
+    # failed check (1); a header field printed into the output is one printable line.
+    Row("header run is text", _replay("run-is-text"), EXIT_CONFIG, "its header's run is", on_disk=_no_certificate),
+    Row("header run is null", _replay("run-is-null"), EXIT_CONFIG, "its header's run is", on_disk=_no_certificate),
+    Row("header extent is text", _replay("extent-is-text"), EXIT_CONFIG, "run extent is 'big'",
+        on_disk=_no_certificate),
+    Row("header extent negative", _replay("extent-negative"), EXIT_CONFIG, "run extent is '-1'",
+        on_disk=_no_certificate),
+    Row("header seed is text (was NOT CERTIFIED)", _replay("seed-is-text"), EXIT_CONFIG, "pattern_seed is 'x'",
+        on_disk=_no_certificate),
+    Row("header seed is a float (was NOT CERTIFIED)", _replay("seed-is-float"), EXIT_CONFIG, "pattern_seed is '1.5'",
+        on_disk=_no_certificate),
+    Row("header driver_text is a number", _replay("driver-text-int"), EXIT_CONFIG, "driver_text is '7', not text",
+        on_disk=_no_certificate),
+    Row("header label holds escapes and a newline", _replay("label-escapes"), EXIT_CONFIG,
+        "label is '\\x1b[2J", on_disk=_no_certificate),
+    Row("header hostname holds a newline", _replay("hostname-newline"), EXIT_CONFIG, "hostname is 'a\\nCERTIFIED b'",
+        on_disk=_no_certificate),
+    Row("host note facts are text", _replay("facts-is-text"), EXIT_CONFIG, "host note's facts are 'x'",
+        on_disk=_no_certificate),
+    Row("a reply that is not hex", _replay("reply-not-hex"), EXIT_CONFIG, f"{FIELD} (its reply is not hex bytes",
+        on_disk=_no_certificate),
+    Row("a status that is text", _replay("status-is-text"), EXIT_CONFIG, f"{FIELD} (its status is 'bad'",
+        on_disk=_no_certificate),
+    # two answers to "how deep": --tier silently won, so --quick --tier passive ran less than quick
+    Row("--quick with --tier passive", lambda tmp: ["certify", "--replay", QUICK, "--quick", "--tier", "passive",
+                                                    "--output", tmp / "out"],
+        EXIT_CONFIG, "--quick and --tier passive: give one of them", on_disk=_no_certificate),
+    # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
+    Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
+        "array.json is not a readable certificate: not a JSON object"),
+    Row("calibrate --from /dev/zero", lambda tmp: ["calibrate", "--from", "/dev/zero"], EXIT_CONFIG,
+        "/dev/zero is not a readable certificate: not a regular file"),
+    Row("calibrate --from a FIFO (was a hang)", lambda tmp: ["calibrate", "--from", _fifo(tmp)], EXIT_CONFIG,
+        "fifo is not a readable certificate: not a regular file", timeout=20),
+    Row("calibrate --from one certificate twice",
+        lambda tmp: ["calibrate", "--from", _quick_certificate(tmp), tmp / "cert" / "replay-certificate.json"],
+        EXIT_CONFIG, "is the same run as"),
+    Row("calibrate --name with a newline writes no YAML",
+        lambda tmp: ["calibrate", "--from", _quick_certificate(tmp), "--name", "bad\nother: {}",
+                     "--write", tmp / "matrices"],
+        EXIT_CONFIG, "--name 'bad\\nother: {}'", on_disk=_nothing_written("matrices")),
+    # stdout closed (`>&-`): was a traceback in interrupts.finish and exit 1 with no verdict.
+    Row("show with stdout closed", lambda tmp: ["show", QUICK], EXIT_OK, stdout="closed"),
+    Row("plan with stdout closed", lambda tmp: ["plan", "0,1"], EXIT_OK, stdout="closed"),
+    Row("certify --replay with stdout closed", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"],
+        EXIT_OK, stdout="closed", on_disk=_certified),
+    # -- breaks in other helpers' files: strict xfail, each naming the fix --------------------
+    Row("certify --replay with stderr closed", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"],
+        EXIT_OK, stderr="closed", on_disk=_certified,
+        xfail="cli.entry (fc): pytest writes to sys.stderr, None when fd 2 was closed: exit 5 'internal error'; "
+              "entry should open /dev/null onto closed fds 0-2 before anything else"),
+    Row("certify --replay > /dev/full: one line, no pytest INTERNALERROR traceback",
+        lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"], EXIT_INCOMPLETE, "internal error",
+        stdout="full", on_disk=_no_certificate,
+        xfail="certify.Progress (fc): its write to a full stdout raises inside pytest's hook, which prints an "
+              "INTERNALERROR> traceback on stderr before rmpeer's one line (and the line says 'closing the "
+              "host', a stale step)"),
+    Row("RMPEER_KEY relative and not UTF-8 makes no key in the working folder",
+        lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "cwd" / "out"], EXIT_CONFIG, "RMPEER_KEY",
+        env=lambda tmp: {"RMPEER_KEY": os.fsdecode(b"k\xff\xfe")}, on_disk=_no_key_in_cwd,
+        xfail="signing.key_path (trust): a relative, non-UTF-8 RMPEER_KEY makes a new key file of that name in "
+              "the working folder and signs with it (exit 0); it should be refused, exit 2"),
+    Row("diff of a 'certificate' that holds only its format",
+        lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer",
+        xfail="diff_load (fc): {'format': 'rmpeer-result/1'} alone is read as a certificate and compared "
+              "(exit 1, 'differs'); it records no host and no check: exit 2"),
+]
+
+
+def _stream(kind: str):
+    return {"pipe": subprocess.PIPE, "full": open("/dev/full", "wb"), "closed": None}[kind]
+
+
+def run(row: Row, tmp: Path) -> subprocess.CompletedProcess:
+    (tmp / "cwd").mkdir()
+    argv = [sys.executable, "-m", "rmpeer", *map(str, row.argv(tmp))]
+    # a closed descriptor is closed in the child before exec (`rmpeer ... >&-`)
+    closed = [fd for fd, kind in ((1, row.stdout), (2, row.stderr)) if kind == "closed"]
+    err_path = tmp / "stderr.txt"
+    with open(err_path, "wb") as err:
+        done = subprocess.run(argv, env=_env(row.env(tmp)), cwd=tmp / "cwd",
+                              stdout=_stream(row.stdout) if row.stdout != "closed" else subprocess.DEVNULL,
+                              stderr=err if row.stderr != "closed" else subprocess.DEVNULL,
+                              preexec_fn=(lambda: [os.close(fd) for fd in closed]) if closed else None,
+                              timeout=row.timeout)
+    done.stderr = err_path.read_text(errors="replace")
+    return done
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r.id, marks=[pytest.mark.xfail(strict=True, reason=r.xfail)]
+                                              if r.xfail else []) for r in ROWS])
+def test_row(row: Row, tmp_path):
+    done = run(row, tmp_path)
+    err = done.stderr
+    assert "Traceback" not in err and "INTERNALERROR" not in err, err
+    assert done.returncode == row.code, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if row.code not in (EXIT_OK,):
+        assert len(lines) == 1 and row.says in lines[0], err
+    row.on_disk(tmp_path)
+    # no temporary file or traceback file left in the folders the run wrote
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name or "traceback" in p.name]
