@@ -196,6 +196,7 @@ def entry() -> None:
     from . import interrupts
 
     interrupts.install()
+    _standard_streams()
     try:
         code = main()
     except SystemExit as exc:          # argparse: --help, --version, a usage error
@@ -203,6 +204,25 @@ def entry() -> None:
     except KeyboardInterrupt:          # a signal while the options were read
         code = EXIT_INCOMPLETE
     interrupts.finish(code)
+
+
+def _standard_streams() -> None:
+    """A standard descriptor the caller closed (`rmpeer ... 2>&-`) is /dev/null from here on:
+    Python left its stream None (pytest writes there), and a file rmpeer opens must never land
+    on descriptor 1 or 2, where a print would write into it."""
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)      # the lowest free descriptor: this one
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, open(fd, mode, closefd=False))
 
 
 def _dispatch(args) -> int:

@@ -210,6 +210,9 @@ def _result(path: Path, doc: dict) -> Side:
     from .result import RunResult
 
     result = RunResult.from_dict(doc)     # a wrong format is a ValueError: one line, exit 2
+    if not result.host and not result.checks and not result.layouts:
+        # nothing a run writes: not a certificate to compare (every real one holds its host)
+        raise ConfigError(f"{path}: not an rmpeer certificate (it records no host, no layout and no check)")
     host = result.host or {}
     side = Side(str(path), "certificate")
     side.layouts = [x.name for x in result.layouts]

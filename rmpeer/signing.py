@@ -39,6 +39,12 @@ VERIFIED, UNSIGNED, BAD, OTHER_KEY, NO_KEY = "verified", "unsigned", "does not v
 def key_path() -> Path:
     given = os.environ.get(KEY_ENV)
     if given:
+        try:
+            given.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{KEY_ENV} is not UTF-8 text: name the key file by an absolute path") from None
+        if not os.path.isabs(given):    # never a key made wherever the run happens to start
+            raise ConfigError(f"{KEY_ENV}={given}: name the key file by an absolute path")
         return Path(given)
     if os.geteuid() == 0:
         return SYSTEM_KEY

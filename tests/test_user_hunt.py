@@ -218,11 +218,9 @@ ROWS = [
     Row("plan with stdout closed", lambda tmp: ["plan", "0,1"], EXIT_OK, stdout="closed"),
     Row("certify --replay with stdout closed", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"],
         EXIT_OK, stdout="closed", on_disk=_certified),
-    # -- breaks in other helpers' files: strict xfail, each naming the fix --------------------
     Row("certify --replay with stderr closed", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"],
-        EXIT_OK, stderr="closed", on_disk=_certified,
-        xfail="cli.entry (fc): pytest writes to sys.stderr, None when fd 2 was closed: exit 5 'internal error'; "
-              "entry should open /dev/null onto closed fds 0-2 before anything else"),
+        EXIT_OK, stderr="closed", on_disk=_certified),   # cli._standard_streams: /dev/null onto fds 0-2
+    # -- breaks not fixed yet: strict xfail, each naming the fix ---------------------------------
     Row("certify --replay > /dev/full: one line, no pytest INTERNALERROR traceback",
         lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"], EXIT_INCOMPLETE, "internal error",
         stdout="full", on_disk=_no_certificate,
@@ -231,13 +229,9 @@ ROWS = [
               "host', a stale step)"),
     Row("RMPEER_KEY relative and not UTF-8 makes no key in the working folder",
         lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "cwd" / "out"], EXIT_CONFIG, "RMPEER_KEY",
-        env=lambda tmp: {"RMPEER_KEY": os.fsdecode(b"k\xff\xfe")}, on_disk=_no_key_in_cwd,
-        xfail="signing.key_path (trust): a relative, non-UTF-8 RMPEER_KEY makes a new key file of that name in "
-              "the working folder and signs with it (exit 0); it should be refused, exit 2"),
+        env=lambda tmp: {"RMPEER_KEY": os.fsdecode(b"k\xff\xfe")}, on_disk=_no_key_in_cwd),
     Row("diff of a 'certificate' that holds only its format",
-        lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer",
-        xfail="diff_load (fc): {'format': 'rmpeer-result/1'} alone is read as a certificate and compared "
-              "(exit 1, 'differs'); it records no host and no check: exit 2"),
+        lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
 ]
 
 
