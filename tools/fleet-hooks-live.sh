@@ -33,7 +33,9 @@ run() {   # NAME ENV... -- COMMAND...
   printf "| %s | %s | %.2f |\n" "$name" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" | tee -a "$table"
 }
 
-job=(SLURM_JOB_ID=4242 SLURMD_NODENAME="$node" SLURM_JOB_USER=root SLURM_JOB_UID=0 SLURM_JOB_GPUS=0,1)
+# the job holds every card of this host: 0..N-1 (a card the host lacks would be exit 2, no verdict)
+gpus=$(nvidia-smi -L 2>/dev/null | awk '{printf "%s%d", (NR>1?",":""), NR-1}'); gpus=${gpus:-0}
+job=(SLURM_JOB_ID=4242 SLURMD_NODENAME="$node" SLURM_JOB_USER=root SLURM_JOB_UID=0 SLURM_JOB_GPUS="$gpus")
 run prolog-cold "${job[@]}" -- "$files/rmpeer-prolog"                 # no certificate yet: quick tier
 run prolog-fresh "${job[@]}" -- "$files/rmpeer-prolog"                # --if-stale: the fast path
 run prolog-opt-out "${job[@]}" SLURM_JOB_EXTRA=rmpeer=off -- "$files/rmpeer-prolog"
