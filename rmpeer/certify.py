@@ -74,12 +74,21 @@ def _run_pytest(spec, host, collector, stream) -> int:
     from .pytest_plugin.plugin import GivenRun
     from .resources import pytest_args, suites_dir
 
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # the user's other plugins stay out
     allure_dir = _allure_dir(spec)
     args = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:warnings", "-p", "allure_pytest.plugin", "--alluredir", str(allure_dir), "--clean-alluredir"]
     given = GivenRun([spec], {spec.target: host})
-    return int(pytest.main(args, plugins=[given, collector, Progress(stream)]))
+    # the user's other plugins stay out of this run, and only of it: a caller in the same
+    # process (fleet node, a test) keeps its own environment for what it starts later
+    before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        return int(pytest.main(args, plugins=[given, collector, Progress(stream)]))
+    finally:
+        if before is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
 
 
 def _allure_dir(spec):

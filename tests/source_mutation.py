@@ -187,7 +187,7 @@ MUTANTS = {
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "passive-extra-gpu-passes": M(
         "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
-        "        if len(by_bus) != len(facts.cards):", "        if False:",
+        "        if len(by_bus) != len(facts.cards) and not some_cards(facts):", "        if False:",
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "no-nvlink-passes-an-nvlink-topology": M(
         "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge.py",
