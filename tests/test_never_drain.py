@@ -508,14 +508,14 @@ def test_mutant_an_if_stale_that_reads_any_file_is_caught(tmp_path):
 def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch):
     from source_mutation import mutated
 
-    from rmpeer import cli
+    from rmpeer import certify_command
     from rmpeer.errors import ConfigError
 
     monkeypatch.setenv("RMPEER_NODE_NAME", b"gpu\xff".decode("utf-8", "surrogateescape"))
     with pytest.raises(ConfigError, match="not UTF-8 text"):
-        cli._check_environment()
-    broken = mutated("rmpeer.cli", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
-    broken._check_environment()      # passes the bytes on: the row would see the INTERNALERROR
+        certify_command.check_environment()
+    broken = mutated("rmpeer.certify_command", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
+    broken.check_environment()      # passes the bytes on: the row would see the INTERNALERROR
 
 
 # -- nothing unchecked passes in silence ---------------------------------------------------

@@ -110,12 +110,12 @@ def run_certify(args: list) -> tuple[int, str]:
     """certify in this process (no second interpreter start in a prolog's budget): its exit
     code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
     INCOMPLETE run (a tool error), never a verdict."""
-    from ..cli import main
+    from ..certify_command import run_argv
 
     err = _Tee(sys.stderr)
     try:
         with contextlib.redirect_stdout(sys.stderr), contextlib.redirect_stderr(err):
-            code = int(main(args) or 0)
+            code = int(run_argv(args) or 0)
     except SystemExit as exc:       # argparse: a usage error
         code = exc.code if isinstance(exc.code, int) else EXIT_CONFIG
     except KeyboardInterrupt as exc:
