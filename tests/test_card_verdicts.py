@@ -80,7 +80,7 @@ def test_the_degraded_recording_gives_each_card_and_the_pair_their_own_verdict(t
     code = main(["certify", "--replay", str(DEGRADED_TWO), "--output", str(tmp_path), "--json",
                  "--prometheus", str(tmp_path / "prom")])
     out = capsys.readouterr()
-    assert code == 4
+    assert code == 4, out.out[-3000:] + out.err[-3000:]
     line = json.loads(out.out.strip().splitlines()[-1])
     assert [(c["card"], c["verdict"]) for c in line["cards"]] == [(0, DEGRADED), (1, DEGRADED)]
     assert "same-card 0->0" in line["cards"][0]["reasons"][0] and "same-card 1->1" in line["cards"][1]["reasons"][0]

@@ -428,7 +428,8 @@ def test_a_test_page_shows_labels_parameters_and_attachments(report, browser):
 # the x1 and x2 recordings CERTIFIED, the --no-boost one DEGRADED, the x2 one replayed with a
 # struct grown in the ABI NOT CERTIFIED (its requests differ from what the driver was sent)
 FLEET_RUNS = {
-    "node-x1": ("h200x1-2", None, "CERTIFIED"), "node-x2": ("h200x2-", None, "CERTIFIED"),
+    # node-x1: the full 1 x H200 recording (the newest 1 x H200 one is a quick run)
+    "node-x1": ("h200x1-20261130T003119Z", None, "CERTIFIED"), "node-x2": ("h200x2-", None, "CERTIFIED"),
     "node-slow": ("degraded/h200x1-", None, "DEGRADED"), "node-abi": ("h200x2-", "grown", "NOT CERTIFIED"),
 }
 

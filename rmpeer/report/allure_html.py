@@ -275,10 +275,12 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
 def main_report(args) -> int:
     """`rmpeer report [--results DIR [DIR ...]] [--output FILE] [--title TEXT]`: one folder is one
     run's report; several folders, or a folder of per-host folders, one report of many hosts."""
-    out = build_report(args.results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
+    # one folder (a str, as callers in this process pass it) or several (the command line's list)
+    results = [args.results] if isinstance(args.results, (str, os.PathLike)) else list(args.results)
+    out = build_report(results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
     print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")
-    for line in signature_lines(args.results):
+    for line in signature_lines(results):
         print(f"rmpeer: {line}")
     return EXIT_OK
 
