@@ -71,17 +71,19 @@ def test_a_host_fault_blames_no_card():
     assert verdict_text(r) == NOT_CERTIFIED
 
 
-def test_the_degraded_recording_gives_each_card_and_the_pair_their_own_verdict(tmp_path, capsys):
+def test_the_degraded_recording_gives_each_card_and_the_pair_their_own_verdict(tmp_path):
     """certify --replay --json --prometheus of the idle-clock recording: both cards DEGRADED by
     their own same-card figures, the pair by its read, write and bandwidth figures, its setup
-    passed; the JSON line and rmpeer.prom carry the same."""
-    from rmpeer.cli import main
+    passed; the JSON line and rmpeer.prom carry the same. Its own process, as a user runs it
+    (in this one, the suites this test run collected would clash with the installed ones)."""
+    import subprocess
+    import sys
 
-    code = main(["certify", "--replay", str(DEGRADED_TWO), "--output", str(tmp_path), "--json",
-                 "--prometheus", str(tmp_path / "prom")])
-    out = capsys.readouterr()
-    assert code == 4, out.out[-3000:] + out.err[-3000:]
-    line = json.loads(out.out.strip().splitlines()[-1])
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(DEGRADED_TWO), "--output",
+                           str(tmp_path), "--json", "--prometheus", str(tmp_path / "prom")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
     assert [(c["card"], c["verdict"]) for c in line["cards"]] == [(0, DEGRADED), (1, DEGRADED)]
     assert "same-card 0->0" in line["cards"][0]["reasons"][0] and "same-card 1->1" in line["cards"][1]["reasons"][0]
     assert [(p["pair"], p["verdict"]) for p in line["pairs"]] == [("0-1", DEGRADED)]
@@ -93,7 +95,7 @@ def test_the_degraded_recording_gives_each_card_and_the_pair_their_own_verdict(t
     uuid0 = cert["host"]["cards"][0]["uuid"]
     assert f'rmpeer_gpu_certified{{UUID="{uuid0}",gpu="0",' in prom
     assert 'peer_gpu="1",verdict="DEGRADED"} 0.0' in prom
-    assert "DEGRADED: card 0 (" in out.err and "pair 0-1" in out.err
+    assert "DEGRADED: card 0 (" in done.stderr and "pair 0-1" in done.stderr
 
 
 # -- --if-stale: which selections a certificate covers -----------------------------------------
