@@ -1,0 +1,53 @@
+"""Replay every committed recording and print what rmpeer made of it, as one table.
+
+The table pins behaviour across a restructuring: it is made once with the code
+before the move (tests/data/verdicts-before-move.json) and
+tests/system/test_same_verdicts.py makes it again with today's code and
+compares. Each recording is replayed twice, in the passive tier and in the
+tier its own layouts cover (certify's default), each in its own process, as a
+user runs it.
+
+    python tools/verdict_table.py > tests/data/verdicts-before-move.json
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RECORDINGS = ROOT / "fixtures" / "transcripts"
+# What a replay's JSON line says that depends on when and where it ran, not
+# on what rmpeer judged.
+VOLATILE = ("duration_s", "started", "valid_until", "certificate", "certificate_id", "node")
+
+
+def recordings() -> list:
+    return sorted(p.relative_to(RECORDINGS).as_posix() for p in RECORDINGS.rglob("*.jsonl.gz"))
+
+
+def replay(name: str, tier) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        argv = [sys.executable, "-m", "rmpeer", "certify", "--replay", str(RECORDINGS / name),
+                "--json", "--output", out]
+        if tier:
+            argv += ["--tier", tier]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=out)
+    lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
+    line = json.loads(lines[-1]) if lines else {}
+    kept = {k: v for k, v in line.items() if k not in VOLATILE}
+    return {"exit": done.returncode, "line": kept}
+
+
+def table(names=None) -> dict:
+    rows = {}
+    for name in names or recordings():
+        rows[name] = {"passive": replay(name, "passive"), "own": replay(name, None)}
+    return rows
+
+
+if __name__ == "__main__":
+    json.dump(table(sys.argv[1:] or None), sys.stdout, indent=1, sort_keys=True)
+    print()
