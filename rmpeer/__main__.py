@@ -1,3 +1,3 @@
-from .cli import entry
+from rmpeer.cli import entry
 
 entry()

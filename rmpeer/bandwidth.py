@@ -13,7 +13,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
-from .layouts import Layout
+from rmpeer.layouts import Layout
 
 REPEATS = 5              # steady copies per figure, after one first copy
 MORE_REPEATS = 5         # added once when the spread of the first ones exceeds STABLE_SPREAD
@@ -65,7 +65,7 @@ class Rig:
     it (the rig needs no more of the run than that, the shim and the number of cards)."""
 
     def __init__(self, layout, shim, cards: int, size: int):
-        from .traffic import build_engine, channel_layout
+        from rmpeer.traffic import build_engine, channel_layout
 
         self.size = size
         setup, self._release = layout(rig_layout(cards), size)

@@ -15,12 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import __version__
-from .errors import EXIT_OK, ConfigError, NoDeviceError
-from .hostrun import HostRun
-from .layouts import Layout, LayoutMatrix, parse_size
-from .spec import checked_output, live_spec
-from .targets import Case
+from rmpeer import __version__
+from rmpeer.errors import EXIT_OK, ConfigError, NoDeviceError
+from rmpeer.hostrun import HostRun
+from rmpeer.layouts import Layout, LayoutMatrix, parse_size
+from rmpeer.spec import checked_output, live_spec
+from rmpeer.targets import Case
 
 SETUP_SESSIONS = (1, 2, 4, 8, 16)
 SETUP_EXTENT = 2 << 20         # the smallest extent: setup cost without allocation cost
@@ -80,8 +80,8 @@ def render(bench: dict) -> str:
 
 
 def bench(args) -> int:
-    from .bandwidth import Rig, measure
-    from .report.bench_svg import bench_svg
+    from rmpeer.bandwidth import Rig, measure
+    from rmpeer.report.bench_svg import bench_svg
 
     sizes = sorted({parse_size(s) for s in args.sizes.split(",") if s.strip()}) if args.sizes else []
     if not sizes:
@@ -93,11 +93,11 @@ def bench(args) -> int:
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
     out = checked_output(args.output)
-    from .writable import check_inside
+    from rmpeer.writable import check_inside
 
     check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
-        from .selection import request_of_args
+        from rmpeer.selection import request_of_args
 
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
                          output=out, cards=request_of_args(args))
@@ -134,11 +134,11 @@ def bench(args) -> int:
               "clocks": host.fitness.clocks, "results": results, "setup": setup,
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}
-    from .costmodel import calibration_logs, projection, render_projection
+    from rmpeer.costmodel import calibration_logs, projection, render_projection
 
     # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
     result["cost_model"] = projection(result, calibration_logs(out))
-    from .safewrite import write_file
+    from rmpeer.safewrite import write_file
 
     write_file(out / "bench.json", json.dumps(result, indent=1, default=str))
     write_file(out / "bench.svg", bench_svg(result))

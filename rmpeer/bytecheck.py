@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import slices
-from .shim.libc import ffi, libc
+from rmpeer import slices
+from rmpeer.shim.libc import ffi, libc
 
 # memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
 # one thread compares about 10 GB/s, a 64 MiB block then costs 6 ms on its own.

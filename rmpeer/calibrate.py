@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError
+from rmpeer.errors import ConfigError
 
 MARGIN = 0.9              # a floor is this fraction of the slowest healthy median
 DEFAULT_RUNS = 5
@@ -225,8 +225,8 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
     an entry the host already matches is replaced, so that one entry matches it."""
     import shutil
 
-    from .resources import matrices_dir
-    from .topology import TopologyMatrix
+    from rmpeer.resources import matrices_dir
+    from rmpeer.topology import TopologyMatrix
 
     folder = Path(folder)
     if not (folder / "topologies.yaml").is_file():
@@ -283,7 +283,7 @@ def _load(path: str) -> dict:
     import os
     import stat
 
-    from .signing import CERT_LIMIT
+    from rmpeer.signing import CERT_LIMIT
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -316,9 +316,9 @@ def _distinct(certs: list, paths: list) -> None:
 
 
 def run(args) -> int:
-    from .errors import EXIT_OK
-    from .rm.host import HostFacts
-    from .topology import TopologyMatrix
+    from rmpeer.errors import EXIT_OK
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.topology import TopologyMatrix
 
     if args.runs < 1:
         raise ConfigError(f"calibrate: --runs must be 1 or more, found {args.runs}")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from .judge import check_findings, short
-from .result import CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED
+from rmpeer.judge import check_findings, short
+from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED
 
 RANK = {FAIL: (3, NOT_CERTIFIED), UNFINISHED: (4, INCOMPLETE), DEGRADE: (2, DEGRADED)}
 DIMENSIONS = ("setup", "read", "write", "bandwidth")

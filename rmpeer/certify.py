@@ -14,17 +14,17 @@ import time
 import uuid
 from collections import Counter
 
-from . import __version__, interrupts
-from .crash import at
-from .hostrun import HostRun
-from .judge import EXIT_CODES, judge
-from .render.certificate import write_certificate
-from .render.table import render_fitness, render_table, use_colour
-from .errors import ReplayMismatch, RmpeerError
-from .rm.errors import RmError
-from .result import FAIL, INCOMPLETE, INFO, PARTIAL, UNFINISHED, Finding
-from .resources import matrices_digest
-from .spec import from_certify_args, tier_of
+from rmpeer import __version__, interrupts
+from rmpeer.crash import at
+from rmpeer.hostrun import HostRun
+from rmpeer.judge import EXIT_CODES, judge
+from rmpeer.render.certificate import write_certificate
+from rmpeer.render.table import render_fitness, render_table, use_colour
+from rmpeer.errors import ReplayMismatch, RmpeerError
+from rmpeer.rm.errors import RmError
+from rmpeer.result import FAIL, INCOMPLETE, INFO, PARTIAL, UNFINISHED, Finding
+from rmpeer.resources import matrices_digest
+from rmpeer.spec import from_certify_args, tier_of
 
 REASONS_SHOWN = 20
 PYTEST_UNFINISHED = {2: "the run was interrupted", 3: "pytest stopped on an internal error",
@@ -42,7 +42,7 @@ class Progress:
     def pytest_runtest_logreport(self, report):
         if report.when != "call" and not (report.failed or report.skipped):
             return
-        from .pytest_plugin.plugin import CHECK
+        from rmpeer.pytest_plugin.plugin import CHECK
 
         props = dict(report.user_properties)
         check = props.get(CHECK) or {}
@@ -71,8 +71,8 @@ def _run_pytest(spec, host, collector, stream) -> int:
 
     import pytest
 
-    from .pytest_plugin.plugin import GivenRun
-    from .resources import pytest_args, suites_dir
+    from rmpeer.pytest_plugin.plugin import GivenRun
+    from rmpeer.resources import pytest_args, suites_dir
 
     allure_dir = _allure_dir(spec)
     args = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
@@ -107,17 +107,17 @@ def _target(spec) -> dict:
 
 def certify(args) -> int:
     started = time.time()
-    from .staleness import parse_valid_for
+    from rmpeer.staleness import parse_valid_for
 
     valid_for = parse_valid_for(getattr(args, "valid_for", None))     # an option: checked first
-    from .deadline import parse_deadline
+    from rmpeer.deadline import parse_deadline
 
     args.deadline_s = parse_deadline(getattr(args, "deadline", None), tier_of(args),
                                      replay=bool(getattr(args, "replay", None)))
     spec = from_certify_args(args)
     if spec.is_replay:
         return _certify(spec, args, started, valid_for)
-    from .hostlock import HostLock
+    from rmpeer.hostlock import HostLock
 
     with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) after --wait
         if lock.note:      # a lock of this user's own, or RMPEER_LOCK's: said, never silent
@@ -132,7 +132,7 @@ def _run_suites(host, args, say, collector, out_stream) -> int:
     say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
         f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
         f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
-    from .selection import certify_line
+    from rmpeer.selection import certify_line
 
     if certify_line(facts):
         say(certify_line(facts))
@@ -198,7 +198,7 @@ def _certify(spec, args, started, valid_for) -> int:
             if result is None or interrupts.seen():   # cut short before its verdict: nothing certifies
                 raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
         return _report(result, spec, args, say, replay_of, started, watchdog)
-    from .pytest_plugin.results import Collector
+    from rmpeer.pytest_plugin.results import Collector
 
     host, collector, stopped, code, refused = HostRun(spec), Collector(), None, None, None
     watchdog = _watchdog(lambda: host.spec, args, target, started, out_stream, replay_of, collector.checks)
@@ -231,11 +231,11 @@ def _certify(spec, args, started, valid_for) -> int:
             result.verdict, result.reasons = judge(result)
         _stamp(result, spec, host, started, valid_for, args)
         if collector.tests and _allure_dir(spec).is_dir():   # pytest ran: the card x card matrix, from the result
-            from .pytest_plugin.reporting import write_pair_matrix
+            from rmpeer.pytest_plugin.reporting import write_pair_matrix
 
             write_pair_matrix(result, _allure_dir(spec), spec.target)
         if not spec.is_replay and not stopped:
-            from .passive import remember_kmsg_position
+            from rmpeer.passive import remember_kmsg_position
 
             remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
     return _report(result, spec, args, say, replay_of, started, watchdog)
@@ -245,12 +245,12 @@ def _watchdog(spec_now, args, target, started, out_stream, replay_of, checks_now
     """The run's deadline (rmpeer.deadline): at it, the INCOMPLETE outputs and exit 5. Its
     lines go to copies of the terminal's descriptors taken now: at the deadline pytest may
     be capturing the standard ones."""
-    from .deadline import Watchdog, writer
+    from rmpeer.deadline import Watchdog, writer
 
     say, json_out = writer(out_stream), writer(sys.stdout)
 
     def on_deadline(seconds):
-        from .result import RunResult, node_name
+        from rmpeer.result import RunResult, node_name
 
         spec = spec_now()
         result = RunResult(node=node_name(), tier=spec.tier, target=target, version=__version__,
@@ -272,7 +272,7 @@ def _watchdog(spec_now, args, target, started, out_stream, replay_of, checks_now
         for r in result.reasons:
             say(f"  - {r}")
         if args.json:
-            from .render.jsonline import json_line
+            from rmpeer.render.jsonline import json_line
 
             json_out(json_line(result, path))
     return Watchdog(args.deadline_s, on_deadline).start()
@@ -281,8 +281,8 @@ def _watchdog(spec_now, args, target, started, out_stream, replay_of, checks_now
 def _stamp(result, spec, host, started, valid_for, args) -> None:
     """What a scheduler's next run checks the certificate against: the node, how long it
     holds, the platform's fingerprint, and why this run was made."""
-    from .result import node_name
-    from .staleness import valid_until
+    from rmpeer.result import node_name
+    from rmpeer.staleness import valid_until
 
     result.node = node_name()
     result.valid_until = valid_until(started, valid_for)
@@ -292,11 +292,11 @@ def _stamp(result, spec, host, started, valid_for, args) -> None:
         return
     links = host.fitness.links_before if host.fitness is not None else None
     if spec.is_replay:
-        from .fingerprint import recorded_fingerprint
+        from rmpeer.fingerprint import recorded_fingerprint
 
         result.fingerprint = recorded_fingerprint(facts, links=links, header=spec.header, matrices=result.matrices)
     else:
-        from .fingerprint import platform_fingerprint
+        from rmpeer.fingerprint import platform_fingerprint
 
         result.fingerprint = platform_fingerprint(facts, links=links, matrices=result.matrices)
 
@@ -305,8 +305,8 @@ def _passive(spec, args, started, target, valid_for):
     """--tier passive: RM facts only (no video memory, no engine, no peer setup): rmpeer.passive
     reads the host and returns its RunResult; certify judges and renders it the same way as a
     full run's."""
-    from .passive import run_passive
-    from .result import node_name
+    from rmpeer.passive import run_passive
+    from rmpeer.result import node_name
 
     result = run_passive(spec.target, topology_name=spec.topology_name, record=spec.record, abi=spec.abi,
                          node=node_name(), valid_for=valid_for, select=spec.chooser())
@@ -314,9 +314,9 @@ def _passive(spec, args, started, target, valid_for):
     result.ran_because = list(getattr(args, "ran_because", None) or [])
     result.certificate_id = str(uuid.uuid4())
     if spec.policies.require_idle and not spec.is_replay:
-        from .sharedhost import require_idle
+        from rmpeer.sharedhost import require_idle
 
-        from .selection import count_for_idle
+        from rmpeer.selection import count_for_idle
 
         require_idle(count_for_idle(((result.gpu_processes.get("now") or {}).get("processes")) or [],
                                     result.host.get("selection")))
@@ -334,7 +334,7 @@ def _result(spec, host, collector, target, started, stopped, code):
     result.host = result.host or (spec.facts.as_dict() if spec.facts else {})
     if spec.facts is not None:
         # never a silent pass: a host without floors (calibrated or derived) is said to be one
-        from .floors import judged_topology
+        from rmpeer.floors import judged_topology
 
         result.topology, missing = judged_topology(spec, host)
         result.findings += [f for f in missing if f not in result.findings]
@@ -389,7 +389,7 @@ def _mark_stopped(result, name: str) -> None:
 def _health(result, topology) -> None:
     """The health facts' findings first (a fabric not initialised explains the peer checks'
     RM errors that follow it) and what could not be checked (rmpeer.judge_health)."""
-    from .judge_health import health_findings
+    from rmpeer.judge_health import health_findings
 
     found, _ = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
     result.findings[:0] = found     # what could not be read is an INFO finding: rmpeer.unchecked names it
@@ -418,7 +418,7 @@ def _report(result, spec, args, say, replay_of, started, watchdog=None) -> int:
 def _complete(result, require: bool) -> None:
     """The checks that could not run, named (rmpeer.unchecked); --require-complete refuses a
     CERTIFIED run that has any."""
-    from .unchecked import not_checked, refusals
+    from rmpeer.unchecked import not_checked, refusals
 
     result.not_checked = not_checked(result)
     if require and refusals(result):
@@ -427,8 +427,8 @@ def _complete(result, require: bool) -> None:
 
 
 def _exit_code(result) -> int:
-    from .errors import EXIT_UNCHECKED
-    from .unchecked import refused
+    from rmpeer.errors import EXIT_UNCHECKED
+    from rmpeer.unchecked import refused
 
     return EXIT_UNCHECKED if result.verdict == INCOMPLETE and refused(result) else EXIT_CODES[result.verdict]
 
@@ -438,7 +438,7 @@ def _certificate_path(spec):
 
 
 def _write_files(result, spec, args):
-    from .card_verdicts import by_card
+    from rmpeer.card_verdicts import by_card
 
     result.by_card = by_card(result)     # beside the host's verdict: each card's and each pair's
     path = _certificate_path(spec)
@@ -446,18 +446,18 @@ def _write_files(result, spec, args):
     if spec.output.is_dir():
         written = write_certificate(result, path)
     if getattr(args, "junit", None):
-        from .render.junit import write_junit
+        from rmpeer.render.junit import write_junit
 
         write_junit([result], args.junit)
     if getattr(args, "prometheus", None):
-        from .render.prometheus import write_textfile
+        from rmpeer.render.prometheus import write_textfile
 
         write_textfile(result, args.prometheus)
     return written
 
 
 def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
-    from .card_verdicts import verdict_text
+    from rmpeer.card_verdicts import verdict_text
 
     say("\n" + render_table(result))
     fitness = render_fitness(result)
@@ -466,7 +466,7 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
-    from .unchecked import phrase
+    from rmpeer.unchecked import phrase
 
     unchecked = f"; not checked: {phrase(result.not_checked)}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
@@ -476,7 +476,7 @@ def _say_verdict(result, spec, args, say, replay_of, started, path) -> int:
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
     if args.json:
-        from .render.jsonline import json_line
+        from rmpeer.render.jsonline import json_line
 
         try:
             print(json_line(result, path), flush=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import errors
-from .errors import EXIT_INCOMPLETE, EXIT_OK, RmpeerError
+from rmpeer import errors
+from rmpeer.errors import EXIT_INCOMPLETE, EXIT_OK, RmpeerError
 
 
 def add_parser(sub, epilog: str):
@@ -61,10 +61,10 @@ def add_parser(sub, epilog: str):
 def still_holds(args) -> bool:
     """certify --if-stale CERT: the fast path reads /proc and /sys only (no RM, no pytest), so a
     prolog pays for a run only when the platform, the tier or the clock says so."""
-    from .result import node_name
-    from .spec import tier_of
-    from .selection import request_of_args
-    from .staleness import check_fresh
+    from rmpeer.result import node_name
+    from rmpeer.spec import tier_of
+    from rmpeer.selection import request_of_args
+    from rmpeer.staleness import check_fresh
 
     tier = tier_of(args)
     holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=request_of_args(args))
@@ -90,7 +90,7 @@ def check_environment() -> None:
     node name of bytes that are not UTF-8 is refused (exit 2), never written half."""
     import os
 
-    from .result import NODE_ENV
+    from rmpeer.result import NODE_ENV
 
     for name in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
         value = os.environ.get(name, "").strip()
@@ -107,7 +107,7 @@ def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
     if args.if_stale and still_holds(args):
         return EXIT_OK
-    from .certify import certify
+    from rmpeer.certify import certify
 
     return certify(args)
 
@@ -115,7 +115,7 @@ def run(args) -> int:
 def run_argv(argv: list) -> int:
     """`rmpeer certify ARGV...` in this process, guarded as the command line runs it (for
     rmpeer.fleet.node: certify's options alone, no other command's)."""
-    from .selection import add_options as add_card_options
+    from rmpeer.selection import add_options as add_card_options
 
     parser = argparse.ArgumentParser(prog="rmpeer")
     add_card_options(add_parser(parser.add_subparsers(dest="command", required=True), ""))
@@ -133,20 +133,20 @@ def guarded(args, dispatch) -> int:
         print(f"rmpeer: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        from . import interrupts
+        from rmpeer import interrupts
 
         why = interrupts.seen() or str(exc) or "SIGINT"
         print(f"rmpeer: {args.command}: stopped by {why}: INCOMPLETE (exit {EXIT_INCOMPLETE})", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
         if args.command in ("certify", "fleet"):
-            from .crash import internal_error
+            from rmpeer.crash import internal_error
 
             return internal_error(args.command, sys.exc_info()[1], folders(args))
         sys.stderr.close()
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - unexpected: never a verdict, never exit 1
-        from .crash import internal_error
+        from rmpeer.crash import internal_error
 
         step = args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
         return internal_error(step, exc, folders(args))

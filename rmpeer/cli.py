@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__
-from . import errors
-from .errors import EXIT_CONFIG, EXIT_INCOMPLETE
+from rmpeer import __version__
+from rmpeer import errors
+from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE
 
 
 def _exit_codes() -> str:
@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"rmpeer {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    from .certify_command import add_parser as add_certify
-    from .selection import add_options as add_card_options
+    from rmpeer.certify_command import add_parser as add_certify
+    from rmpeer.selection import add_options as add_card_options
 
     add_card_options(add_certify(sub, EXIT_CODES))
     r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
@@ -61,14 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print a transcript readably, field by field")
     s.add_argument("transcript")
     s.add_argument("--calls", action="store_true", help="every call, not only the summary")
-    from .abi.fromheaders import add_parser as add_abi
-    from .diff import add_parser as add_diff
+    from rmpeer.abi.fromheaders import add_parser as add_abi
+    from rmpeer.diff import add_parser as add_diff
     add_diff(sub)
-    from .calibrate import add_parser as add_calibrate
+    from rmpeer.calibrate import add_parser as add_calibrate
     add_calibrate(sub)
-    from .abi.fitnessfacts import add_parser as add_fitness_facts
+    from rmpeer.abi.fitnessfacts import add_parser as add_fitness_facts
     add_fitness_facts(add_abi(sub))
-    from .fleet.cli import add_parser as add_fleet
+    from rmpeer.fleet.cli import add_parser as add_fleet
     add_fleet(sub)
     return p
 
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     rmpeer expected is its documented code, a signal 5, anything else one line, a traceback
     file and 5 (rmpeer.crash)."""
     args = build_parser().parse_args(argv)
-    from .certify_command import guarded
+    from rmpeer.certify_command import guarded
 
     return guarded(args, _dispatch)
 
@@ -87,7 +87,7 @@ def entry() -> None:
     """The `rmpeer` command (console script and python -m rmpeer): every stop signal is
     rmpeer's from the first moment, and the process ends through interrupts.finish, which
     leaves no window for a signal after the verdict (rmpeer.interrupts)."""
-    from . import interrupts
+    from rmpeer import interrupts
 
     interrupts.install()
     _standard_streams()
@@ -121,37 +121,37 @@ def _standard_streams() -> None:
 
 def _dispatch(args) -> int:
     if args.command == "certify":
-        from .certify_command import run as run_certify
+        from rmpeer.certify_command import run as run_certify
         return run_certify(args)
     if args.command == "bench":
-        from .bench import bench
+        from rmpeer.bench import bench
         return bench(args)
     if args.command == "report":
-        from .report.allure_html import main_report
+        from rmpeer.report.allure_html import main_report
         return main_report(args)
     if args.command == "host":
-        from .commands import host
+        from rmpeer.commands import host
         return host(args)
     if args.command == "plan":
-        from .commands import plan
+        from rmpeer.commands import plan
         return plan(args)
     if args.command == "show":
-        from .commands import show
+        from rmpeer.commands import show
         return show(args)
     if args.command == "calibrate":
-        from .calibrate import run as run_calibrate
+        from rmpeer.calibrate import run as run_calibrate
         return run_calibrate(args)
     if args.command == "diff":
-        from .diff import run
+        from rmpeer.diff import run
         return run(args)
     if args.command == "fleet":
-        from .fleet.cli import run as run_fleet
+        from rmpeer.fleet.cli import run as run_fleet
         return run_fleet(args)
     if args.command == "abi" and args.abi_command == "fitness-facts":
-        from .abi.fitnessfacts import run
+        from rmpeer.abi.fitnessfacts import run
         return run(args)
     if args.command == "abi":
-        from .abi.fromheaders import run
+        from rmpeer.abi.fromheaders import run
         return run(args)
     return EXIT_CONFIG
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from .errors import EXIT_OK
+from rmpeer.errors import EXIT_OK
 
 
 def host(args) -> int:
-    from .runtime import Runtime
-    from .selection import Chooser, request_of_args
-    from .shim.live import LiveShim
+    from rmpeer.runtime import Runtime
+    from rmpeer.selection import Chooser, request_of_args
+    from rmpeer.shim.live import LiveShim
 
     select = Chooser(request=request_of_args(args))
     with Runtime(LiveShim(), forced_abi=args.rm_abi, select=select) as runtime:
@@ -19,8 +19,8 @@ def host(args) -> int:
 
 
 def plan(args) -> int:
-    from .layouts import LayoutMatrix, parse_cards, parse_size, size_text
-    from .plan import plan_peers
+    from rmpeer.layouts import LayoutMatrix, parse_cards, parse_size, size_text
+    from rmpeer.plan import plan_peers
 
     layouts = LayoutMatrix()
     va = layouts.va
@@ -45,7 +45,7 @@ def plan(args) -> int:
 
 
 def show(args) -> int:
-    from .transcripts import show_transcript
+    from rmpeer.transcripts import show_transcript
 
     show_transcript(args.transcript, calls=args.calls)
     return EXIT_OK

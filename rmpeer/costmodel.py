@@ -163,7 +163,7 @@ def parse_progress(text: str) -> dict | None:
 
 
 def _layout_extent(name: str, extent: int) -> int:
-    from .layouts import LayoutMatrix
+    from rmpeer.layouts import LayoutMatrix
 
     matrix = LayoutMatrix()
     own = matrix.entries.get(name, {}).get("extent")
@@ -208,8 +208,8 @@ def predict(c: dict, cards: int, layouts: list) -> float:
 
 def tier_layouts(cards: int, tier: str) -> list:
     """[(cards tuple, extent)] of the layouts a tier runs on a host of `cards` cards."""
-    from .spec import QUICK_LAYOUTS
-    from .layouts import LayoutMatrix
+    from rmpeer.spec import QUICK_LAYOUTS
+    from rmpeer.layouts import LayoutMatrix
 
     matrix = LayoutMatrix()
     if tier == "quick":

@@ -16,7 +16,7 @@ import time
 import traceback
 from pathlib import Path
 
-from .errors import EXIT_INCOMPLETE
+from rmpeer.errors import EXIT_INCOMPLETE
 
 PREFIX = "rmpeer-traceback-"
 _step = {"now": ""}

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from .errors import EXIT_INCOMPLETE, ConfigError
+from rmpeer.errors import EXIT_INCOMPLETE, ConfigError
 
 DEFAULT_S = {"passive": 5.0, "quick": 60.0, "full": 600.0, "partial": 600.0}
 REPLAY_FACTOR = 10      # a replay stands in for no host's budget, and CI replays on loaded machines

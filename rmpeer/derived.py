@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .abi.matrix import MATRICES, load_yaml, require
-from .errors import MatrixError
+from rmpeer.abi.matrix import MATRICES, load_yaml, require
+from rmpeer.errors import MatrixError
 
 CALIBRATED, DERIVED, PROVISIONAL = "calibrated", "derived", "provisional"
 STATUSES = (CALIBRATED, PROVISIONAL)
@@ -86,7 +86,7 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
     """matrices/efficiencies.yaml, schema-checked: an unknown key, a status other than
     calibrated or provisional, a calibrated efficiency without the measurement it came from or
     that disagrees with it, a provisional one without a note: a MatrixError naming the entry."""
-    from .topology import _unknown
+    from rmpeer.topology import _unknown
 
     path = Path(path or MATRICES / "efficiencies.yaml")
     data = load_yaml(path)
@@ -110,7 +110,7 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
 
 
 def _kind(path, where, kind, spec) -> Efficiency:
-    from .topology import _unknown
+    from rmpeer.topology import _unknown
 
     if not isinstance(spec, dict):
         raise MatrixError(path, where, f"must be a mapping, found {type(spec).__name__}")
@@ -205,7 +205,7 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
     """Floors per card and pair from RM's facts (pure). cards: rm.host.Card; p2p: HostFacts.p2p
     ((a, b) -> {caps}); links: card index -> rm.nvlink.link_health; class_numbers: the ABI's
     {class name: number}."""
-    from .ce.engine import pick_lce
+    from rmpeer.ce.engine import pick_lce
 
     same, cross, both, missing = {}, {}, {}, []
     gens = {c.index: eff.generation_of(c, class_numbers) for c in cards}

@@ -36,8 +36,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diff_load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, load, percent
-from .errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from rmpeer.diff_load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, load, percent
+from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
@@ -247,7 +247,7 @@ def _compare_trees(name: str, source: str, a: Side, b: Side, field: str) -> Aspe
 def compare_selection(a: Side, b: Side) -> Aspect:
     """Which of the host's cards each run took (rmpeer.selection), shown; the runs differ when
     one took more or fewer cards, or of a larger host, than the other (UUIDs are identity)."""
-    from .selection import selection_words
+    from rmpeer.selection import selection_words
 
     aspect = Aspect("cards selected", "the selection each run recorded (UUIDs, and how they were chosen)")
     if a.facts is None or b.facts is None:
@@ -434,7 +434,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from .diff_report import render_table, to_json, write_allure, write_json
+    from rmpeer.diff_report import render_table, to_json, write_allure, write_json
 
     tolerance = parse_tolerance(args.tolerance)
     if args.json and not Path(args.json).resolve().parent.is_dir():

@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError
+from rmpeer.errors import ConfigError
 
 # What diff leaves out or words apart (rmpeer.diff compares, rmpeer.diff_report renders).
 VOLATILE = [
@@ -141,7 +141,7 @@ def segment_layout(key: str, layouts) -> str | None:
 # ---- a transcript -----------------------------------------------------------------------
 
 def _transcript(path: Path) -> Side:
-    from .shim.records import END_NOTE, read_transcript
+    from rmpeer.shim.records import END_NOTE, read_transcript
 
     header, lines = read_transcript(path)
     notes = [line for line in lines if isinstance(line, dict)]
@@ -207,7 +207,7 @@ def _fitness(side: Side, fitness, why: str) -> None:
 # ---- a certificate: RunResult.to_dict() -------------------------------------------------
 
 def _result(path: Path, doc: dict) -> Side:
-    from .result import RunResult
+    from rmpeer.result import RunResult
 
     result = RunResult.from_dict(doc)     # a wrong format is a ValueError: one line, exit 2
     if not result.host and not result.checks and not result.layouts:
@@ -220,7 +220,7 @@ def _result(path: Path, doc: dict) -> Side:
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
                     "subject": result.target.get("kind"), "rmpeer": result.version}
-    from .signing import verify
+    from rmpeer.signing import verify
 
     side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for
     side.facts = host
@@ -287,7 +287,7 @@ def _structs_source(side: Side, host: dict) -> None:
 
 
 def _layout_names() -> set:
-    from .layouts import LayoutMatrix
+    from rmpeer.layouts import LayoutMatrix
 
     return set(LayoutMatrix().entries)
 
@@ -328,7 +328,7 @@ def _test_layout(test: dict, layouts, target: str | None = None) -> str | None:
 
 
 def _abi_struct_sizes(release) -> dict | None:
-    from .abi import DriverMatrix
+    from rmpeer.abi import DriverMatrix
 
     matrix = DriverMatrix()
     if release not in matrix.by_version:

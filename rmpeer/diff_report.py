@@ -8,8 +8,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from .diff_load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
-from .errors import ConfigError
+from rmpeer.diff_load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
+from rmpeer.errors import ConfigError
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value
 KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
@@ -134,7 +134,7 @@ def to_json(a, b, aspects, cover, tolerance) -> dict:
 
 def write_json(path: str, doc: dict) -> None:
     try:
-        from .safewrite import write_file
+        from rmpeer.safewrite import write_file
 
         write_file(Path(path), json.dumps(doc, indent=1, default=str) + "\n", what="--json")
     except OSError as exc:
@@ -147,7 +147,7 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     from allure_commons.logger import AllureFileLogger
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
 
-    from .safewrite import make_folder
+    from rmpeer.safewrite import make_folder
 
     make_folder(folder)        # a link planted there is refused, never written through
     try:

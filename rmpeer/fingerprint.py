@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import __version__
+from rmpeer import __version__
 
 FORMAT = "rmpeer-fingerprint/1"
 MODULE_NAME = "nvidia"
@@ -44,7 +44,7 @@ def _unreadable(exc: OSError) -> str:
 
 def read_driver(root: str = "/") -> dict:
     """The driver version and flavour the kernel module states in /proc."""
-    from .rm.host import read_proc_version
+    from rmpeer.rm.host import read_proc_version
 
     try:
         text = _read(root, "/proc/driver/nvidia/version")
@@ -57,7 +57,7 @@ def read_driver(root: str = "/") -> dict:
 def read_cards(root: str = "/") -> list[dict]:
     """Each GPU's PCI address, UUID, VBIOS and model, as /proc/driver/nvidia/gpus lists them,
     in PCI order (the suite's card numbering)."""
-    from .rm.host import read_proc_gpus
+    from rmpeer.rm.host import read_proc_gpus
 
     gpus = read_proc_gpus(str(_at(root, "/proc/driver/nvidia/gpus")))
     cards = [{"pci": g["bus"].lower(), "uuid": g["uuid"], "vbios": g.get("vbios", ""), "model": g["model"]}
@@ -95,8 +95,8 @@ def _sha256(path: str, cache: Path | None) -> str:
     key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     known = {}
     if cache is not None:
-        from .errors import ConfigError
-        from .safewrite import read_own
+        from rmpeer.errors import ConfigError
+        from rmpeer.safewrite import read_own
 
         try:     # a cache another user could write would let them name the module's hash
             known = json.loads(read_own(cache))
@@ -110,7 +110,7 @@ def _sha256(path: str, cache: Path | None) -> str:
             h.update(chunk)
     digest = "sha256:" + h.hexdigest()
     if cache is not None:
-        from .safewrite import make_folder, write_file
+        from rmpeer.safewrite import make_folder, write_file
 
         try:
             make_folder(cache.parent, mode=0o700)
@@ -173,8 +173,8 @@ def read_iommu(root: str = "/", cards: list[dict] = ()) -> dict:
 
 
 def _pcie_facts() -> dict:
-    from .abi.matrix import load_yaml
-    from .resources import matrices_dir
+    from rmpeer.abi.matrix import load_yaml
+    from rmpeer.resources import matrices_dir
 
     return load_yaml(matrices_dir() / "pcie.yaml")
 
@@ -274,7 +274,7 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
     `facts` (HostFacts: which UUID each index is) adds the active NVLinks per card; without
     them the key is absent and staleness does not compare it."""
     if matrices is None:
-        from .resources import matrices_digest
+        from rmpeer.resources import matrices_digest
 
         matrices = matrices_digest()
     try:
@@ -297,7 +297,7 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
 def _health(facts) -> dict:
     """{"health": RM's platform facts (rm.health.identity)} where RM gave any; like the NVLinks,
     compared only when both fingerprints have them (the fresh path reads no RM)."""
-    from .rm.health import identity
+    from rmpeer.rm.health import identity
 
     found = identity(facts)
     return {"health": found} if found else {}
@@ -309,7 +309,7 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
     header's kernel); what a recording does not keep says so. A replay's certificate carries
     it to show what was replayed; it never holds for a live host (staleness refuses replays)."""
     if matrices is None:
-        from .resources import matrices_digest
+        from rmpeer.resources import matrices_digest
 
         matrices = matrices_digest()
     missing = "not recorded (a replay)"

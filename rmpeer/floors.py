@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
-from .derived import CALIBRATED, Floor
+from rmpeer.derived import CALIBRATED, Floor
 
 # A pair this far below the median of its siblings (same op, same size) is flagged even
 # where no floor exists: one slow link or a card stuck at low clocks shows up this way.
@@ -143,12 +143,12 @@ def floors_for(facts, matrix, *, expected: str | None = None, no_floors: bool = 
     No "defaults" are derived from what RM reports: the only measured ratio (one direction
     tops out at 396 of 478 GB/s of link rate on 2 x H200 NV18, docs/copy-engine.md) comes
     from one kind of host, and a floor made up for other hosts would be a guess."""
-    from .result import DEGRADE, INFO, Finding
+    from rmpeer.result import DEGRADE, INFO, Finding
 
     if expected is not None:
         topology, source = matrix.get(expected), f"expected:{expected}"
     else:
-        from .selection import host_view   # some of a host's cards: the whole host's entry
+        from rmpeer.selection import host_view   # some of a host's cards: the whole host's entry
 
         topology = matrix.match(host_view(facts))          # two matching entries: MatrixError
         source = f"match:{topology.name}" if topology is not None else "none"
@@ -179,8 +179,8 @@ def _nearest(facts, matrix) -> str:
 
 def class_numbers(facts) -> dict:
     """{class name: number} of the ABI the host's facts were read with ({} where unknown)."""
-    from .abi import DriverMatrix
-    from .errors import RmpeerError
+    from rmpeer.abi import DriverMatrix
+    from rmpeer.errors import RmpeerError
 
     try:
         return dict(DriverMatrix().abi(facts.abi_release).classes) if facts.abi_release else {}
@@ -196,8 +196,8 @@ def resolve_floors(facts, links: dict, matrix, *, expected: str | None = None, n
     Never a silent pass: where nothing could be derived either, a DEGRADE "no floors for this
     host" says what RM did not report; a pair or card left without a floor is a DEGRADE naming
     it. With --no-floors these are INFO: measured, not judged."""
-    from .derived import derive_floors, load_efficiencies
-    from .result import DEGRADE, INFO, Finding
+    from rmpeer.derived import derive_floors, load_efficiencies
+    from rmpeer.result import DEGRADE, INFO, Finding
 
     calibrated, source, absent = floors_for(facts, matrix, expected=expected, no_floors=no_floors)
     name = source.split(":", 1)[1] if ":" in source else "derived"

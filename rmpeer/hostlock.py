@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import BusyError, ConfigError
+from rmpeer.errors import BusyError, ConfigError
 
 LOCK_ENV = "RMPEER_LOCK"
 SYSTEM_LOCK_DIR = "/run/rmpeer"

@@ -10,9 +10,9 @@ RunSpec (rmpeer.spec), resolved before; nothing here resolves an option again.
 from __future__ import annotations
 
 
-from .layouts import LayoutMatrix
-from .result import FAIL, Finding, LayoutResult, PairResult, RunResult
-from .targets import Case
+from rmpeer.layouts import LayoutMatrix
+from rmpeer.result import FAIL, Finding, LayoutResult, PairResult, RunResult
+from rmpeer.targets import Case
 
 
 class LayoutRun:
@@ -20,7 +20,7 @@ class LayoutRun:
     its traffic, created on first use."""
 
     def __init__(self, host: "HostRun", case: Case):
-        from .rm.peers import PeerSetup
+        from rmpeer.rm.peers import PeerSetup
 
         self.host, self.case = host, case
         runtime = host.runtime
@@ -47,7 +47,7 @@ class LayoutRun:
     def traffic(self):
         """Each session's copy engine, its buffer seeded with its own pattern."""
         if self._traffic is None:
-            from .traffic import PeerTraffic
+            from rmpeer.traffic import PeerTraffic
 
             self.host.runtime.shim.segment(f"traffic:{self.case.layout.name}")
             traffic = PeerTraffic(self.setup, self.host.staging_buffers(), pattern_seed=self.host.spec.pattern_seed)
@@ -117,7 +117,7 @@ class LayoutRun:
 def recorded_channels(shim, abi, key: str) -> dict:
     """session -> (generation, [handles]) of the copy-engine channels the recording's segment
     `key` frees (its teardown: the channels the recorded run's engines had at the end)."""
-    from .ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
+    from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
 
     starts = shim.segments.get(key, [])
     if not starts:
@@ -179,15 +179,15 @@ class HostRun:
 
     def _shim(self):
         if self.target.is_replay:
-            from .shim.replay import ReplayShim
+            from rmpeer.shim.replay import ReplayShim
 
             return ReplayShim(self.target.path)
-        from .shim.live import LiveShim
+        from rmpeer.shim.live import LiveShim
 
         return LiveShim(self._transcript() if self.spec.record else None)
 
     def _transcript(self):
-        from .shim.records import new_transcript
+        from rmpeer.shim.records import new_transcript
 
         spec = self.spec
         return new_transcript(spec.record, self.target, {
@@ -197,8 +197,8 @@ class HostRun:
             "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]})
 
     def open(self) -> "HostRun":
-        from .rm.errors import RmError
-        from .runtime import Runtime
+        from rmpeer.rm.errors import RmError
+        from rmpeer.runtime import Runtime
 
         shim = self.shim
         shim.segment("runtime:open")
@@ -208,20 +208,20 @@ class HostRun:
                 self.runtime.open()
             except RmError as exc:
                 if self.spec.abi and not self.target.is_replay:
-                    from .errors import ConfigError
+                    from rmpeer.errors import ConfigError
 
                     facts = self.runtime.facts
                     raise ConfigError(f"--rm-abi {self.spec.abi}: the forced ABI ({facts.abi_release}) does not "
                                       f"match the running driver {facts.driver_version}: RM refused "
                                       f"{exc.label} ({exc.status_name}) during discovery") from None
                 raise
-            from .rm.host import read_proc_gpus
+            from rmpeer.rm.host import read_proc_gpus
 
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
             self.spec = self.spec.with_facts(self.runtime.facts)
             self.result.host = self.runtime.facts.as_dict()
             self._other_processes("before")
-            from .fitness import Fitness
+            from rmpeer.fitness import Fitness
 
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
             if self.target.is_replay:
@@ -229,7 +229,7 @@ class HostRun:
             if self.with_staging:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
-                from .traffic import create_staging
+                from rmpeer.traffic import create_staging
 
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
         except BaseException:
@@ -241,8 +241,8 @@ class HostRun:
     def _other_processes(self, when: str) -> None:
         """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
         replay serves them; before the run --require-idle refuses a host that has any."""
-        from .errors import NotIdleError
-        from .sharedhost import require_idle, snapshot_runtime
+        from rmpeer.errors import NotIdleError
+        from rmpeer.sharedhost import require_idle, snapshot_runtime
 
         snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
         refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay
@@ -255,7 +255,7 @@ class HostRun:
             return
         self.result.gpu_processes[when] = snap.get("processes", [])
         if refuse:
-            from .selection import count_for_idle
+            from rmpeer.selection import count_for_idle
 
             require_idle(count_for_idle(snap.get("processes", []), getattr(getattr(self.runtime, "facts", None), "selection", None)),
                          unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
@@ -283,8 +283,8 @@ class HostRun:
         """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
         host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
         if self._floors is None:
-            from .floors import resolve_floors
-            from .topology import TopologyMatrix
+            from rmpeer.floors import resolve_floors
+            from rmpeer.topology import TopologyMatrix
 
             links = self.fitness.links_before if self.fitness is not None else {}
             abi = getattr(self.runtime, "abi", None)
@@ -310,7 +310,7 @@ class HostRun:
     def fresh_setup(self, case: Case, tag: str):
         """A PeerSetup of the case's layout that the caller drives step by step, with no
         other layout alive (a check that needs no pair to exist, or counts memory)."""
-        from .rm.peers import PeerSetup
+        from rmpeer.rm.peers import PeerSetup
 
         self.release_layout()
         rt = self.runtime
@@ -356,7 +356,7 @@ class HostRun:
             summary = self.fitness.summary()
             r.clocks, r.boost, r.links = summary["clocks"], summary["boost"], summary["links"]
             r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
-            from .sharedhost import name_other_users
+            from rmpeer.sharedhost import name_other_users
 
             # a figure below its floor on a card another process used names that process
             found = name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
@@ -370,7 +370,7 @@ def recorded_provoked_xids(shim, abi) -> set:
     after a fault (only a detection test faults a channel and replaces it; a fault in a check
     fails that check instead). A replay's kernel log is the recorded run's, whichever of its
     checks this replay runs."""
-    from .ce.engine import FAULTED_GROUP
+    from rmpeer.ce.engine import FAULTED_GROUP
 
     replaced = any(getattr(line, "label", "").endswith(FAULTED_GROUP) for line in shim.lines)
     return {abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT")} if replaced else set()

@@ -90,7 +90,7 @@ def _pending() -> str | None:
 def finish(code: int) -> "NoReturn":   # noqa: F821
     """The process's last step: block the stop signals, let any signal that came turn the
     outputs INCOMPLETE and the exit code 5, flush and exit now."""
-    from .errors import EXIT_INCOMPLETE
+    from rmpeer.errors import EXIT_INCOMPLETE
 
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     late = seen() or _pending()

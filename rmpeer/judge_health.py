@@ -11,7 +11,7 @@ says it (the certificate's host facts).
 
 from __future__ import annotations
 
-from .result import DEGRADE, FAIL, INFO, Finding
+from rmpeer.result import DEGRADE, FAIL, INFO, Finding
 
 OK = "NV_OK"
 NOT_RECORDED = "not recorded"     # rm.health's status for a fact a recording lacks

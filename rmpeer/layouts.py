@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .abi.matrix import MATRICES, load_yaml, require
-from .errors import ConfigError, MatrixError
-from .matrix_lines import entry_keys, with_line
-from .plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peers
+from rmpeer.abi.matrix import MATRICES, load_yaml, require
+from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.matrix_lines import entry_keys, with_line
+from rmpeer.plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peers
 
 FORMS = ("per_card", "sessions", "cards")
 KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description", "extent"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import MatrixError
+from rmpeer.errors import MatrixError
 
 
 @lru_cache(maxsize=8)

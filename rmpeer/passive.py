@@ -20,11 +20,11 @@ import copy
 import time
 from pathlib import Path
 
-from . import __version__
-from .result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
+from rmpeer import __version__
+from rmpeer.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                      CheckResult, Finding, RunResult, node_name)
-from .selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
-from .shim.replay import ReplayShim
+from rmpeer.selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
+from rmpeer.shim.replay import ReplayShim
 
 TIER = "passive"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -49,7 +49,7 @@ class PassiveReplay(ReplayShim):
             if line.op == op and line.label == label:
                 self.pos = i + 1
                 return copy.copy(line)
-        from .errors import ReplayMismatch
+        from rmpeer.errors import ReplayMismatch
 
         raise ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r} the passive run made a {op} "
                              f"call ({label}) that the recording does not have there")
@@ -58,7 +58,7 @@ class PassiveReplay(ReplayShim):
         self.segment_checked = True      # a subset: the calls passed over are not owed
 
     def observe(self, label: str, read):
-        from .errors import ReplayMismatch
+        from rmpeer.errors import ReplayMismatch
 
         for name in (label, OBSERVE_ALIASES.get(label)):
             if name is not None:
@@ -85,7 +85,7 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
     """The Xid lines the kernel logged since the last run's position in /dev/kmsg (all the
     ring holds on a first run or after a reboot): {readable, source, reason, complete,
     xids, last_seq, boot_id}."""
-    from .xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
+    from rmpeer.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
 
     kmsg = kmsg or KMSG
     boot = read_boot_id(boot_path)
@@ -111,7 +111,7 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
 def gpu_processes(shim, runtime) -> dict | None:
     """The other processes holding the GPUs, from /proc and RM's own list (rmpeer.sharedhost),
     or why they are not known; None in a replay of a recording that did not list them."""
-    from .sharedhost import snapshot_runtime
+    from rmpeer.sharedhost import snapshot_runtime
 
     snap = snapshot_runtime(shim, runtime, label="gpu-processes:now")
     if snap is None:
@@ -131,11 +131,11 @@ def state_key(target) -> str:
 def _shim(target, record: str | None, abi: str | None):
     if target.is_replay:
         return PassiveReplay(target.path)
-    from .shim.live import LiveShim
+    from rmpeer.shim.live import LiveShim
 
     if not record:
         return LiveShim()
-    from .shim.records import new_transcript
+    from rmpeer.shim.records import new_transcript
 
     return LiveShim(new_transcript(record, target, {"tier": TIER, "pattern_seed": 0, "extent": 0,
                                                     "forced_abi": abi, "boost": False, "layouts": []}, kind=TIER))
@@ -145,10 +145,10 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
                  select=None) -> dict:
     """Opens RM, reads every passive fact, closes: {facts, proc_gpus, clocks, links, xids,
     gpu_processes, problems}. `problems`: what could not be read (RM refused, ...)."""
-    from .fitness import Fitness
-    from .rm.errors import RmError
-    from .rm.host import read_proc_gpus
-    from .runtime import Runtime
+    from rmpeer.fitness import Fitness
+    from rmpeer.rm.errors import RmError
+    from rmpeer.rm.host import read_proc_gpus
+    from rmpeer.runtime import Runtime
 
     shim = _shim(target, record, abi)
     shim.segment("runtime:open")
@@ -232,7 +232,7 @@ def _p2p_findings(facts, topology, topology_asked: bool) -> list:
 
 def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
     """Each card's links now (rmpeer.judge's rules), and their counters since the last run's reading."""
-    from .judge import link_error_findings, link_state_findings
+    from rmpeer.judge import link_error_findings, link_state_findings
 
     out = []
     for card in facts.cards:
@@ -261,7 +261,7 @@ def _clock_findings(clocks: dict | None) -> list:
 def _xid_findings(xids: dict | None, facts, allowed: set, replay: bool) -> list:
     """The Xids since the last run (rmpeer.judge's rule); a passive run that could not read
     them has not made its check."""
-    from .judge import xid_findings
+    from rmpeer.judge import xid_findings
 
     if not xids:
         return [Finding("xid", "host", "the Xids since the last run", "not recorded by a passive run",
@@ -283,7 +283,7 @@ def _process_findings(procs: dict | None, replay: bool) -> list:
 
 def _health_check(result: RunResult, topology) -> None:
     """RM's health facts (rmpeer.judge_health): one check, and what could not be checked."""
-    from .judge_health import health_findings
+    from rmpeer.judge_health import health_findings
 
     found, _ = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
     _check(result, "health", "host", "host", found)     # its INFO findings: rmpeer.unchecked
@@ -305,10 +305,10 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     """The passive tier against `target` (targets.Target: live, or a recording): a judged
     RunResult with its fingerprint and valid_until (valid_for: a timedelta, default 24 h),
     and the state file updated for the next run (save=False: left as it was)."""
-    from .resources import matrices_digest
-    from .staleness import parse_valid_for, valid_until
-    from .statefile import default_state_path, load_state, module_hash_cache, save_state
-    from .topology import TopologyMatrix
+    from rmpeer.resources import matrices_digest
+    from rmpeer.staleness import parse_valid_for, valid_until
+    from rmpeer.statefile import default_state_path, load_state, module_hash_cache, save_state
+    from rmpeer.topology import TopologyMatrix
 
     t0 = time.monotonic()
     started = time.time()
@@ -333,12 +333,12 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     topology = matrix.get(topology_name) if topology_name else matrix.match(host_view(facts))
     result.host = facts.as_dict()
     if target.is_replay:
-        from .fingerprint import recorded_fingerprint
+        from rmpeer.fingerprint import recorded_fingerprint
 
         result.fingerprint = recorded_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
                                                   header=read.get("header"))
     else:
-        from .fingerprint import platform_fingerprint
+        from rmpeer.fingerprint import platform_fingerprint
 
         result.fingerprint = platform_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
                                                   cache=module_hash_cache(state_path))
@@ -386,8 +386,8 @@ def remember_kmsg_position(target, state_path=None, *, kmsg: str | None = None,
     """After a quick or full run, which judged the Xids of its own time (and provoked some
     on purpose): the state's kernel log position moves to the end, so that the next passive
     run reports only what came later. None, or why it could not."""
-    from .statefile import default_state_path, load_state, save_state
-    from .xids import kmsg_records, read_kmsg_all
+    from rmpeer.statefile import default_state_path, load_state, save_state
+    from rmpeer.xids import kmsg_records, read_kmsg_all
 
     if target.is_replay:
         return None

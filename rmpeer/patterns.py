@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import slices
+from rmpeer import slices
 
 KIND_BUFFER = 1      # what session t's buffer holds: read through window(t)
 KIND_WRITE = 2       # what session s writes into others' buffers through their windows

@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .errors import PlanError
+from rmpeer.errors import PlanError
 
 # Handle schemes of the seed. Pair handles are collision-free only while b < 16.
-from .handles import PAIR_BASE as PAIR_HANDLE_BASE
-from .handles import PAIR_STRIDE as PAIR_HANDLE_STRIDE
-from .handles import SESSION_BASES as SESSION_HANDLE_BASES
-from .handles import SESSION_STRIDE as SESSION_HANDLE_STRIDE
-from .handles import WINDOW_BASE as WINDOW_HANDLE_BASE
+from rmpeer.handles import PAIR_BASE as PAIR_HANDLE_BASE
+from rmpeer.handles import PAIR_STRIDE as PAIR_HANDLE_STRIDE
+from rmpeer.handles import SESSION_BASES as SESSION_HANDLE_BASES
+from rmpeer.handles import SESSION_STRIDE as SESSION_HANDLE_STRIDE
+from rmpeer.handles import WINDOW_BASE as WINDOW_HANDLE_BASE
 
 MAX_SESSIONS = PAIR_HANDLE_STRIDE
 # GPU virtual addresses (NVOS46 dmaOffset, the reservation's offset and limit) are 64-bit.

@@ -22,7 +22,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .errors import ConfigError
+from rmpeer.errors import ConfigError
 
 
 class UnsafeTarget(ConfigError):

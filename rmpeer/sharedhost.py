@@ -24,9 +24,9 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from .errors import NotIdleError
-from .gpuprocs import GET_PID_INFO, GET_PIDS, GpuProcess, merged, rm_gpu_processes, rm_vidmem, scan_gpu_processes
-from .shim.records import CallRecord
+from rmpeer.errors import NotIdleError
+from rmpeer.gpuprocs import GET_PID_INFO, GET_PIDS, GpuProcess, merged, rm_gpu_processes, rm_vidmem, scan_gpu_processes
+from rmpeer.shim.records import CallRecord
 
 HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
 

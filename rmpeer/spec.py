@@ -17,10 +17,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError, NoDeviceError
-from .hostlock import checked_wait
-from .result import PARTIAL, TIERS
-from .writable import certify_outputs, writable
+from rmpeer.errors import ConfigError, NoDeviceError
+from rmpeer.hostlock import checked_wait
+from rmpeer.result import PARTIAL, TIERS
+from rmpeer.writable import certify_outputs, writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
@@ -76,25 +76,25 @@ class RunSpec:
     def with_facts(self, facts) -> "RunSpec":
         """The spec once the host is open: its facts, and the topology entry it matches when
         none was asked for (of the whole host, when the run took some of its cards)."""
-        from .selection import host_view
+        from rmpeer.selection import host_view
 
         topology = self.topology
         if topology is None and not self.topology_name and facts is not None:
-            from .topology import TopologyMatrix
+            from rmpeer.topology import TopologyMatrix
 
             topology = TopologyMatrix().match(host_view(facts))
         return dataclasses.replace(self, facts=facts, topology=topology)
 
     def chooser(self):
         """Which cards the run's one RM open takes (rmpeer.selection.Chooser)."""
-        from .selection import chooser_for
+        from rmpeer.selection import chooser_for
 
         recorded = (self.facts.selection if self.facts is not None else None) if self.is_replay else None
         return chooser_for(self.cards, recorded, replay=self.is_replay)
 
     def topology_problems(self) -> list:
         """How the host differs from the topology asked for (none asked: nothing)."""
-        from .selection import host_view
+        from rmpeer.selection import host_view
 
         if not self.topology_name or self.topology is None or self.facts is None:
             return []
@@ -105,7 +105,7 @@ class RunSpec:
 
 def _checked_abi(abi):
     if abi:
-        from .abi import DriverMatrix
+        from rmpeer.abi import DriverMatrix
 
         DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     return abi
@@ -117,7 +117,7 @@ def checked_output(text) -> Path:
 
 
 def _cases(target, wanted, extent, matrix):
-    from .targets import cases_for
+    from rmpeer.targets import cases_for
 
     cases, left_out = cases_for(target, wanted, extent, matrix)
     if not cases:
@@ -127,7 +127,7 @@ def _cases(target, wanted, extent, matrix):
 
 def _precheck_layouts(wanted, extent, matrix):
     """Card lists and names that no host could run, refused before looking for a device."""
-    from .layouts import MAX_SESSIONS, parse_cards
+    from rmpeer.layouts import MAX_SESSIONS, parse_cards
 
     for text in wanted:
         if text in matrix.entries:
@@ -166,11 +166,11 @@ def covered_tier(asked: str, cases, host_cards: int, matrix) -> str:
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
     """A recording's run, as its header says it was made."""
-    from .layouts import LayoutMatrix
-    from .rm.host import HostFacts
-    from .shim.replay import recorded_note, transcript_summary
-    from .targets import replay_target
-    from .topology import TopologyMatrix
+    from rmpeer.layouts import LayoutMatrix
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.shim.replay import recorded_note, transcript_summary
+    from rmpeer.targets import replay_target
+    from rmpeer.topology import TopologyMatrix
 
     target = replay_target(path)
     header = transcript_summary(target.path)["header"]
@@ -195,9 +195,9 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
-    from .layouts import LayoutMatrix
-    from .targets import live_target
-    from .topology import TopologyMatrix
+    from rmpeer.layouts import LayoutMatrix
+    from rmpeer.targets import live_target
+    from rmpeer.topology import TopologyMatrix
 
     matrix = LayoutMatrix()
     if extent is not None:
@@ -235,7 +235,7 @@ def tier_of(args) -> str:
 
 def from_certify_args(args) -> RunSpec:
     """`rmpeer certify`'s options, checked (options first, then the device), as one spec."""
-    from .layouts import parse_size
+    from rmpeer.layouts import parse_size
 
     output = checked_output(args.output)
     certify_outputs(args, output)    # every file the run will write: no link, no device node (exit 2)
@@ -257,7 +257,7 @@ def from_certify_args(args) -> RunSpec:
         return replay_spec(str(Path(args.replay).resolve()), layouts=layouts, topology_name=args.expect_topology,
                            tier=tier, output=output, policies=policies)
     extent = parse_size(args.extent) if args.extent else None
-    from .selection import request_of_args
+    from rmpeer.selection import request_of_args
 
     return live_spec(layouts=list(args.layout or []), extent=extent, abi=args.rm_abi, record=args.record,
                      boost=not args.no_boost, topology_name=args.expect_topology, tier=tier, output=output,
@@ -267,8 +267,8 @@ def from_certify_args(args) -> RunSpec:
 def from_pytest_options(getoption) -> list:
     """A plain `pytest suites` run: one spec per target (the recordings given, else this host,
     else the committed recordings unless --rm-live-only)."""
-    from .layouts import parse_size
-    from .targets import committed_transcripts, live_target
+    from rmpeer.layouts import parse_size
+    from rmpeer.targets import committed_transcripts, live_target
 
     layouts, topology = list(getoption("--rm-layout")), getoption("--rm-topology")
     extent_text, seed = getoption("--rm-extent"), getoption("--rm-pattern-seed")

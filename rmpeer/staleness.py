@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from .errors import ConfigError
-from .result import CERTIFIED, PARTIAL, TIERS, RunResult, node_name
+from rmpeer.errors import ConfigError
+from rmpeer.result import CERTIFIED, PARTIAL, TIERS, RunResult, node_name
 
 DEFAULT_VALID_FOR = "24h"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -210,7 +210,7 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     verify with this host's key (`key`, else rmpeer.signing's), never holds."""
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
-    from .signing import read_certificate, verify
+    from rmpeer.signing import read_certificate, verify
 
     try:
         doc = read_certificate(cert_path)
@@ -219,15 +219,15 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
         return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         return False, [f"the certificate cannot be read: {cert_path}: {exc}"]
-    from .fingerprint import platform_fingerprint
-    from .statefile import module_hash_cache
+    from rmpeer.fingerprint import platform_fingerprint
+    from rmpeer.statefile import module_hash_cache
 
     trust = verify(doc, key)
     reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
     reasons += why_stale(cert, fingerprint, tier, now, node=node)
     if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
-        from .selection import stale_reason
+        from rmpeer.selection import stale_reason
 
         reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
     return not reasons, reasons

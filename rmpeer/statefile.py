@@ -36,8 +36,8 @@ def default_state_path() -> Path:
 def checked_state_path() -> Path:
     """The state file, refused (exit 2, one line) when it, or its folder, is not what rmpeer
     would write: a symbolic link, a folder, a device node."""
-    from .errors import ConfigError
-    from .safewrite import folder_problem, target_problem
+    from rmpeer.errors import ConfigError
+    from rmpeer.safewrite import folder_problem, target_problem
 
     path = default_state_path()
     named = f"{STATE_ENV}={path}" if os.environ.get(STATE_ENV) else f"the state file {path}"
@@ -58,7 +58,7 @@ def module_hash_cache(state_path: Path | None = None) -> Path:
 
 def load_state(path: Path) -> tuple[dict, str | None]:
     """(the state, None) or ({}, why it could not be used): a missing file is a first run."""
-    from .safewrite import UntrustedFile, read_own
+    from rmpeer.safewrite import UntrustedFile, read_own
 
     try:
         data = json.loads(read_own(path))
@@ -76,8 +76,8 @@ def load_state(path: Path) -> tuple[dict, str | None]:
 def save_state(path: Path, state: dict) -> str | None:
     """Written safely (rmpeer.safewrite: a fresh temp file, renamed); None, or why it could
     not be written."""
-    from .errors import ConfigError
-    from .safewrite import make_folder, write_file
+    from rmpeer.errors import ConfigError
+    from rmpeer.safewrite import make_folder, write_file
 
     path = Path(path)
     try:

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError
-from .layouts import Layout, LayoutMatrix, parse_layout_option
-from .rm.client import CTL_PATH
+from rmpeer.errors import ConfigError
+from rmpeer.layouts import Layout, LayoutMatrix, parse_layout_option
+from rmpeer.rm.client import CTL_PATH
 
 
 NO_GPU_REASON = ("no /dev/nvidiactl: this machine has no NVIDIA GPU or driver, so the hardware suites "
@@ -63,8 +63,8 @@ def live_target() -> Target | None:
 
 
 def replay_target(path: str) -> Target:
-    from .recording_shape import check_recording
-    from .shim.replay import transcript_summary, validate_recording
+    from rmpeer.recording_shape import check_recording
+    from rmpeer.shim.replay import transcript_summary, validate_recording
 
     check_recording(path)        # the header's fields of the kinds the recorder writes (exit 2)
     validate_recording(path)     # header against content, truncation: exit 2 before anything runs
@@ -73,7 +73,7 @@ def replay_target(path: str) -> Target:
 
 
 def committed_transcripts() -> list[str]:
-    from .resources import transcripts_dir
+    from rmpeer.resources import transcripts_dir
 
     return sorted(str(p) for p in transcripts_dir().glob("*.jsonl*"))
 
@@ -86,7 +86,7 @@ def cases_for(target: Target, layout_options: list, extent: int | None,
     planned once here so that a layout RM could not be given is refused before any call.
     Replay: the recorded layouts, picked by name or by card list."""
     if target.is_replay:
-        from .shim.replay import transcript_summary
+        from rmpeer.shim.replay import transcript_summary
 
         run = transcript_summary(target.path)["run"]
         recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .abi.matrix import MATRICES, load_yaml, require
-from .errors import ConfigError, MatrixError
-from .layouts import parse_size
-from .matrix_lines import entry_keys, key_line, with_line
+from rmpeer.abi.matrix import MATRICES, load_yaml, require
+from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.layouts import parse_size
+from rmpeer.matrix_lines import entry_keys, key_line, with_line
 
 STEPS = ("pair", "reserve", "map_same", "map_peer")
 LINK_KINDS = ("nvlink", "nvswitch", "pcie")

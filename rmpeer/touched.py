@@ -92,8 +92,8 @@ def walk(lines, abi) -> Touches:
 
 def walk_transcript(path) -> tuple[Touches, dict]:
     """(Touches, the recorded host facts note) of a recording."""
-    from .abi import DriverMatrix
-    from .shim.records import read_transcript
+    from rmpeer.abi import DriverMatrix
+    from rmpeer.shim.records import read_transcript
 
     _, lines = read_transcript(path)
     driver = next(x for x in lines if isinstance(x, dict) and x.get("note") == "driver")

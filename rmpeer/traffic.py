@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import bytecheck, patterns
-from .abi.matrix import MATRICES, load_yaml
-from .ce.classes import pick_generation
-from .ce.engine import CopyEngine, pick_lce
-from .ce.memory import Memory, alloc_system, map_system_to_cpu
-from .handles import STAGING_BASE, STAGING_STRIDE
+from rmpeer import bytecheck, patterns
+from rmpeer.abi.matrix import MATRICES, load_yaml
+from rmpeer.ce.classes import pick_generation
+from rmpeer.ce.engine import CopyEngine, pick_lce
+from rmpeer.ce.memory import Memory, alloc_system, map_system_to_cpu
+from rmpeer.handles import STAGING_BASE, STAGING_STRIDE
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
 BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .abi import DriverMatrix
-from .errors import TranscriptError, UnknownDriverError
-from .shim.records import END_NOTE, read_transcript
-from .shim.replay import is_truncated
+from rmpeer.abi import DriverMatrix
+from rmpeer.errors import TranscriptError, UnknownDriverError
+from rmpeer.shim.records import END_NOTE, read_transcript
+from rmpeer.shim.replay import is_truncated
 
 
 def _abi_for(lines):
@@ -40,7 +40,7 @@ def describe_call(rec, abi) -> str:
             out.append(f"    params {rec.payload.struct}:")
             st = abi.struct(rec.payload.struct)
             out.append(st.render(bytes.fromhex(rec.payload.reply), indent="      "))
-            from .render.health_calls import describe_lists
+            from rmpeer.render.health_calls import describe_lists
 
             out += describe_lists(abi, st.name, bytes.fromhex(rec.payload.reply))
         return "\n".join(out)
@@ -110,7 +110,7 @@ def _show(path, header, lines, abi, calls, out):
     for line in lines:
         if isinstance(line, dict):
             if line.get("note") == "host":
-                from .render.health_text import health_lines
+                from rmpeer.render.health_text import health_lines
 
                 for card in (line.get("facts") or {}).get("cards", []):
                     out(_card_line(card))

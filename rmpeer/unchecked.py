@@ -10,7 +10,7 @@ verdict (DEGRADED, NOT CERTIFIED) is never hidden by it."""
 
 from __future__ import annotations
 
-from .result import CERTIFIED, INFO, UNFINISHED, Finding
+from rmpeer.result import CERTIFIED, INFO, UNFINISHED, Finding
 
 REQUIRE_COMPLETE = "require-complete"
 NOT_A_CHECK = {"state"}      # passive's baseline note: no check was left out

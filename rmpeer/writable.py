@@ -13,8 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import ConfigError
-from .safewrite import folder_problem, target_problem
+from rmpeer.errors import ConfigError
+from rmpeer.safewrite import folder_problem, target_problem
 
 ALLURE_RESULTS = "allure-results"
 CERTIFICATE, REPLAY_CERTIFICATE = "certificate.json", "replay-certificate.json"
@@ -81,12 +81,12 @@ def certify_outputs(args, output: Path) -> None:
         writable("--junit", args.junit, folder=False)
     if getattr(args, "prometheus", None) is not None:
         check_inside("--prometheus", writable("--prometheus", args.prometheus, folder=True), files=(PROMETHEUS_FILE,))
-    from .signing import load_key
+    from rmpeer.signing import load_key
 
     load_key(create=True)     # the key that will sign the certificate: made at the first run, or refused now
     if not getattr(args, "replay", None):
-        from .hostlock import checked_forced_path
-        from .statefile import checked_state_path
+        from rmpeer.hostlock import checked_forced_path
+        from rmpeer.statefile import checked_state_path
 
         checked_state_path()
         checked_forced_path()

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadVersionError, MatrixError, UnknownDriverError
-from .bitfields import BitField, BitFieldGroup
-from .matrix import MATRICES, load_yaml, parse_bits, require
-from .structs import _WIDTH, Field, Struct
+from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError
+from rmpeer.abi.bitfields import BitField, BitFieldGroup
+from rmpeer.abi.matrix import MATRICES, load_yaml, parse_bits, require
+from rmpeer.abi.structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
 # Flag words shown by name wherever a struct is rendered: (struct, field) -> bit-field group.

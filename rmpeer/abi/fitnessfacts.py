@@ -20,13 +20,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..errors import EXIT_OK, ConfigError
-from ..resources import fixtures_dir
-from .drivers import DriverMatrix, parse_version, version_key
-from .matrix import load_yaml
-from .parity import archive_into
-from .probe import ANY, INCLUDE_ROOTS, Wanted, probe
-from .sources import HOW_TO_GET, driver_source, tags_of
+from rmpeer.errors import EXIT_OK, ConfigError
+from rmpeer.resources import fixtures_dir
+from rmpeer.abi.drivers import DriverMatrix, parse_version, version_key
+from rmpeer.abi.matrix import load_yaml
+from rmpeer.abi.parity import archive_into
+from rmpeer.abi.probe import ANY, INCLUDE_ROOTS, Wanted, probe
+from rmpeer.abi.sources import HOW_TO_GET, driver_source, tags_of
 
 NAMES = fixtures_dir() / "abi/fitness-facts.names.yaml"
 OUTPUT = fixtures_dir() / "abi/fitness-facts.json"
@@ -111,7 +111,7 @@ def run(args, out=print) -> int:
     names = load_names(Path(args.names) if args.names else NAMES)
     tags = args.tags or default_tags(tags_of(src), DriverMatrix())
     data = render(collect(src, tags, names))
-    from ..safewrite import write_file
+    from rmpeer.safewrite import write_file
 
     write_file(Path(args.output), data)
     out(f"{len(tags)} tags ({tags[0]} .. {tags[-1]}) -> {args.output} ({len(data)} bytes)")

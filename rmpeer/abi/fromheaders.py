@@ -14,10 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
-from .drivers import SECTIONS, DriverMatrix, parse_version
-from .matrix import parse_bits
-from .probe import Wanted, check_tree, field_spec, probe, tree_release
+from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
+from rmpeer.abi.drivers import SECTIONS, DriverMatrix, parse_version
+from rmpeer.abi.matrix import parse_bits
+from rmpeer.abi.probe import Wanted, check_tree, field_spec, probe, tree_release
 
 
 def wanted_names(matrix: DriverMatrix) -> tuple[Wanted, dict]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import MatrixError
-from ..resources import MATRICES_ENV, matrices_dir
+from rmpeer.errors import MatrixError
+from rmpeer.resources import MATRICES_ENV, matrices_dir
 
 # The matrices this process reads, fixed at import: the shipped ones, or the copy that
 # RMPEER_MATRICES names (the replay mutation tests use it to prove that a changed fact

@@ -19,11 +19,11 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from .drivers import SECTIONS, DriverMatrix, version_key
-from .fromheaders import tree_abi
-from .matrix import parse_bits
-from .probe import INCLUDE_ROOTS
-from ..resources import fixtures_dir
+from rmpeer.abi.drivers import SECTIONS, DriverMatrix, version_key
+from rmpeer.abi.fromheaders import tree_abi
+from rmpeer.abi.matrix import parse_bits
+from rmpeer.abi.probe import INCLUDE_ROOTS
+from rmpeer.resources import fixtures_dir
 
 FORMAT = "rmpeer-abi-parity/1"
 FIXTURE = fixtures_dir() / "abi-parity.json.gz"
@@ -78,7 +78,7 @@ def read_fixture(path: Path = FIXTURE) -> dict[str, dict]:
 
 def write_fixture(per_tag: dict[str, dict], path: Path = FIXTURE) -> None:
     data = json.dumps(encode(per_tag), separators=(",", ":"), sort_keys=True).encode()
-    from ..safewrite import write_file
+    from rmpeer.safewrite import write_file
 
     write_file(Path(path), gzip.compress(data, mtime=0))   # no time, no name: same input, same bytes
 

@@ -19,8 +19,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
-from .structs import _WIDTH
+from rmpeer.errors import ConfigError
+from rmpeer.abi.structs import _WIDTH
 
 # Where NVIDIA keeps the headers user space compiles against (the SDK, the kernel
 # interface, the Unix escapes); searched in this order when a name is in two of them.

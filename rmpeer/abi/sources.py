@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import ConfigError
+from rmpeer.errors import ConfigError
 
 DRIVER_SRC_ENV = "RMPEER_DRIVER_SRC"
 OGKM_URL = "https://github.com/NVIDIA/open-gpu-kernel-modules"

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from ..abi.bitfields import BitField, BitFieldGroup
-from ..abi.matrix import MATRICES, load_yaml, parse_bits, require
-from ..errors import ConfigError
+from rmpeer.abi.bitfields import BitField, BitFieldGroup
+from rmpeer.abi.matrix import MATRICES, load_yaml, parse_bits, require
+from rmpeer.errors import ConfigError
 
 
 @dataclass

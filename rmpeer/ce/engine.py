@@ -13,12 +13,12 @@ import re
 
 from dataclasses import dataclass
 
-from ..errors import RmpeerError
-from ..handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
-from ..handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
-from .classes import Generation
-from ..rm.host import engine_type
-from .memory import Memory, SessionMemory
+from rmpeer.errors import RmpeerError
+from rmpeer.handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
+from rmpeer.handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
+from rmpeer.ce.classes import Generation
+from rmpeer.rm.host import engine_type
+from rmpeer.ce.memory import Memory, SessionMemory
 
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..rm.client import CTL_PATH
-from ..rm.host import register_fd
+from rmpeer.rm.client import CTL_PATH
+from rmpeer.rm.host import register_fd
 
 
 @dataclass

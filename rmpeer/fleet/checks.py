@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from ..judge import judge
-from .outcome import ERROR, NodeOutcome, load_node, reason_line
+from rmpeer.judge import judge
+from rmpeer.fleet.outcome import ERROR, NodeOutcome, load_node, reason_line
 
 
 def _error(o: NodeOutcome, check: str, detail: str) -> NodeOutcome:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..result import TIERS
+from rmpeer.result import TIERS
 
 HELP = """Run rmpeer across a fleet from the cluster's own hooks. Files for Slurm (prolog,
 HealthCheckProgram, NHC check) and Kubernetes (Indexed Job, node-problem-detector plugin,
@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
     n.add_argument("--run-id", metavar="ID",
                    help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
                         "status (rmpeer/integrations)")
-    from ..selection import add_options as add_card_options
+    from rmpeer.selection import add_options as add_card_options
     add_card_options(n, env_help=False)
 
     s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
@@ -62,16 +62,16 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     if args.fleet_command == "node":
-        from .node import main_node
+        from rmpeer.fleet.node import main_node
         return main_node(args)
     if args.fleet_command == "sweep":
-        from .sweep import submit
+        from rmpeer.fleet.sweep import submit
         return submit(args)
     if args.fleet_command == "collect":
-        from .collect import collect
+        from rmpeer.fleet.collect import collect
         return collect(args)
     if args.fleet_command == "label":
-        from .label import main_label
+        from rmpeer.fleet.label import main_label
         return main_label(args)
-    from .files import main_files
+    from rmpeer.fleet.files import main_files
     return main_files(args)

@@ -19,13 +19,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from ..safewrite import write_file
-from . import slurmctl
-from .checks import load_sweep
-from .outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node,
+from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from rmpeer.safewrite import write_file
+from rmpeer.fleet import slurmctl
+from rmpeer.fleet.checks import load_sweep
+from rmpeer.fleet.outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node,
                       reason_line)
-from .sweep import SWEEP, rmpeer_command
+from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 
 
 def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
@@ -74,7 +74,7 @@ def _status_stamp(folder: Path):
 
 def table(outcomes: list[NodeOutcome]) -> str:
     width = max([4] + [len(o.node) for o in outcomes])
-    from ..selection import collect_cell
+    from rmpeer.selection import collect_cell
 
     rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'cards':<8}  {'time':>6}  reason"]
     for o in outcomes:
@@ -89,7 +89,7 @@ def table(outcomes: list[NodeOutcome]) -> str:
 
 def signatures(outcomes: list[NodeOutcome]) -> str:
     """One line: how far each certificate's signature could be checked on this machine."""
-    from ..signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+    from rmpeer.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
 
     kinds = {VERIFIED: "verified with this machine's key", OTHER_KEY: "signed by their nodes' own keys",
              NO_KEY: "signed by their nodes' own keys", UNSIGNED: "unsigned", BAD: "do not verify"}
@@ -107,7 +107,7 @@ def signatures(outcomes: list[NodeOutcome]) -> str:
 
 def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
     try:
-        from ..render.jsonline import json_line
+        from rmpeer.render.jsonline import json_line
     except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
         json_line = None
     lines = []
@@ -123,7 +123,7 @@ def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
 def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:
     results = [o.result for o in outcomes if o.result is not None]
     try:
-        from ..render.junit import write_junit as render
+        from rmpeer.render.junit import write_junit as render
     except ImportError:
         return "junit.xml not written: rmpeer.render.junit is not in this rmpeer"
     if not results:
@@ -138,7 +138,7 @@ def write_report(outcomes: list[NodeOutcome], path: Path) -> str:
     if not dirs:
         return "report.html not written: no node left Allure results"
     try:
-        from ..report.allure_html import allure_command
+        from rmpeer.report.allure_html import allure_command
 
         allure_command()
     except Exception as exc:   # noqa: BLE001 - no Allure CLI: the report is optional

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import ConfigError
-from ..safewrite import make_folder, write_file
+from rmpeer.errors import ConfigError
+from rmpeer.safewrite import make_folder, write_file
 
 ENGINES = ("slurm", "kubernetes")
 NPD_CONFIGMAP = "rmpeer-npd-configmap.yaml"

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from .checks import load_sweep
-from .outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
+from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from rmpeer.fleet.checks import load_sweep
+from rmpeer.fleet.outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
 
 DOMAIN = "rmpeer.io"
 RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",
@@ -121,7 +121,7 @@ def main_label(args) -> int:
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
     wants = [desired(o, shared / o.node) for o in outcomes]
-    from ..signing import VERIFIED
+    from rmpeer.signing import VERIFIED
 
     for o in outcomes:      # on stderr, one line each: stdout stays the patches (or what --apply did)
         if o.state == ERROR and o.line:

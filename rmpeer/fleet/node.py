@@ -28,11 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
+from rmpeer.errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
                       RmpeerError)
-from ..result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
-from ..safewrite import write_file
-from .outcome import STATUS, certificate_in, load_certificate, reason_line
+from rmpeer.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.safewrite import write_file
+from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 
 STAND_IN = "RMPEER_STAND_IN"
 VERDICT_OF_EXIT = {EXIT_OK: CERTIFIED, EXIT_NOT_CERTIFIED: NOT_CERTIFIED, EXIT_DEGRADED: DEGRADED}
@@ -110,7 +110,7 @@ def run_certify(args: list) -> tuple[int, str]:
     """certify in this process (no second interpreter start in a prolog's budget): its exit
     code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
     INCOMPLETE run (a tool error), never a verdict."""
-    from ..certify_command import run_argv
+    from rmpeer.certify_command import run_argv
 
     err = _Tee(sys.stderr)
     try:
@@ -130,7 +130,7 @@ def run_certify(args: list) -> tuple[int, str]:
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
              run_id: str = "", cards: tuple = ()) -> tuple[int, str]:
-    from .. import interrupts
+    from rmpeer import interrupts
 
     node = node_name()
     _usable_folder(output)
@@ -177,7 +177,7 @@ def _write_status(output: Path, status: dict) -> bool:
 
 def main_node(args) -> int:
     output = Path(args.output) if args.output else Path(args.shared) / node_name()
-    from ..selection import passed_on
+    from rmpeer.selection import passed_on
 
     code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
                           passed_on(args))

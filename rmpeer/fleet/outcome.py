@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
-from ..result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
+from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
 
 STATUS = "status.json"
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
@@ -61,7 +61,7 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
     bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
     first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
     if first:
-        from ..card_verdicts import host_subject
+        from rmpeer.card_verdicts import host_subject
 
         line = reason_line(first.check, f"{host_subject(result, first.subject)}: expected {first.expected}, "
                                         f"found {first.found}")
@@ -74,7 +74,7 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
 
 
 def load_certificate(node: str, path: Path) -> NodeOutcome:
-    from ..signing import BAD, read_certificate, verify
+    from rmpeer.signing import BAD, read_certificate, verify
 
     try:
         data = read_certificate(path)

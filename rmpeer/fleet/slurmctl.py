@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from ..errors import ConfigError
-from .outcome import REASON_PREFIX
+from rmpeer.errors import ConfigError
+from rmpeer.fleet.outcome import REASON_PREFIX
 
 
 def _scontrol(*args, timeout=30) -> subprocess.CompletedProcess:

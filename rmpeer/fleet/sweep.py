@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..safewrite import write_file
-from ..result import TIERS
+from rmpeer.errors import ConfigError
+from rmpeer.safewrite import write_file
+from rmpeer.result import TIERS
 
 SWEEP = "sweep.json"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import ConfigError
+from rmpeer.errors import ConfigError
 
 
 def certificate_text(result) -> str:
@@ -17,8 +17,8 @@ def certificate_text(result) -> str:
 def write_certificate(result, path: Path) -> Path:
     """Signed (rmpeer.signing: HMAC-SHA256 with this host's key) and written safely
     (rmpeer.safewrite: never through a link, never over a device node)."""
-    from ..safewrite import write_file
-    from ..signing import signed_text
+    from rmpeer.safewrite import write_file
+    from rmpeer.signing import signed_text
 
     try:
         write_file(path, signed_text(result.to_dict()), what="the certificate")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ..judge import EXIT_CODES
-from ..result import INCOMPLETE, RunResult
+from rmpeer.judge import EXIT_CODES
+from rmpeer.result import INCOMPLETE, RunResult
 
 
 def exit_code(verdict: str) -> tuple[int, str]:
@@ -19,8 +19,8 @@ def exit_code(verdict: str) -> tuple[int, str]:
 
 
 def json_record(result: RunResult, certificate_path) -> dict:
-    from ..errors import EXIT_UNCHECKED
-    from ..unchecked import refused
+    from rmpeer.errors import EXIT_UNCHECKED
+    from rmpeer.unchecked import refused
 
     code, name = (EXIT_UNCHECKED, "UNCHECKED") if refused(result) else exit_code(result.verdict)
     return {
@@ -36,7 +36,7 @@ def json_record(result: RunResult, certificate_path) -> dict:
 
 
 def _per_card(result) -> dict:
-    from ..card_verdicts import compact
+    from rmpeer.card_verdicts import compact
 
     return compact(result)
 

@@ -16,8 +16,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
+from rmpeer.errors import ConfigError
+from rmpeer.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
 # would make the whole file unreadable.
@@ -150,7 +150,7 @@ def write_junit(results: list[RunResult], path) -> Path:
     """Write junit_xml(results) to path (rmpeer.safewrite: a fresh temp file, then a rename: a
     CI job that collects the file never reads half of it, and a link or a device node at the
     path is refused, never followed or replaced)."""
-    from ..safewrite import make_folder, write_file
+    from rmpeer.safewrite import make_folder, write_file
 
     path = Path(path)
     try:

@@ -98,7 +98,7 @@ def render_fitness(result) -> str:
         lines.append(f"  card {card}: " + (f"{h.get('active')} active NVLinks" if h.get("supported")
                                            else f"no NVLink ({h.get('reason')})"))
     if result.host:
-        from .health_text import health_lines
+        from rmpeer.render.health_text import health_lines
 
         lines += ["health (RM):"] + health_lines(result.host)
     return "\n".join(lines)

@@ -18,9 +18,9 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ..errors import EXIT_OK, ConfigError, RmpeerError
-from ..resources import allure_config, checkout_root
-from ..writable import writable
+from rmpeer.errors import EXIT_OK, ConfigError, RmpeerError
+from rmpeer.resources import allure_config, checkout_root
+from rmpeer.writable import writable
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -165,7 +165,7 @@ def _write(html: str, output: Path) -> Path:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
                           "not phone home): " + "; ".join(remote[:10]))
     try:
-        from ..safewrite import make_folder, write_file
+        from rmpeer.safewrite import make_folder, write_file
 
         make_folder(output.parent)
         write_file(output, html, what="the report")
@@ -189,7 +189,7 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
 def _single_run(path: Path) -> bool:
     """A folder that holds results itself (not a folder of per-host folders) and names at most
     one host: the plain report of one run."""
-    from .hosts import hosts_of
+    from rmpeer.report.hosts import hosts_of
 
     if not path.is_dir() or not any(path.glob("*-result.json")):
         return not (path / "allure-results").is_dir() and not any(p.is_dir() for p in path.glob("*/"))
@@ -233,7 +233,7 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     """Many hosts' results -> one page: each host an environment of the report (with its own
     environment block) and the parent suite and a parameter of each of its results (so no
     host's result is taken for a retry of another's), and a host table first."""
-    from . import hosts as fleet
+    from rmpeer.report import hosts as fleet
 
     output = Path(output_html)
     dirs = fleet.result_dirs(paths)
@@ -288,8 +288,8 @@ def main_report(args) -> int:
 def signature_lines(paths) -> list[str]:
     """How far the certificate beside each results folder (certify --output holds both) is
     vouched for: the report shows what the results say, the signature says who said it."""
-    from ..signing import trust_line
-    from .hosts import result_dirs
+    from rmpeer.signing import trust_line
+    from rmpeer.report.hosts import result_dirs
 
     out = []
     for d in result_dirs(paths):

@@ -126,7 +126,7 @@ class Browser:
     def screenshot(self, path) -> Path:
         data = self._call("Page.captureScreenshot", session=True, format="png")["data"]
         path = Path(path)
-        from ..safewrite import write_file
+        from rmpeer.safewrite import write_file
 
         write_file(path, base64.b64decode(data))
         return path

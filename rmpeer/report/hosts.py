@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
+from rmpeer.errors import ConfigError
 
 HOST_LABEL = "rmpeer_host"       # every result's host (set by rmpeer/pytest_plugin/reporting.py)
 CERTIFICATES = ("certificate.json", "replay-certificate.json")

@@ -11,8 +11,8 @@ import dataclasses
 import errno
 import os
 
-from ..errors import AccessError, NoDeviceError
-from .errors import RmError
+from rmpeer.errors import AccessError, NoDeviceError
+from rmpeer.rm.errors import RmError
 
 CTL_PATH = "/dev/nvidiactl"
 # Preset into NVOS46.status before each map: a status RM never wrote stays this value.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno as errno_names
 
-from ..errors import EXIT_INCOMPLETE, RmpeerError
+from rmpeer.errors import EXIT_INCOMPLETE, RmpeerError
 
 
 class RmError(RmpeerError):

@@ -10,8 +10,8 @@ are judged elsewhere (rmpeer.judge_health), from these dicts alone.
 
 from __future__ import annotations
 
-from ..abi import status as status_of
-from ..handles import CONF_COMPUTE_HANDLE
+from rmpeer.abi import status as status_of
+from rmpeer.handles import CONF_COMPUTE_HANDLE
 
 FABRIC_STATUS = "NV0000_CTRL_CMD_SYSTEM_GET_FABRIC_STATUS"
 FABRIC_PROBE = "NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO"

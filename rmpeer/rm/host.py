@@ -7,10 +7,10 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
-from ..errors import ConfigError
-from ..handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
-from ..shim.records import PROC_VERSION, read_proc_version_text
-from .health import read_host as read_health
+from rmpeer.errors import ConfigError
+from rmpeer.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
+from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
+from rmpeer.rm.health import read_host as read_health
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
@@ -214,7 +214,7 @@ class Host:
         return self
 
     def _select(self, select, infos, pcis):
-        from ..selection import host_cards
+        from rmpeer.selection import host_cards
 
         listed = [{"minor": info["minor_number"], "pci": pci} for info, pci in zip(infos, pcis)]
         # the kernel module's UUID of each bus (a replay's recorded choice needs none)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..abi import status as status_of
+from rmpeer.abi import status as status_of
 
 
 @dataclass

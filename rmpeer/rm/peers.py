@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .objects import Pair, Session, Window
+from rmpeer.rm.objects import Pair, Session, Window
 
 
 @dataclass

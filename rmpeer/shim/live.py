@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import time
 
-from .. import slices
-from ..abi import status as status_of
-from .libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
-from .records import CallRecord, Payload, sampled_digest, word_runs
+from rmpeer import slices
+from rmpeer.abi import status as status_of
+from rmpeer.shim.libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
+from rmpeer.shim.records import CallRecord, Payload, sampled_digest, word_runs
 
 
 class HostBuffer:

@@ -19,8 +19,8 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import __version__
-from ..errors import TranscriptError
+from rmpeer import __version__
+from rmpeer.errors import TranscriptError
 
 FORMAT = "rmpeer-transcript/2"
 # /2: data read back is kept as word runs (mem.view), host observations as records, and a
@@ -102,7 +102,7 @@ def word_runs(data) -> dict:
     whose length is a multiple of 8 bytes."""
     import numpy as np
 
-    from ..slices import pool
+    from rmpeer.slices import pool
 
     words = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint64)
     n = int(words.size)

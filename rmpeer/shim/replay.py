@@ -12,8 +12,8 @@ import os
 import re
 from functools import lru_cache
 
-from ..errors import ConfigError, ReplayMismatch, TranscriptError
-from .records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
+from rmpeer.errors import ConfigError, ReplayMismatch, TranscriptError
+from rmpeer.shim.records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
 
 
 @lru_cache(maxsize=16)
@@ -211,7 +211,7 @@ class ReplayShim:
                 continue
             self.pos += 1
             if self.stall_at is not None and label == self.stall_at:
-                from ..deadline import wait_forever
+                from rmpeer.deadline import wait_forever
 
                 wait_forever()
             if line.op != op:
