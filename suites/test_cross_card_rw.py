@@ -4,7 +4,7 @@ entry says RM refuses the map, the refusal is what is checked, and no byte moves
 
 import pytest
 
-from rmpeer.hostrun import pair_finding
+from rmpeer.run.hostrun import pair_finding
 
 pytestmark = pytest.mark.hardware
 

@@ -6,7 +6,7 @@ import pytest
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_min_cards(2), pytest.mark.rm_layouts("one-per-card")]
 
-from rmpeer.handles import SPARE_BASE
+from rmpeer.tables.handles import SPARE_BASE
 
 SPARE_HANDLE = SPARE_BASE + 1
 

@@ -2,7 +2,7 @@
 clocks raised and recorded, every pair's bandwidth against the topology's floors, NVLink
 links active with no new errors, and no Xid but those a detection test provokes.
 
-The library measures (rmpeer.fitness) and judges (rmpeer.judge); each test asserts that
+The library measures (rmpeer.run.fitness) and judges (rmpeer.judge.verdict); each test asserts that
 its part of the judgement found nothing. These run after every layout of the host
 (rm_last), so the link counters and the kernel log cover the whole run."""
 
@@ -11,7 +11,7 @@ import json
 import allure
 import pytest
 
-from rmpeer.judge import bandwidth_findings, boost_findings, figure_subject, link_findings, xid_findings
+from rmpeer.judge.verdict import bandwidth_findings, boost_findings, figure_subject, link_findings, xid_findings
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_last, pytest.mark.rm_fitness]
 

@@ -16,7 +16,7 @@ def test_host_facts(host_run):
     facts = host_run.facts
     allure.attach(json.dumps(facts.as_dict(), indent=1, default=str), name="host facts",
                   attachment_type=allure.attachment_type.JSON)
-    from rmpeer.report.heatmap import p2p_matrix_svg
+    from rmpeer.render.heatmap import p2p_matrix_svg
 
     allure.attach(p2p_matrix_svg(facts), name="P2P capability matrix", attachment_type=allure.attachment_type.SVG)
     assert facts.cards, "RM lists no card"
@@ -32,7 +32,7 @@ def test_cards_agree_with_the_kernel_module(host_run):
     proc = host_run.proc_gpus
     assert proc, "the kernel module lists no GPU in /proc/driver/nvidia/gpus"
     by_bus = {p["bus"].lower(): p for p in proc}
-    from rmpeer.selection import some_cards
+    from rmpeer.machine.selection import some_cards
 
     if not some_cards(host_run.facts):      # a run of some cards checks those (below) alone
         assert len(by_bus) == len(host_run.facts.cards)

@@ -65,30 +65,30 @@ M = Mutant
 # Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
 MUTANTS = {
     "xid-allowance-not-consumed": M(
-        "an allowance for a provoked Xid is never consumed", "rmpeer/judge.py",
+        "an allowance for a provoked Xid is never consumed", "rmpeer/judge/verdict.py",
         '                allowed.remove((card, x["xid"]))', "                pass",
         ("tests/test_judge.py::test_one_allowance_covers_one_provoked_xid",)),
     "boost-refusal-is-info": M(
-        "a boost that RM refused becomes INFO, not DEGRADE", "rmpeer/judge.py",
+        "a boost that RM refused becomes INFO, not DEGRADE", "rmpeer/judge/verdict.py",
         'f"RM refused it: {status}", DEGRADE))', 'f"RM refused it: {status}", INFO))',
         ("tests/test_judge.py::test_a_boost_rm_refused_degrades",)),
     "floor-at-or-below": M(
-        "a figure exactly on the floor fails it", "rmpeer/floors.py",
+        "a figure exactly on the floor fails it", "rmpeer/judge/floors.py",
         '        if f["gbps"] < floor:', '        if f["gbps"] <= floor:',
         ("tests/test_judge.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
     "compare-reports-last-word": M(
-        "the byte comparison reports the last differing word, not the first", "rmpeer/bytecheck.py",
+        "the byte comparison reports the last differing word, not the first", "rmpeer/traffic/bytecheck.py",
         "    first = (int(diff[0]) if diff.size else n) & ~7", "    first = (int(diff[-1]) if diff.size else n) & ~7",
         ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
     "fingerprint-missing-key-ignored": M(
-        "a fingerprint key the certificate lacks is ignored", "rmpeer/staleness.py",
+        "a fingerprint key the certificate lacks is ignored", "rmpeer/run/freshness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
         "        if key not in old:\n            continue",
         ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
         alt=(('        if key not in old:\n            out.append(f"the certificate records no {name}")',
               "        if key not in old:\n            continue"),)),
     "lock-released-before-the-run": M(
-        "the host lock is taken and released before the run, not held through it", "rmpeer/certify.py",
+        "the host lock is taken and released before the run, not held through it", "rmpeer/cli/certify.py",
         "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
         "        return _certify(spec, args, started, valid_for)",
         "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
@@ -98,7 +98,7 @@ MUTANTS = {
               "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
               "    with __import__('contextlib').nullcontext():\n        if lock.note:"),)),
     "passive-ignores-require-idle": M(
-        "--require-idle is ignored in the passive tier", "rmpeer/certify.py",
+        "--require-idle is ignored in the passive tier", "rmpeer/cli/certify.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
         ("tests/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
     "prolog-drains-on-no-verdict": M(
@@ -130,7 +130,7 @@ MUTANTS = {
         "    known = verdict if verdict in EXIT_CODES else CERTIFIED",
         ("tests/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
-        "the certificate's tier is always written as full", "rmpeer/certify.py",
+        "the certificate's tier is always written as full", "rmpeer/cli/certify.py",
         "    result.target, result.tier = target, spec.tier", '    result.target, result.tier = target, "full"',
         ("tests/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(
@@ -144,29 +144,29 @@ MUTANTS = {
         ("tests/test_shim.py::test_a_live_observation_keeps_its_label",)),
     # -- found since (issue 27, part 5) ------------------------------------------------------------
     "reasons-repeat-subjects": M(
-        "a reason counts a subject once per finding, not once", "rmpeer/judge.py",
+        "a reason counts a subject once per finding, not once", "rmpeer/judge/verdict.py",
         '        if f.subject not in seen[key]["subjects"]:\n            seen[key]["subjects"].append(f.subject)',
         '        seen[key]["subjects"].append(f.subject)',
         ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
     "one-reason-only": M(
-        "the verdict keeps only its first reason", "rmpeer/judge.py",
+        "the verdict keeps only its first reason", "rmpeer/judge/verdict.py",
         "            return name, _reasons(chosen)", "            return name, _reasons(chosen[:1])",
         ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
     "no-p-state-passes": M(
-        "a card RM gave no P-state passes", "rmpeer/judge.py",
+        "a card RM gave no P-state passes", "rmpeer/judge/verdict.py",
         '        if not r.get("pstate"):\n            out.append(Finding("clocks"',
         '        if False:\n            out.append(Finding("clocks"',
         ("tests/test_judge.py::test_a_card_without_a_p_state_degrades",)),
     "link-refusal-passes": M(
-        "a link reading RM refused passes as a card without NVLink", "rmpeer/judge.py",
+        "a link reading RM refused passes as a card without NVLink", "rmpeer/judge/verdict.py",
         '    if not health.get("supported") or reason:', "    if False:",
         ("tests/test_judge.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
     "end-counters-unread-pass": M(
-        "error counters RM would not give at the run's end pass", "rmpeer/judge.py",
+        "error counters RM would not give at the run's end pass", "rmpeer/judge/verdict.py",
         "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
         ("tests/test_judge.py::test_link_counter_growth_is_judged_by_the_judge",)),
     "excerpt-of-the-expected-bytes": M(
-        "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/bytecheck.py",
+        "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/traffic/bytecheck.py",
         "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
         ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
     "junit-unknown-outcome-passes": M(
@@ -182,19 +182,19 @@ MUTANTS = {
         'c.s is not None and c.outcome != "skipped":', "c.s is not None:",
         ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
     "passive-swapped-card-passes": M(
-        "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/passive.py",
+        "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/run/passive.py",
         '            if g is None or g["uuid"] != card.uuid:', "            if g is None:",
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "passive-extra-gpu-passes": M(
-        "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/passive.py",
+        "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/run/passive.py",
         "        if len(by_bus) != len(facts.cards) and not some_cards(facts):", "        if False:",
         ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "no-nvlink-passes-an-nvlink-topology": M(
-        "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge.py",
+        "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge/verdict.py",
         '"no NVLink", DEGRADE)] if expected else []', '"no NVLink", DEGRADE)] if False else []',
         ("tests/test_judge.py::test_a_card_without_nvlink_on_an_nvlink_topology_degrades",)),
     "floors-of-the-matched-entry": M(
-        "--expect-topology is ignored when choosing the floors", "rmpeer/floors.py",
+        "--expect-topology is ignored when choosing the floors", "rmpeer/judge/floors.py",
         "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
         ("tests/test_judge.py::test_the_topology_asked_for_gives_the_floors",)),
     "collector-drops-setup-failures": M(

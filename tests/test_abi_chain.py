@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.matrix import MATRICES
+from rmpeer.tables.load import MATRICES
 from rmpeer.errors import EXIT_CONFIG, ConfigError, MatrixError, UnknownDriverError
 
 pytestmark = pytest.mark.offline

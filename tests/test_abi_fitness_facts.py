@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.fitnessfacts import EXPORTS, OUTPUT, default_tags
-from rmpeer.abi.probe import INCLUDE_ROOTS
+from rmpeer.abi.headers.fitnessfacts import EXPORTS, OUTPUT, default_tags
+from rmpeer.abi.headers.probe import INCLUDE_ROOTS
 
 pytestmark = [pytest.mark.offline,
               pytest.mark.skipif(not shutil.which(os.environ.get("CC", "cc")), reason="needs a C compiler"),

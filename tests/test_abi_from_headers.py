@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.fromheaders import check, entry_for, normalise, render_entry, run, tree_abi
-from rmpeer.abi.probe import INCLUDE_ROOTS
+from rmpeer.abi.headers.fromheaders import check, entry_for, normalise, render_entry, run, tree_abi
+from rmpeer.abi.headers.probe import INCLUDE_ROOTS
 from rmpeer.errors import ConfigError
 
 pytestmark = [pytest.mark.offline,

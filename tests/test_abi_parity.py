@@ -11,7 +11,7 @@ import pytest
 
 from rmpeer.abi import DriverMatrix
 from rmpeer.abi.drivers import version_key
-from rmpeer.abi.parity import FIXTURE, read_fixture, resolved_flat
+from rmpeer.abi.headers.parity import FIXTURE, read_fixture, resolved_flat
 
 pytestmark = pytest.mark.offline
 MATRIX = DriverMatrix()

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.fromheaders import tree_abi
-from rmpeer.abi.probe import INCLUDE_ROOTS
+from rmpeer.abi.headers.fromheaders import tree_abi
+from rmpeer.abi.headers.probe import INCLUDE_ROOTS
 
 pytestmark = [pytest.mark.offline,
               pytest.mark.skipif(not shutil.which(os.environ.get("CC", "cc")), reason="needs a C compiler")]

@@ -7,7 +7,7 @@ the longest engine's own span, whatever the offset between the cards' timers."""
 
 import pytest
 
-from rmpeer import bandwidth
+from rmpeer.traffic import bandwidth
 from rmpeer.ce.engine import CopyResult
 
 pytestmark = pytest.mark.offline

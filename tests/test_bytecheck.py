@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from rmpeer import bytecheck
+from rmpeer.traffic import bytecheck
 
 pytestmark = pytest.mark.offline
 BLOCK = 64 << 20
@@ -84,7 +84,7 @@ def test_the_flip_test_fails_when_the_comparison_skips_bytes(expected, mutant, o
     the end of each slice, is caught by finds_every_flip."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.bytecheck", old, new)
+    broken = mutated("rmpeer.traffic.bytecheck", old, new)
     with pytest.raises(AssertionError, match="the compare said equal"):
         finds_every_flip(broken.compare, expected)
 

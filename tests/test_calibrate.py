@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rmpeer.calibrate import Refused, calibrate
-from rmpeer.resources import matrices_dir
+from rmpeer.cli.calibrate import Refused, calibrate
+from rmpeer.paths import matrices_dir
 
 from source_mutation import mutated
 
@@ -170,7 +170,7 @@ def test_mutation_each_refusal_is_what_stops_its_run(certificates, name, old, ne
     runs = [good[1], _changed(good[0], change)]
     with pytest.raises(Refused, match=message.replace("(", r"\(").replace(")", r"\)")):
         calibrate(runs, ["a", "b"])
-    broken = mutated("rmpeer.calibrate", old, new)
+    broken = mutated("rmpeer.cli.calibrate", old, new)
     broken.calibrate(runs, ["a", "b"])       # the mutant lets the run through
 
 
@@ -185,7 +185,7 @@ def test_mutation_the_floor_is_0_9_of_the_slowest_median(certificates, old, new)
     slow["gbps"] = 380.0          # one run's one pair 4% slower: within the band, and the slowest
     want = math.floor(0.9 * 380.0)
     assert calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] == want == 342
-    assert mutated("rmpeer.calibrate", old, new).calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] != want
+    assert mutated("rmpeer.cli.calibrate", old, new).calibrate(good, ["a", "b"]).entry["floors"]["cross_card_gbps"] != want
 
 
 def test_calibrating_this_host_without_a_gpu_is_refused_in_one_line(tmp_path):
@@ -204,13 +204,13 @@ def test_mutation_runs_of_another_kind_of_host_are_refused_only_by_the_host_chec
     other = _changed(good[0], lambda c: c["host"]["cards"][1].update(name="NVIDIA H100 80GB HBM3"))
     with pytest.raises(Refused, match="runs of different hosts: cards"):
         calibrate([good[1], other], ["a", "b"])
-    mutated("rmpeer.calibrate", "            if a[key] != b[key]:", "            if False:").calibrate([good[1], other], ["a", "b"])
+    mutated("rmpeer.cli.calibrate", "            if a[key] != b[key]:", "            if False:").calibrate([good[1], other], ["a", "b"])
 
 
 def test_writing_twice_into_one_copy_leaves_one_entry_and_every_other(tmp_path, certificates):
-    from rmpeer.calibrate import write_entry
+    from rmpeer.cli.calibrate import write_entry
     from rmpeer.rm.host import HostFacts
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.tables.topology import TopologyMatrix
 
     good = [certificates[r][1] for r in HEALTHY_TWO]
     facts = HostFacts.from_dict(good[0]["host"])

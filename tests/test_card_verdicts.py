@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from rmpeer.card_verdicts import by_card, verdict_text
-from rmpeer.result import (CERTIFIED, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED, CheckResult, Finding,
+from rmpeer.judge.cards import by_card, verdict_text
+from rmpeer.model.result import (CERTIFIED, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED, CheckResult, Finding,
                            LayoutResult, RunResult)
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 DEGRADED_TWO = transcripts_dir() / "degraded" / "h200x2-20261130T003733Z-noboost.jsonl.gz"
@@ -101,7 +101,7 @@ def test_the_degraded_recording_gives_each_card_and_the_pair_their_own_verdict(t
 # -- --if-stale: which selections a certificate covers -----------------------------------------
 
 def _cert_host(selected, how="--cards"):
-    from rmpeer.selection import HostCard, Selection
+    from rmpeer.machine.selection import HostCard, Selection
 
     of = tuple(HostCard(i, i, f"0000:{0x10 + i:02x}:00.0", UUIDS[i]) for i in range(4))
     return {"selection": Selection(tuple(selected), of, "--cards", how).as_dict()}
@@ -120,7 +120,7 @@ PROC = [{"pci": f"0000:{0x10 + i:02x}:00.0", "uuid": UUIDS[i]} for i in range(4)
     ((0, 1, 2, 3), "all", True),
 ])
 def test_a_certificate_holds_for_the_cards_it_covers(certified, asked, holds):
-    from rmpeer.selection import request_from, stale_reason
+    from rmpeer.machine.selection import request_from, stale_reason
 
     reason = stale_reason(_cert_host(certified), request_from(asked, environ={}), PROC)
     assert (reason is None) == holds, reason
@@ -130,7 +130,7 @@ def test_a_certificate_holds_for_the_cards_it_covers(certified, asked, holds):
 
 def test_a_certificate_of_other_cards_at_the_same_numbers_does_not_hold():
     """A UUID moved (a card swapped): the recorded RM order no longer describes this host."""
-    from rmpeer.selection import request_from, stale_reason
+    from rmpeer.machine.selection import request_from, stale_reason
 
     swapped = [dict(PROC[0], uuid=UUIDS[1]), dict(PROC[1], uuid=UUIDS[0]), *PROC[2:]]
     assert "not the certificate's" in stale_reason(_cert_host((0, 1, 2, 3)), request_from("0", environ={}), swapped)
@@ -140,7 +140,7 @@ def test_a_certificate_of_other_cards_at_the_same_numbers_does_not_hold():
 def test_mutation_run_numbers_instead_of_host_numbers_fail_the_subset_check():
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.card_verdicts", 'hosts = list(sel.get("cards") or [c["index"] for c in cards])',
+    broken = mutated("rmpeer.judge.cards", 'hosts = list(sel.get("cards") or [c["index"] for c in cards])',
                      'hosts = [c["index"] for c in cards]')
     r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,
                 selected=(1, 3))
@@ -150,14 +150,14 @@ def test_mutation_run_numbers_instead_of_host_numbers_fail_the_subset_check():
 def test_mutation_an_unfinished_run_left_certified_fails_the_fail_closed_check():
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.card_verdicts", "cut_short = result.verdict == INCOMPLETE", "cut_short = False")
+    broken = mutated("rmpeer.judge.cards", "cut_short = result.verdict == INCOMPLETE", "cut_short = False")
     r = _result([Finding("run", "host", "the run to finish", "it was stopped by SIGTERM", UNFINISHED)],
                 verdict=INCOMPLETE)
     assert CERTIFIED in {c["verdict"] for c in broken.by_card(r)["cards"]}
 
 
 def test_a_drain_reason_names_the_host_card_and_its_uuid():
-    from rmpeer.card_verdicts import host_subject
+    from rmpeer.judge.cards import host_subject
     from rmpeer.fleet.outcome import from_result
 
     r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,

@@ -15,9 +15,9 @@ import pytest
 
 from rmpeer.cli import main
 from rmpeer.errors import EXIT_NOT_IDLE, EXIT_OK
-from rmpeer.hostlock import LOCK_ENV
-from rmpeer.result import CheckResult, RunResult
-from rmpeer.targets import Target
+from rmpeer.machine.lock import LOCK_ENV
+from rmpeer.model.result import CheckResult, RunResult
+from rmpeer.run.targets import Target
 
 pytestmark = pytest.mark.offline
 LIVE = Target("live", "h200x2", 2)
@@ -25,7 +25,7 @@ LIVE = Target("live", "h200x2", 2)
 SECOND_RUN = """
 import sys
 from rmpeer.errors import BusyError
-from rmpeer.hostlock import HostLock
+from rmpeer.machine.lock import HostLock
 try:
     with HostLock(sys.argv[1], wait_s=0):
         print("free")
@@ -36,7 +36,7 @@ except BusyError:
 
 @pytest.fixture
 def live_host(tmp_path, monkeypatch):
-    monkeypatch.setattr("rmpeer.targets.live_target", lambda *a, **k: LIVE)
+    monkeypatch.setattr("rmpeer.run.targets.live_target", lambda *a, **k: LIVE)
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "rmpeer.lock"))
     monkeypatch.setenv("RMPEER_STATE", str(tmp_path / "state.json"))
     return tmp_path
@@ -52,14 +52,14 @@ def test_the_lock_is_held_while_the_run_is_under_way(live_host, monkeypatch):
     """Issue 27 row 6."""
     lock = live_host / "rmpeer.lock"
     seen = []
-    monkeypatch.setattr("rmpeer.certify._certify", lambda *args: seen.append(second_run(lock)) or EXIT_OK)
+    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: seen.append(second_run(lock)) or EXIT_OK)
     assert main(["certify", "--output", str(live_host / "out")]) == EXIT_OK
     assert seen == ["busy"]
     assert second_run(lock) == "free"          # and given back when the run ends
 
 
 def passive_result(processes) -> RunResult:
-    """What a passive run read on a host where `processes` hold the GPUs (rmpeer.passive's shape)."""
+    """What a passive run read on a host where `processes` hold the GPUs (rmpeer.run.passive's shape)."""
     return RunResult(tier="passive", target={"kind": "live"},
                      checks=[CheckResult("passive/cards", "cards", "host", "host", "passed")],
                      gpu_processes={"now": {"available": True, "processes": processes, "unreadable": []}})
@@ -69,10 +69,10 @@ def passive_result(processes) -> RunResult:
 def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeypatch, capsys, require_idle, want):
     """Issue 27 row 7: one other process (pid 4242 on card 0) and --require-idle: exit 7,
     naming it; without --require-idle the passive run certifies (it is safe beside a job)."""
-    from rmpeer.gpuprocs import GpuProcess
+    from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.passive.run_passive", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.passive.run_passive", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--output", str(live_host / "out")]
     assert main(argv + (["--require-idle"] if require_idle else [])) == want
     if require_idle:
@@ -85,10 +85,10 @@ def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
     os._exit(5) (the full suite once died so, at this very test)."""
     import threading
 
-    from rmpeer.gpuprocs import GpuProcess
+    from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.passive.run_passive", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.passive.run_passive", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--require-idle", "--output", str(live_host / "out")]
     assert main(argv) == EXIT_NOT_IDLE
     watchdogs = [t for t in threading.enumerate() if t.name == "rmpeer-deadline"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.e2e
 RECORDED = sorted(transcripts_dir().glob("*.jsonl.gz"))

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from rmpeer import resources
+from rmpeer import paths as resources
 from rmpeer.errors import AccessError, NoDeviceError
 
 pytestmark = pytest.mark.offline

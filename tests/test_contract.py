@@ -5,7 +5,7 @@ outside the checkout), with the exit code and the message it must give.
 Every row asserts: the documented exit code; a fragment of the message; no traceback; output
 under OUTPUT_BOUND; nothing written in the working directory on exit 2 or 3, and on other exits
 only what the row allows. CI runs it against a non-editable install (.ci/run), so the data the
-commands need must be found through rmpeer.resources, not through a checkout.
+commands need must be found through rmpeer.paths, not through a checkout.
 
 Exit codes (README, rmpeer/errors.py): 0 ok, 1 not certified, 2 usage or configuration error, 3 no GPU
 access, 4 degraded, 5 incomplete, 6 busy (another run holds the host's lock), 7 not idle.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer import resources
+from rmpeer import paths as resources
 
 pytestmark = pytest.mark.offline
 
@@ -419,7 +419,7 @@ def test_an_unreadable_driver_version_is_a_config_error(inputs):
     """RM answering the version query with something that is not a release number: exit 2,
     naming the string, unless an ABI is forced."""
     from rmpeer.errors import ConfigError
-    from rmpeer.runtime import Runtime
+    from rmpeer.rm.open import Runtime
     from rmpeer.shim.replay import ReplayShim
 
     lines = gzip.decompress(Path(inputs["good"]).read_bytes()).decode().splitlines()

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmpeer import costmodel
-from rmpeer.costmodel import (calibration_logs, fit, fitness_figures, layout_shape, nonneg_least_squares,
+from rmpeer.run import costmodel
+from rmpeer.run.costmodel import (calibration_logs, fit, fitness_figures, layout_shape, nonneg_least_squares,
                               parse_progress, projection, tier_layouts)
 
 pytestmark = pytest.mark.offline

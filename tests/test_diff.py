@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.diff import IDENTITY, Coverage
-from rmpeer.resources import suites_dir
+from rmpeer.diff.compare import IDENTITY, Coverage
+from rmpeer.paths import suites_dir
 
 REPO = suites_dir().parent   # the checkout, or the installed package's copy
 from rmpeer.shim.records import read_transcript
@@ -607,7 +607,7 @@ def test_a_full_and_a_quick_run_compare_the_layouts_both_ran(tmp_path, full, qui
 def result_doc() -> dict:
     """The committed quick run as a RunResult: facts, clocks and checks from its certificate,
     each layout's setup statuses from its recording."""
-    from rmpeer.result import CheckResult, LayoutResult, RunResult
+    from rmpeer.model.result import CheckResult, LayoutResult, RunResult
 
     legacy, lines = cert_doc(), raw_lines(QUICK_REC)
     ran = lines[0]["header"]["run"]["layouts"]
@@ -748,19 +748,19 @@ def _clocks_not_comparable(rc, doc):
 
 
 MUTANTS = [  # (rule switched off, (module, name, mutant), the pair, what holds without the mutant)
-    ("volatile fields compared", ("diff", "volatile_rule", lambda key: None), _healthy_recordings, _same),
-    ("idle and released MHz compared", ("diff", "CLOCK_PHASES", {}), _healthy_recordings, _same),
-    ("no tolerance", ("diff", "_beyond", lambda va, vb, tolerance: va != vb), _healthy_recordings, _same),
-    ("device instance is behaviour", ("diff", "IDENTITY", IDENTITY - {"device_instance"}), _healthy_recordings, _same),
-    ("a field one side lacks differs", ("diff", "FIELD_NAME", re.compile(r"(?!)")), _field_on_one_side, _same),
-    ("unboosted after-traffic MHz compared", ("diff", "UNBOOSTED_PHASES", {}), _two_unboosted_certificates, _same),
-    ("boost statuses not compared", ("diff", "_compare_boost", lambda a, b, aspect: None), _boost_clear_changed,
+    ("volatile fields compared", ("diff.compare", "volatile_rule", lambda key: None), _healthy_recordings, _same),
+    ("idle and released MHz compared", ("diff.compare", "CLOCK_PHASES", {}), _healthy_recordings, _same),
+    ("no tolerance", ("diff.compare", "_beyond", lambda va, vb, tolerance: va != vb), _healthy_recordings, _same),
+    ("device instance is behaviour", ("diff.compare", "IDENTITY", IDENTITY - {"device_instance"}), _healthy_recordings, _same),
+    ("a field one side lacks differs", ("diff.compare", "FIELD_NAME", re.compile(r"(?!)")), _field_on_one_side, _same),
+    ("unboosted after-traffic MHz compared", ("diff.compare", "UNBOOSTED_PHASES", {}), _two_unboosted_certificates, _same),
+    ("boost statuses not compared", ("diff.compare", "_compare_boost", lambda a, b, aspect: None), _boost_clear_changed,
      _differs),
-    ("no fitness note read as empty", ("diff_load", "_fitness", _empty_fitness), _old_and_new_recording,
+    ("no fitness note read as empty", ("diff.load", "_fitness", _empty_fitness), _old_and_new_recording,
      _clocks_not_comparable),
-    ("every layout compared", ("diff", "coverage", lambda a, b: Coverage(None)),
+    ("every layout compared", ("diff.compare", "coverage", lambda a, b: Coverage(None)),
      _full_and_quick, _same),
-    ("calls not attributed to layouts", ("diff_load", "segment_layout", lambda key, layouts: None),
+    ("calls not attributed to layouts", ("diff.load", "segment_layout", lambda key, layouts: None),
      _full_and_quick, _same),
 ]
 

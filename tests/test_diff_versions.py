@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.diff import compare_calls, coverage
-from rmpeer.diff_load import Side
-from rmpeer.resources import transcripts_dir
+from rmpeer.diff.compare import compare_calls, coverage
+from rmpeer.diff.load import Side
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def test_mutant_a_looser_version_rule_is_caught(old, new):
     would be waved through as "not comparable", and the test above sees it."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.diff", old, new)
+    broken = mutated("rmpeer.diff.compare", old, new)
     a, b = _side("a", OLD, "t1"), _side("b", NEW, "t2")
     statuses, _ = broken.compare_calls(a, b, broken.coverage(a, b))
     assert statuses.differences != [("alloc:p2p", "not called", "NV_OK x1"),

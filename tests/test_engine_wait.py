@@ -13,7 +13,7 @@ from rmpeer.shim.libc import address, ffi
 from rmpeer.shim.live import LiveMapping, LiveShim
 from rmpeer.shim.records import TranscriptWriter, FORMAT
 from rmpeer.shim.replay import ReplayMismatch, ReplayShim
-from rmpeer.traffic import channel_layout
+from rmpeer.traffic.peer import channel_layout
 
 pytestmark = pytest.mark.offline
 ABI = DriverMatrix().abi_for_driver("580.159.04")

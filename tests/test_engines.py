@@ -6,7 +6,7 @@ import pytest
 from rmpeer.abi import DriverMatrix
 from rmpeer.ce.classes import load_engines, pick_generation
 from rmpeer.errors import ConfigError
-from rmpeer.traffic import channel_layout
+from rmpeer.traffic.peer import channel_layout
 
 ABI = DriverMatrix().abi_for_driver("580.159.04")
 pytestmark = pytest.mark.offline

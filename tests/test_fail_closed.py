@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
@@ -50,7 +50,7 @@ def test_no_hardware_check_run_is_incomplete_not_certified(tmp_path):
     """The suites replaced by an empty folder: pytest collects nothing, and certify says so."""
     empty = tmp_path / "suites"
     empty.mkdir()
-    script = ("import sys, rmpeer.resources as r; r.suites_dir = lambda: __import__('pathlib').Path(sys.argv[1]); "
+    script = ("import sys, rmpeer.paths as r; r.suites_dir = lambda: __import__('pathlib').Path(sys.argv[1]); "
               "from rmpeer.cli import main; sys.exit(main(sys.argv[2:]))")
     done = subprocess.run([sys.executable, "-c", script, str(empty), "certify", "--replay", str(TWO[0]), "--layout",
                            "one-per-card", "--output", str(tmp_path / "out")], capture_output=True, text=True,
@@ -96,7 +96,7 @@ def test_a_host_without_floors_is_never_a_silent_pass(tmp_path, no_floors, code,
     import re
     import shutil
 
-    from rmpeer.resources import matrices_dir
+    from rmpeer.paths import matrices_dir
 
     matrices = tmp_path / "matrices"
     shutil.copytree(matrices_dir(), matrices)

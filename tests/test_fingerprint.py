@@ -10,7 +10,7 @@ import pytest
 
 from fake_host_tree import BRIDGE, CARDS, KERNEL, MODULE_BYTES, bridge_config, make_host, write
 from rmpeer import __version__
-from rmpeer.fingerprint import acs_control, platform_fingerprint, read_acs, read_kernel_module
+from rmpeer.run.fingerprint import acs_control, platform_fingerprint, read_acs, read_kernel_module
 from rmpeer.rm.host import Card, HostFacts
 
 pytestmark = pytest.mark.offline
@@ -61,7 +61,7 @@ def test_acs_state_of_the_bridge_above_a_card(tmp_path, config, expected):
 
 
 def test_acs_walk_stops_on_a_looping_chain():
-    from rmpeer.fingerprint import _pcie_facts
+    from rmpeer.run.fingerprint import _pcie_facts
 
     config = bytearray(4096)
     config[0x100:0x104] = (0x0001 | 0x100 << 20).to_bytes(4, "little")   # points at itself

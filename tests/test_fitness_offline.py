@@ -13,15 +13,15 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.matrix import MATRICES
-from rmpeer.floors import judge_bandwidth
-from rmpeer.resources import fixtures_dir
+from rmpeer.tables.load import MATRICES
+from rmpeer.judge.floors import judge_bandwidth
+from rmpeer.paths import fixtures_dir
 from rmpeer.errors import MatrixError
-from rmpeer.nvlink_rules import check_active, compare_counters
+from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, boost_flags, read_clocks
-from rmpeer.topology import TopologyMatrix
-from rmpeer.xids import XidWatcher, by_card, kmsg_messages, parse_xid
+from rmpeer.tables.topology import TopologyMatrix
+from rmpeer.machine.xids import XidWatcher, by_card, kmsg_messages, parse_xid
 
 pytestmark = pytest.mark.offline
 MATRIX = DriverMatrix()

@@ -14,7 +14,7 @@ import pytest
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_OK
 from rmpeer.fleet import outcome as oc
-from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, CheckResult, Finding, RunResult
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, CheckResult, Finding, RunResult
 
 pytestmark = pytest.mark.offline
 FLOOR = Finding("bandwidth-floor", "read 1->0", "at least 355 GB/s", "232.9 GB/s, below the floor of 355 GB/s",

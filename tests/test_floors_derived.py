@@ -1,5 +1,5 @@
-"""Floors derived from what RM reports (rmpeer.derived) and how a host's floors are chosen
-(rmpeer.floors.resolve_floors): calibrated where topologies.yaml measured the host, derived
+"""Floors derived from what RM reports (rmpeer.judge.derived) and how a host's floors are chosen
+(rmpeer.judge.floors.resolve_floors): calibrated where topologies.yaml measured the host, derived
 elsewhere, "no floors" only where RM reports too little, and never silently.
 
 The facts come from the committed recordings (their RM replies, replayed by the passive
@@ -14,14 +14,14 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.derived import derive_floors, load_efficiencies
+from rmpeer.judge.derived import derive_floors, load_efficiencies
 from rmpeer.errors import MatrixError
-from rmpeer.floors import ANY, HostFloors, class_numbers, judge_bandwidth, resolve_floors
-from rmpeer.passive import run_passive
-from rmpeer.resources import matrices_dir
+from rmpeer.judge.floors import ANY, HostFloors, class_numbers, judge_bandwidth, resolve_floors
+from rmpeer.run.passive import run_passive
+from rmpeer.paths import matrices_dir
 from rmpeer.rm.host import HostFacts
-from rmpeer.targets import replay_target
-from rmpeer.topology import TopologyMatrix
+from rmpeer.run.targets import replay_target
+from rmpeer.tables.topology import TopologyMatrix
 
 from source_mutation import mutated
 
@@ -87,7 +87,7 @@ def test_the_one_card_floor_is_derived_the_same_way(recorded):
 ])
 def test_mutation_a_wrong_rate_link_count_or_engine_misses_the_calibrated_floors(recorded, old, new):
     facts, links = recorded["two"]
-    assert not reproduces_h200x2(_derive(facts, links, mutated("rmpeer.derived", old, new)))
+    assert not reproduces_h200x2(_derive(facts, links, mutated("rmpeer.judge.derived", old, new)))
 
 
 # -- an 8-card NVSwitch host gets derived floors ------------------------------------------------
@@ -247,7 +247,7 @@ def test_the_shipped_efficiencies_agree_with_their_measurements():
 def test_mutation_a_host_left_without_a_floor_is_never_silent(recorded, old, new):
     facts, links = recorded["two"]
     cases = [(_with_copy_class(facts, "HOPPER_DMA_COPY_A", None), links, "hgx-h200x8-nvswitch"), (_pcie(facts), {}, None)]
-    broken = mutated("rmpeer.floors", old, new)
+    broken = mutated("rmpeer.judge.floors", old, new)
     for bare, readings, expected in cases:
         assert [f.severity for f in resolve_floors(bare, readings, TopologyMatrix(), expected=expected)[1]][:1] == ["degraded"]
     assert any(broken.resolve_floors(bare, readings, TopologyMatrix(), expected=expected)[1] == []
@@ -255,12 +255,12 @@ def test_mutation_a_host_left_without_a_floor_is_never_silent(recorded, old, new
 
 
 def test_mutation_a_fixed_link_count_would_fail_links_disabled_by_design():
-    from rmpeer.nvlink_rules import check_active
+    from rmpeer.judge.nvlink import check_active
 
     twelve = {"card": 0, "supported": True, "active": 12,
               "links": [{"index": i, "state": "ACTIVE", "active": True, "connected": True} for i in range(12)]}
     assert check_active(twelve, 18) == []
-    fixed = mutated("rmpeer.nvlink_rules", "    elif not enabled and expected:", "    elif len(enabled) != expected:")
+    fixed = mutated("rmpeer.judge.nvlink", "    elif not enabled and expected:", "    elif len(enabled) != expected:")
     assert fixed.check_active(twelve, 18) != []
 
 
@@ -271,7 +271,7 @@ def test_mutation_an_efficiency_that_disagrees_with_its_measurement_gets_through
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(MatrixError):
         load_efficiencies(path)
-    lax = mutated("rmpeer.derived", "    if abs(stated - computed) > AGREE * computed:", "    if False:")
+    lax = mutated("rmpeer.judge.derived", "    if abs(stated - computed) > AGREE * computed:", "    if False:")
     assert lax.load_efficiencies(path).generations["hopper"].kinds["nvlink"].efficiency == 0.8
 
 
@@ -282,7 +282,7 @@ def test_mutation_the_narrower_link_counts(recorded):
         c.health = {"pcie": {"gen": 5, "width": width, "max_gen": 5, "max_width": 16}}
     want = round(8 * 3.938 * 0.7, 1)          # the x8 card's lanes
     assert _derive(pcie, {}).cross_card[(0, 1)].gbps == want
-    wide = mutated("rmpeer.derived", "    return min(widths), min(gens)", "    return max(widths), min(gens)")
+    wide = mutated("rmpeer.judge.derived", "    return min(widths), min(gens)", "    return max(widths), min(gens)")
     assert _derive(pcie, {}, wide).cross_card[(0, 1)].gbps != want
 
 
@@ -291,19 +291,19 @@ def test_mutation_the_newest_copy_class_names_the_generation(recorded):
     numbers = class_numbers(facts)
     both = dataclasses.replace(facts, cards=[dataclasses.replace(c, classes=sorted({*c.classes, numbers["AMPERE_DMA_COPY_B"]}))
                                              for c in facts.cards])
-    oldest = mutated("rmpeer.derived", "return max(listed, key=lambda ng: ng[0])[1] if listed else None",
+    oldest = mutated("rmpeer.judge.derived", "return max(listed, key=lambda ng: ng[0])[1] if listed else None",
                      "return min(listed, key=lambda ng: ng[0])[1] if listed else None")
     assert _derive(both, links).cross_card[(0, 1)].basis == "derived"
     assert _derive(both, links, oldest).cross_card[(0, 1)].basis == "provisional"
 
 
 def test_a_down_link_is_judged_on_a_host_no_entry_names():
-    from rmpeer.judge import link_findings
+    from rmpeer.judge.verdict import link_findings
 
     links = [{"index": i, "state": "ACTIVE" if i else "FAIL", "active": bool(i), "connected": True} for i in range(18)]
     health = {"card": 0, "supported": True, "active": 17, "links": links}
     found = link_findings(0, health, None, None)
     assert [(f.check, f.found) for f in found][:1] == [("nvlink-active", "card 0: 17 of 18 enabled NVLinks active")]
-    blind = mutated("rmpeer.nvlink_rules", "    if not health.get(\"supported\"):\n        return []",
+    blind = mutated("rmpeer.judge.nvlink", "    if not health.get(\"supported\"):\n        return []",
                     "    if expected is None or not health.get(\"supported\"):\n        return []")
     assert blind.check_active(health, None) == []

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from rmpeer.abi import DriverMatrix, status
-from rmpeer.gpuprocs import (GET_PID_INFO, GET_PIDS, GpuProcess, ProcScan, card_minors, merged, other_gpu_processes,
+from rmpeer.machine.gpuprocs import (GET_PID_INFO, GET_PIDS, GpuProcess, ProcScan, card_minors, merged, other_gpu_processes,
                              rm_gpu_processes, scan_gpu_processes)
 from rmpeer.rm.client import RmClient
 from rmpeer.shim.records import CallRecord, Payload
@@ -74,7 +74,7 @@ def test_a_caller_with_rm_cards_maps_minors_its_way(proc):
 
 
 def test_a_process_whose_fds_cannot_be_read_is_listed_as_unreadable(proc, monkeypatch):
-    import rmpeer.gpuprocs as gp
+    import rmpeer.machine.gpuprocs as gp
 
     real = gp._targets
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rmpeer.render.health_text import health_lines
-from rmpeer.result import RunResult
+from rmpeer.model.result import RunResult
 
 pytestmark = pytest.mark.offline
 REPO = Path(__file__).resolve().parents[1]
@@ -107,9 +107,9 @@ def test_diff_names_a_health_behaviour_change(tmp_path):
 
 
 def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change():
-    from rmpeer.fingerprint import recorded_fingerprint
+    from rmpeer.run.fingerprint import recorded_fingerprint
     from rmpeer.rm.host import HostFacts
-    from rmpeer.staleness import fingerprint_changes
+    from rmpeer.run.freshness import fingerprint_changes
 
     facts = HostFacts.from_dict(HOST)
     fp = recorded_fingerprint(facts, matrices="m")
@@ -120,7 +120,7 @@ def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change()
     moved["cards"][0]["health"]["pcie"]["max_width"] = 8
     changed = recorded_fingerprint(HostFacts.from_dict(moved), matrices="m")
     # a recorded fingerprint's unread values (kernel, module: "not recorded") match nothing
-    # (rmpeer.staleness.unread): only RM's health lines are this test's
+    # (rmpeer.run.freshness.unread): only RM's health lines are this test's
     rm_lines = lambda changes: [line for line in changes if line.startswith("RM's")]   # noqa: E731
     assert rm_lines(fingerprint_changes(fp, changed)) == [f"RM's {uuid} pcie_max changed Gen5 x16 -> Gen5 x8"]
     assert rm_lines(fingerprint_changes({k: v for k, v in fp.items() if k != "health"}, changed)) == []

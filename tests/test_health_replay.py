@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.passive import run_passive
-from rmpeer.resources import transcripts_dir
-from rmpeer.targets import replay_target
+from rmpeer.run.passive import run_passive
+from rmpeer.paths import transcripts_dir
+from rmpeer.run.targets import replay_target
 
 pytestmark = pytest.mark.offline
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def test_each_branch_replays_to_its_verdict(name, tmp_path, derived_dir):
     if FRAGMENT[name]:
         assert any(FRAGMENT[name] in r for r in result.reasons), result.reasons
     else:   # refused by RM: not checked, never passed
-        from rmpeer.unchecked import not_checked
+        from rmpeer.judge.unchecked import not_checked
 
         # a replay also reads no kernel log and no process list: those are not checked either
         assert [i["check"] for i in not_checked(result) if i["check"] not in ("xid", "gpu-processes")] == ["row-remap"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 HOOKS = Path(__file__).resolve().parents[1] / "rmpeer" / "integrations"
@@ -66,9 +66,9 @@ def test_kubernetes_takes_nvidia_visible_devices():
 
 
 def test_fleet_node_passes_the_card_options_to_certify():
-    from rmpeer.fleet.cli import add_parser
+    from rmpeer.cli.fleet import add_parser
     from rmpeer.fleet.node import certify_args
-    from rmpeer.selection import passed_on
+    from rmpeer.machine.selection import passed_on
     import argparse
 
     p = argparse.ArgumentParser()

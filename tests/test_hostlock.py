@@ -1,4 +1,4 @@
-"""One run per host: real processes contend for the lock file (rmpeer/hostlock.py)."""
+"""One run per host: real processes contend for the lock file (rmpeer/machine/lock.py)."""
 
 import os
 import signal
@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from rmpeer.errors import EXIT_BUSY, BusyError, ConfigError
-from rmpeer.hostlock import LOCK_ENV, HostLock, default_lock_path
+from rmpeer.machine.lock import LOCK_ENV, HostLock, default_lock_path
 
 pytestmark = pytest.mark.offline
 
 # A holder: takes the lock, says so, and keeps it until its stdin closes (or it is killed).
 HOLDER = """
 import sys
-from rmpeer.hostlock import HostLock
+from rmpeer.machine.lock import HostLock
 with HostLock(sys.argv[1], wait_s=float(sys.argv[2])):
     print("locked", flush=True)
     sys.stdin.read()

@@ -4,12 +4,12 @@ records them, or why they are unknown."""
 
 import pytest
 
-from rmpeer import sharedhost
+from rmpeer.judge import sharedhost
 from rmpeer.errors import NotIdleError
-from rmpeer.hostrun import HostRun
-from rmpeer.result import RunResult
-from rmpeer.spec import Policies
-from rmpeer.targets import Target
+from rmpeer.run.hostrun import HostRun
+from rmpeer.model.result import RunResult
+from rmpeer.run.spec import Policies
+from rmpeer.run.targets import Target
 
 pytestmark = pytest.mark.offline
 HOLDER = {"pid": 4242, "command": "python3 train.py", "cards": [0, 1], "driver": True, "minors": [0, 1],

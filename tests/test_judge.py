@@ -4,10 +4,10 @@ verdicts are written here from the rules in docs/architecture.md, not computed b
 
 import pytest
 
-from rmpeer.judge import EXIT_CODES, bandwidth_findings, judge, verdict, xid_findings
-from rmpeer.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
+from rmpeer.judge.verdict import EXIT_CODES, bandwidth_findings, judge, verdict, xid_findings
+from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                            CheckResult, Finding, RunResult)
-from rmpeer.topology import Floors, Topology
+from rmpeer.tables.topology import Floors, Topology
 
 pytestmark = pytest.mark.offline
 
@@ -98,7 +98,7 @@ def one_card():
 
 def test_one_allowance_covers_one_provoked_xid():
     """Row 1: a detection test provokes one Xid 31 on card 0; a second Xid 31 is the host's."""
-    from rmpeer.xids import parse_xid
+    from rmpeer.machine.xids import parse_xid
 
     seen = {"readable": True, "xids": [parse_xid(XID31), parse_xid(XID31)]}
     got = xid_findings(seen, one_card(), [(0, 31)], set())
@@ -112,7 +112,7 @@ def test_a_boost_rm_refused_degrades():
     on card 0: the host was measured at clocks nobody raised, so it is DEGRADED."""
     from types import SimpleNamespace
 
-    from rmpeer.judge import boost_findings
+    from rmpeer.judge.verdict import boost_findings
 
     fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 345}}},
                               boost=SimpleNamespace(failures={0: "NV_ERR_NOT_SUPPORTED"}))
@@ -127,9 +127,9 @@ def test_a_figure_on_the_floor_is_a_warning_not_a_failure():
     in matrices/topologies.yaml, read here with yaml) is within the warning band, not below."""
     import yaml
 
-    from rmpeer.floors import FAIL as BELOW, WARN, judge_bandwidth
-    from rmpeer.resources import matrices_dir
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.judge.floors import FAIL as BELOW, WARN, judge_bandwidth
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.topology import TopologyMatrix
 
     stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())
     floor = next(t for name, t in stated["topologies"].items() if name == "h200x2-nv18")["floors"]["cross_card_gbps"]
@@ -142,13 +142,13 @@ def test_a_figure_on_the_floor_is_a_warning_not_a_failure():
 
 
 def test_link_counter_growth_is_judged_by_the_judge():
-    """The one counter-growth rule (rmpeer.nvlink_rules through judge.link_findings), on two
+    """The one counter-growth rule (rmpeer.judge.nvlink through judge.link_findings), on two
     hand-made readings of card 1: flit CRC 0 -> 5 over the run degrades the verdict; the
     lane counts the link's FEC repaired (crc_lanes) grow on healthy links and are not judged."""
     link = lambda crc, lanes: {"index": 3, "state": "ACTIVE", "active": True, "connected": True,
                                "counters": {"crc": crc, "crc_lanes": lanes}}
     reading = lambda crc, lanes: {"card": 1, "supported": True, "active": 1, "links": [link(crc, lanes)]}
-    from rmpeer.judge import link_findings
+    from rmpeer.judge.verdict import link_findings
 
     got = link_findings(1, reading(0, 11), reading(5, 33), None)
     assert [(f.check, f.subject, f.found, f.severity) for f in got] == [
@@ -161,7 +161,7 @@ def test_link_counter_growth_is_judged_by_the_judge():
 
 def test_a_link_reading_rm_refused_is_never_a_pass():
     """A card whose NVLink caps RM refused (errno 5) is not a card without NVLink."""
-    from rmpeer.judge import link_state_findings
+    from rmpeer.judge.verdict import link_state_findings
 
     refused = {"card": 0, "supported": False, "reason": "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS: errno 5"}
     assert [(f.check, f.severity) for f in link_state_findings(0, refused, None)] == [("nvlink", UNFINISHED)]
@@ -174,9 +174,9 @@ def test_a_card_without_nvlink_on_an_nvlink_topology_degrades():
     card RM says has none is not that host at full fitness."""
     import yaml
 
-    from rmpeer.judge import link_state_findings
-    from rmpeer.resources import matrices_dir
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.judge.verdict import link_state_findings
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.topology import TopologyMatrix
 
     links = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x2-nv18"]["links"]
     none = {"card": 1, "supported": False, "reason": "RM reports no NVLink on this card"}
@@ -204,7 +204,7 @@ def test_a_card_without_a_p_state_degrades():
     cannot be told; card 0's reading is whole. No boost was asked (--no-boost)."""
     from types import SimpleNamespace
 
-    from rmpeer.judge import boost_findings
+    from rmpeer.judge.verdict import boost_findings
 
     fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 1980},
                                                1: {"pstate": None, "graphics_mhz": 1980}}}, boost=None)
@@ -218,11 +218,11 @@ def test_the_topology_asked_for_gives_the_floors():
     floor), not those of the entry the host matches (h200x2-nv18, 355 GB/s across cards)."""
     import yaml
 
-    from rmpeer.floors import floors_for
-    from rmpeer.resources import matrices_dir, transcripts_dir
+    from rmpeer.judge.floors import floors_for
+    from rmpeer.paths import matrices_dir, transcripts_dir
     from rmpeer.rm.host import HostFacts
     from rmpeer.shim.replay import recorded_note
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.tables.topology import TopologyMatrix
 
     stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]
     facts = HostFacts.from_dict(recorded_note(transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz", "host")["facts"])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.judge import verdict
-from rmpeer.judge_health import health_findings
-from rmpeer.result import DEGRADE, FAIL, INFO, CheckResult, Finding
+from rmpeer.judge.verdict import verdict
+from rmpeer.judge.health import health_findings
+from rmpeer.model.result import DEGRADE, FAIL, INFO, CheckResult, Finding
 
 pytestmark = pytest.mark.offline
 PROBE = json.loads((Path(__file__).resolve().parents[1] / "docs" / "evidence" /
@@ -135,7 +135,7 @@ def test_each_row_has_a_mutant_its_test_kills(row):
     from source_mutation import mutated
 
     change, links, severity, fragment, (anchor, replacement) = ROWS[row]
-    broken = mutated("rmpeer.judge_health", anchor, replacement)
+    broken = mutated("rmpeer.judge.health", anchor, replacement)
     host = real_host()
     change(host)
     found, _ = broken.health_findings(host, links)
@@ -161,7 +161,7 @@ def test_a_fabric_fact_matters_only_where_the_host_needs_the_fabric():
     assert not_checked == [] and [f for f in found if f.check == "fabric"] == []
     found, not_checked = judged(lambda h: h["health"].__setitem__("fabric", dict(refused)), "nvswitch")
     assert [c for c, _ in not_checked] == ["fabric"]
-    assert [f.severity for f in found if f.check == "fabric"] == [INFO]     # rmpeer.unchecked names it
+    assert [f.severity for f in found if f.check == "fabric"] == [INFO]     # rmpeer.judge.unchecked names it
 
 
 @pytest.mark.parametrize("fact", ["ecc", "remapped_rows", "reset", "recovery", "pcie", "mig"])
@@ -194,7 +194,7 @@ def test_the_fabric_reason_comes_before_the_peer_checks_it_explains():
 
 
 def test_the_status_names_agree_with_rm_health():
-    from rmpeer import judge_health
+    from rmpeer.judge import health as judge_health
     from rmpeer.rm import health
 
     assert (judge_health.OK, judge_health.NOT_RECORDED) == (health.OK, health.NOT_RECORDED)

@@ -8,10 +8,10 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.matrix import MATRICES
+from rmpeer.tables.load import MATRICES
 from rmpeer.errors import ConfigError, MatrixError
-from rmpeer.layouts import LayoutMatrix, parse_layout_option, parse_size
-from rmpeer.topology import TopologyMatrix
+from rmpeer.tables.layouts import LayoutMatrix, parse_layout_option, parse_size
+from rmpeer.tables.topology import TopologyMatrix
 
 pytestmark = pytest.mark.offline
 
@@ -99,7 +99,7 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
 
 def test_the_recorded_hosts_match_their_topology_entries():
     """The topology entries, checked against what RM reported on real hosts."""
-    from rmpeer.resources import transcripts_dir
+    from rmpeer.paths import transcripts_dir
     from rmpeer.rm.host import HostFacts
     from rmpeer.shim.replay import recorded_note, transcript_summary
 
@@ -261,7 +261,7 @@ def test_the_no_sessions_check_can_fail(tmp_path):
     the test above says so."""
     from source_mutation import mutated
 
-    weak = mutated("rmpeer.layouts", "            if count < 1:", "            if count < 0:")
+    weak = mutated("rmpeer.tables.layouts", "            if count < 1:", "            if count < 0:")
     with pytest.raises(pytest.fail.Exception):
         refuses_layouts_of_no_sessions(weak.LayoutMatrix, tmp_path)
 

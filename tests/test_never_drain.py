@@ -23,7 +23,7 @@ import pytest
 
 from rmpeer.errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NO_ACCESS, EXIT_OK
 from rmpeer.fleet.files import copy_out
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def _plain_file(tmp: Path) -> Path:
 
 INJECTED = textwrap.dedent("""
     import sys
-    import rmpeer.certify as c
+    import rmpeer.cli.certify as c
     def broken(*a, **k):
         raise RuntimeError("injected fault")
     c._stamp = broken
@@ -140,7 +140,7 @@ IN_THE_PLUGIN = textwrap.dedent("""
 """)
 NOT_A_CONTROL_DEVICE = textwrap.dedent("""
     import sys
-    import rmpeer.rm.client as c, rmpeer.runtime as r, rmpeer.targets as t
+    import rmpeer.rm.client as c, rmpeer.rm.open as r, rmpeer.run.targets as t
     for m in (c, r, t):
         m.CTL_PATH = "/dev/null"          # a node that answers ioctls with ENOTTY
     r.read_proc_version = lambda text=None: ("580.159.04", "open")
@@ -245,7 +245,7 @@ def test_a_tool_error_is_its_documented_code_in_one_line(tmp_path, row):
 
 def test_if_stale_names_a_device_node_as_no_certificate():
     """The bounded read behind --if-stale: /dev/zero, a FIFO, or a file past 64 MiB is never read."""
-    from rmpeer.staleness import check_fresh
+    from rmpeer.run.freshness import check_fresh
 
     holds, why = check_fresh("/dev/zero", "passive", node="n1")
     assert not holds and why == ["the certificate cannot be read: /dev/zero: not a regular file"]
@@ -417,7 +417,7 @@ def test_fleet_node_takes_no_earlier_runs_certificate(tmp_path, monkeypatch):
 
 AT_THE_VERDICT = textwrap.dedent("""
     import os, signal, sys
-    import rmpeer.certify as c
+    import rmpeer.cli.certify as c
     real = c.{where}
     def then_signal(*a, **k):
         out = real(*a, **k)
@@ -450,9 +450,9 @@ def test_mutant_a_finish_that_ignores_late_signals_is_caught(tmp_path):
         import sys
         sys.path.insert(0, %r)
         from source_mutation import mutated
-        sys.modules["rmpeer.interrupts"] = m = mutated("rmpeer.interrupts", "late = seen() or _pending()", "late = None")
+        sys.modules["rmpeer.machine.interrupts"] = m = mutated("rmpeer.machine.interrupts", "late = seen() or _pending()", "late = None")
         import rmpeer
-        rmpeer.interrupts = m
+        rmpeer.machine.interrupts = m
     """ % str(ROOT / "tests"))
     done = rmpeer("certify", "--replay", QUICK, "--layout", "one-per-card", "--output", out,
                   prelude=mutate + AT_THE_VERDICT.format(where="_say_verdict", sig="SIGTERM"))
@@ -480,11 +480,11 @@ def test_mutant_an_unbounded_valid_for_is_caught():
     from source_mutation import mutated
 
     from rmpeer.errors import ConfigError
-    from rmpeer.staleness import parse_valid_for
+    from rmpeer.run.freshness import parse_valid_for
 
     with pytest.raises(ConfigError, match="at most 366 days"):
         parse_valid_for("99999999999999999999d")
-    broken = mutated("rmpeer.staleness", "if seconds > MAX_VALID_FOR_S:", "if False:")
+    broken = mutated("rmpeer.run.freshness", "if seconds > MAX_VALID_FOR_S:", "if False:")
     with pytest.raises(OverflowError):
         broken.parse_valid_for("99999999999999999999d")
 
@@ -495,11 +495,11 @@ def test_mutant_an_if_stale_that_reads_any_file_is_caught(tmp_path):
     big = tmp_path / "huge.json"
     with big.open("wb") as f:
         f.truncate((64 << 20) + 1)      # sparse: nothing to write, 64 MiB + 1 to read
-    from rmpeer.staleness import check_fresh
+    from rmpeer.run.freshness import check_fresh
 
     assert check_fresh(big, "passive", node="n1")[1] == [
         f"the certificate cannot be read: {big}: {(64 << 20) + 1} bytes, more than a certificate's 64 MiB"]
-    broken = mutated("rmpeer.signing", "if st.st_size > CERT_LIMIT:", "if False:")
+    broken = mutated("rmpeer.machine.signing", "if st.st_size > CERT_LIMIT:", "if False:")
     with pytest.raises(ValueError) as caught:
         broken.read_certificate(big)
     assert "bytes, more than" not in str(caught.value)     # only the bounded read stopped it
@@ -508,13 +508,13 @@ def test_mutant_an_if_stale_that_reads_any_file_is_caught(tmp_path):
 def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch):
     from source_mutation import mutated
 
-    from rmpeer import certify_command
+    from rmpeer.cli import certify_options as certify_command
     from rmpeer.errors import ConfigError
 
     monkeypatch.setenv("RMPEER_NODE_NAME", b"gpu\xff".decode("utf-8", "surrogateescape"))
     with pytest.raises(ConfigError, match="not UTF-8 text"):
         certify_command.check_environment()
-    broken = mutated("rmpeer.certify_command", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
+    broken = mutated("rmpeer.cli.certify_options", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
     broken.check_environment()      # passes the bytes on: the row would see the INTERNALERROR
 
 
@@ -571,19 +571,19 @@ def test_a_check_that_could_not_run_is_named(tmp_path, require):
 def test_mutant_a_not_checked_that_forgets_info_findings_is_caught():
     from source_mutation import mutated
 
-    from rmpeer.result import INFO, Finding, RunResult
+    from rmpeer.model.result import INFO, Finding, RunResult
 
     result = RunResult(findings=[Finding("xid", "host", "a readable kernel log", KMSG_NEEDS_ROOT, INFO)])
-    from rmpeer.unchecked import not_checked
+    from rmpeer.judge.unchecked import not_checked
 
     assert not_checked(result) == [{"check": "xid", "subject": "host", "reason": KMSG_NEEDS_ROOT}]
-    broken = mutated("rmpeer.unchecked", "if f.severity == INFO and", "if False and")
+    broken = mutated("rmpeer.judge.unchecked", "if f.severity == INFO and", "if False and")
     assert broken.not_checked(result) == []
 
 
 def test_require_complete_never_hides_a_worse_verdict():
-    from rmpeer.result import DEGRADE, DEGRADED, INFO, Finding, RunResult
-    from rmpeer.unchecked import not_checked, refusals
+    from rmpeer.model.result import DEGRADE, DEGRADED, INFO, Finding, RunResult
+    from rmpeer.judge.unchecked import not_checked, refusals
 
     result = RunResult(verdict=DEGRADED, findings=[Finding("xid", "host", "x", KMSG_NEEDS_ROOT, INFO),
                                                    Finding("bandwidth-floor", "read 0->1", "x", "y", DEGRADE)])
@@ -626,7 +626,7 @@ def test_mutant_a_watchdog_that_never_ends_the_process_is_caught(tmp_path):
         import sys
         sys.path.insert(0, %r)
         from source_mutation import mutated
-        sys.modules["rmpeer.deadline"] = mutated("rmpeer.deadline", "os._exit(EXIT_INCOMPLETE)", "return")
+        sys.modules["rmpeer.machine.deadline"] = mutated("rmpeer.machine.deadline", "os._exit(EXIT_INCOMPLETE)", "return")
     """ % str(ROOT / "tests"))
     with pytest.raises(subprocess.TimeoutExpired):
         rmpeer("certify", "--replay", QUICK, "--deadline", "2", "--output", tmp_path / "out",
@@ -646,7 +646,7 @@ def test_a_traceback_is_never_written_through_a_link(tmp_path, monkeypatch):
     next folder (here the temp folder), never through the link."""
     import tempfile
 
-    from rmpeer.crash import write_traceback
+    from rmpeer.machine.crash import write_traceback
 
     target, link, spare = tmp_path / "target", tmp_path / "link", tmp_path / "spare"
     target.mkdir()
@@ -694,8 +694,8 @@ def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdic
 def test_a_failed_close_is_judged_by_what_came_before_it(stopped, code, failed, severity):
     from types import SimpleNamespace
 
-    from rmpeer.certify import _close_findings
-    from rmpeer.result import CheckResult
+    from rmpeer.cli.certify import _close_findings
+    from rmpeer.model.result import CheckResult
 
     checks = [CheckResult("read/x", "read", "read/write", "s0->t1", "failed" if failed else "passed")]
     found = _close_findings(["replay:h200x2: replay of x: the recording has calls the run never made"], stopped,
@@ -710,7 +710,7 @@ def test_mutant_a_failed_close_that_is_always_a_failure_is_caught():
 
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.certify", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
+    broken = mutated("rmpeer.cli.certify", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
                      "severity = FAIL")
     found = broken._close_findings(["x"], "SIGTERM", None, SimpleNamespace(internal_error=False), [])
     assert [f.severity for f in found] == ["fail"]

@@ -21,8 +21,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
 from rmpeer.render import jsonline, junit, prometheus
-from rmpeer.resources import transcripts_dir
-from rmpeer.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
+from rmpeer.paths import transcripts_dir
+from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                            CheckResult, Finding, PairResult, RunResult)
 
 pytestmark = pytest.mark.offline

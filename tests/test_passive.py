@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from rmpeer import passive
+from rmpeer.run import passive
 from rmpeer.errors import ReplayMismatch
-from rmpeer.passive import PassiveReplay, run_passive, xids_since
-from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, INCOMPLETE, NOT_CERTIFIED, RunResult
+from rmpeer.run.passive import PassiveReplay, run_passive, xids_since
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, INCOMPLETE, NOT_CERTIFIED, RunResult
 from rmpeer.rm.host import Card, HostFacts
-from rmpeer.targets import committed_transcripts, replay_target
+from rmpeer.run.targets import committed_transcripts, replay_target
 
 pytestmark = pytest.mark.offline
 TWO = next(p for p in committed_transcripts() if "h200x2-20261130T003650Z" in p)
@@ -74,7 +74,7 @@ def test_a_call_the_recording_lacks_is_a_replay_mismatch(state, monkeypatch):
         rm.control(subdevice, perf.BOOST_CONTROL, check=False, label="perf:boost:sneaky", flags=0, duration=0)
         return real(rm, subdevice)
 
-    monkeypatch.setattr("rmpeer.fitness.read_clocks", with_boost)
+    monkeypatch.setattr("rmpeer.run.fitness.read_clocks", with_boost)
     with pytest.raises(ReplayMismatch, match="perf:boost:sneaky"):
         run_passive(replay_target(TWO), state_path=state)
 
@@ -221,7 +221,7 @@ def test_xid_findings(xids, allowed, replay, expected):
 
 
 def test_links_down_against_the_topology_degrade():
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.tables.topology import TopologyMatrix
 
     topology = TopologyMatrix().get("h200x2-nv18")
     link = lambda i, state, active: {"index": i, "state": state, "active": active, "connected": True,
@@ -261,8 +261,8 @@ def _card_gone(state):
 
 
 @pytest.mark.parametrize("change, verdict, target, broken", [
-    (_lowered_counter, DEGRADED, "rmpeer.judge.compare_counters", lambda before, after: []),
-    (_card_gone, NOT_CERTIFIED, "rmpeer.passive._card_findings", lambda facts, proc, last: []),
+    (_lowered_counter, DEGRADED, "rmpeer.judge.verdict.compare_counters", lambda before, after: []),
+    (_card_gone, NOT_CERTIFIED, "rmpeer.run.passive._card_findings", lambda facts, proc, last: []),
 ])
 def test_mutation_a_broken_comparison_passes_a_bad_host(state, monkeypatch, change, verdict, target, broken):
     run_passive(replay_target(TWO), state_path=state)
@@ -285,7 +285,7 @@ def test_the_passive_result_carries_a_fingerprint_and_valid_until(state):
 
 
 def test_a_deeper_run_moves_the_kernel_log_mark_past_its_own_xids(tmp_path, state, boot):
-    from rmpeer.targets import Target
+    from rmpeer.run.targets import Target
 
     live = Target("live", "h200x2", 2)
     kmsg = kmsg_file(tmp_path, [(7, XID), (8, "done")])

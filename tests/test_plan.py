@@ -1,7 +1,7 @@
 """The seed's peer plan, as a pure function: order, handles, ranges, flags and refusals,
 for every layout of the matrix on 1, 2 and 8 cards and for generated layouts.
 
-The expected plan is NOT taken from rmpeer.plan: `seed_plan` below transcribes the seed's
+The expected plan is NOT taken from rmpeer.tables.plan: `seed_plan` below transcribes the seed's
 ppPeers (/work/shared/spec/PlanHostPeers.seed.txt) step by step, its nat-eliminate folds
 included, and window(t) comes from layouts.yaml's own text (docs/peer-setup.md)."""
 
@@ -12,10 +12,10 @@ import random
 import pytest
 import yaml
 
-from rmpeer.abi.matrix import MATRICES
+from rmpeer.tables.load import MATRICES
 from rmpeer.errors import PlanError
-from rmpeer.layouts import LayoutMatrix
-from rmpeer.plan import MAX_SESSIONS, linear_windows, pair_handle, plan_peers
+from rmpeer.tables.layouts import LayoutMatrix
+from rmpeer.tables.plan import MAX_SESSIONS, linear_windows, pair_handle, plan_peers
 
 pytestmark = pytest.mark.offline
 MATRIX = LayoutMatrix()
@@ -226,7 +226,7 @@ def test_the_plan_is_pure():
     """No state outlives a call: plans of different layouts and extents, made in one order and
     in the reverse order, each equal the seed's and each other's, and a plan is unchanged by
     the calls made after it."""
-    import rmpeer.plan as module
+    import rmpeer.tables.plan as module
 
     inputs = [((0, 1, 0, 1), EXTENT), ((1, 0, 0), 2 * PAGE), ((0,), PAGE), ((2, 0, 1, 1, 0), EXTENT),
               ((0, 1, 0, 1), 2 * PAGE)]
@@ -243,9 +243,9 @@ def test_the_plan_is_pure():
 
 
 def test_handle_ranges_never_meet_for_the_largest_layout():
-    """rmpeer.handles: every scheme at its widest (16 sessions, 16 cards, a few hundred copy-
+    """rmpeer.tables.handles: every scheme at its widest (16 sessions, 16 cards, a few hundred copy-
     engine objects a session) stays inside its own range."""
-    from rmpeer import handles as h
+    from rmpeer.tables import handles as h
 
     n, cards, ce_objects = 16, 16, 0x400
     ranges = {"pairs": (h.PAIR_BASE, h.PAIR_BASE + (n - 1) * h.PAIR_STRIDE + n),
@@ -269,11 +269,11 @@ def test_handle_ranges_never_meet_for_the_largest_layout():
     ("windows[t], windows[t] + extent - 1", "windows[s], windows[s] + extent - 1"),
 ])
 def test_the_seed_comparison_fails_for_a_broken_plan(old, new):
-    """Mutation: rmpeer.plan rebuilt with one rule of the seed broken differs from the seed's
+    """Mutation: rmpeer.tables.plan rebuilt with one rule of the seed broken differs from the seed's
     transcription on a layout that exercises every rule."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.plan", old, new)
+    broken = mutated("rmpeer.tables.plan", old, new)
     cards = (0, 1, 1, 0, 2)
     plan = broken.plan_peers(cards, EXTENT, MATRIX.va.window_fn(EXTENT), page_size=PAGE)
     assert as_steps(plan) != seed_plan(cards)

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rmpeer.render import prometheus
-from rmpeer.result import CERTIFIED
+from rmpeer.model.result import CERTIFIED
 
 from test_outputs import (QUICK_TIER, QUICK_VERDICT, assert_series, every_card_pair, replayed,  # noqa: F401
                           run_result, value)  # (replayed: a fixture)

@@ -1,9 +1,9 @@
 """A failure the fitness judge finds and the fitness check reports is one reason, however
-long its sentence: both sides shorten it the same way (rmpeer.judge.short)."""
+long its sentence: both sides shorten it the same way (rmpeer.judge.verdict.short)."""
 
-from rmpeer.judge import judge
+from rmpeer.judge.verdict import judge
 from rmpeer.pytest_plugin.results import Collector
-from rmpeer.result import DEGRADE, Finding, RunResult
+from rmpeer.model.result import DEGRADE, Finding, RunResult
 
 # a floor-miss sentence as an 8-card host words it: well over the 300 characters kept
 LONG = ("bandwidth read 0->7: expected at least 355 GB/s, found 231.8 GB/s below "

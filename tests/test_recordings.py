@@ -10,9 +10,9 @@ import json
 import pytest
 
 from rmpeer.errors import EXIT_CONFIG, TranscriptError
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 from rmpeer.shim.replay import validate_recording
-from rmpeer.transcripts import show_transcript
+from rmpeer.cli.show import show_transcript
 
 pytestmark = pytest.mark.offline
 COMMITTED = sorted(transcripts_dir().rglob("*.jsonl.gz"))

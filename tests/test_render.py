@@ -13,8 +13,8 @@ import pytest
 
 from rmpeer.render.certificate import certificate_text
 from rmpeer.render.table import pair_cells, render_fitness, render_table, use_colour
-from rmpeer.resources import transcripts_dir
-from rmpeer.result import RunResult
+from rmpeer.paths import transcripts_dir
+from rmpeer.model.result import RunResult
 
 pytestmark = pytest.mark.offline
 TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
@@ -94,7 +94,7 @@ def test_a_cell_with_one_failed_copy_of_two_says_fail():
     """A hand-made two-session layout on one card (interleaved sessions 0 and 2 share card 0):
     of the two reads that land in cell (0, 0), one held the wrong bytes; the cell says so, and
     a setup check that was skipped (the map refused as the topology expects) is not counted."""
-    from rmpeer.result import CheckResult, LayoutResult, PairResult
+    from rmpeer.model.result import CheckResult, LayoutResult, PairResult
 
     result = RunResult(layouts=[LayoutResult("interleaved", [0, 1, 0, 1], 1 << 26)],
                        pairs=[PairResult("interleaved", 0, 2, 0, 0, "read", True),

@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from rmpeer.resources import matrices_dir, pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.paths import matrices_dir, pytest_args, pytest_env, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
@@ -91,7 +91,7 @@ def test_no_check_run_is_never_certified():
     """The judge's own rule, and a mutant that drops it: with no check run the verdict is
     INCOMPLETE, and the mutant turns that into CERTIFIED (so the rule is what prevents it)."""
     import mutants
-    from rmpeer import judge
+    from rmpeer.judge import verdict as judge
 
     assert judge.verdict([], [])[0] == "INCOMPLETE"
     undo = mutants.apply("no-check-run-passes")

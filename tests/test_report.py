@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rmpeer.resources import matrices_dir, pytest_args, pytest_env, suites_dir
-from rmpeer.targets import committed_transcripts
+from rmpeer.paths import matrices_dir, pytest_args, pytest_env, suites_dir
+from rmpeer.run.targets import committed_transcripts
 from rmpeer.render.table import pair_cells
-from rmpeer.result import CheckResult, LayoutResult, PairResult, RunResult
+from rmpeer.model.result import CheckResult, LayoutResult, PairResult, RunResult
 from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
-from rmpeer.report.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
+from rmpeer.render.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
 from rmpeer.rm.host import Card, HostFacts
 
 REPO = suites_dir().parent   # the checkout, or the installed package's copy
@@ -435,7 +435,7 @@ FLEET_RUNS = {
 
 
 def recording(prefix: str) -> Path:
-    from rmpeer.resources import transcripts_dir
+    from rmpeer.paths import transcripts_dir
 
     found = sorted(transcripts_dir().glob(f"{prefix}*.jsonl.gz"))
     if not found:

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from rmpeer.errors import EXIT_CONFIG, ConfigError
-from rmpeer.selection import (CUDA, NVIDIA, OPTION, SLURM, EmptySelection, HostCard, Request, Selection,
+from rmpeer.machine.selection import (CUDA, NVIDIA, OPTION, SLURM, EmptySelection, HostCard, Request, Selection,
                               gres_minors, request_from, resolve)
 
 pytestmark = pytest.mark.offline
@@ -171,8 +171,8 @@ def _subset_facts(subset):
 def test_every_subset_of_an_8_card_board_is_judged_by_the_boards_entry():
     """2 cards of an NVSwitch board are not a 2-card NVLink host: the board's entry (its pair
     floors, its links) applies, never h200x2-nv18's."""
-    from rmpeer.selection import host_view
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.machine.selection import host_view
+    from rmpeer.tables.topology import TopologyMatrix
 
     matrix = TopologyMatrix()
     for subset in SUBSETS:
@@ -185,7 +185,7 @@ def test_every_subset_of_an_8_card_board_is_judged_by_the_boards_entry():
 def test_a_subset_run_without_the_whole_host_view_would_match_the_wrong_entry():
     """The view is what makes the difference (the check above can fail): the chosen cards
     alone look like a 2-card host."""
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.tables.topology import TopologyMatrix
 
     facts = _subset_facts((3, 6))
     assert TopologyMatrix().match(facts).name != "hgx-h200x8-nvswitch"
@@ -195,9 +195,9 @@ def test_a_subset_run_without_the_whole_host_view_would_match_the_wrong_entry():
 def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
     """The spec of a k-card subset runs the layouts that fit k cards, each planned on cards
     0..k-1 only; the run's card i is the subset's i-th card in RM's order."""
-    from rmpeer.layouts import LayoutMatrix
-    from rmpeer.spec import live_spec
-    from rmpeer.targets import Target
+    from rmpeer.tables.layouts import LayoutMatrix
+    from rmpeer.run.spec import live_spec
+    from rmpeer.run.targets import Target
 
     matrix = LayoutMatrix()
     fitting = {tuple(l.cards) for l in matrix.fitting_with_reasons(k)[0]}
@@ -217,8 +217,8 @@ def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
 
 
 def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
-    from rmpeer.spec import live_spec
-    from rmpeer.targets import Target
+    from rmpeer.run.spec import live_spec
+    from rmpeer.run.targets import Target
 
     with pytest.raises(ConfigError, match="names 3 cards; this host has 2"):
         live_spec(target=Target("live", "h200x2", 2), cards=request_from("0,1,2", environ={}))
@@ -227,7 +227,7 @@ def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
 
 
 def test_require_idle_counts_only_the_chosen_cards_processes():
-    from rmpeer.selection import count_for_idle
+    from rmpeer.machine.selection import count_for_idle
 
     facts = _subset_facts((1,))
     other_job = {"pid": 10, "cards": [], "minors": [HOST[0].minor], "driver": True}   # /dev/nvidia2 only
@@ -243,7 +243,7 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
     agree) picks the wrong card on the fixture host."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.selection", "found = [c for c in cards if c.minor == minor]",
+    broken = mutated("rmpeer.machine.selection", "found = [c for c in cards if c.minor == minor]",
                      "found = [c for c in cards if c.index == minor]")
     request = broken.request_from(None, variables=(SLURM,), environ={SLURM: "0", "RMPEER_GRES_CONF": "/nonexistent"})
     assert broken.resolve(request, [broken.HostCard(**vars(c)) for c in HOST]).cards != (1,)
@@ -252,7 +252,7 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
 def test_another_jobs_cards_xids_are_not_this_runs():
     """An Xid on a card the run did not take is left out of its judgement; one on a taken
     card, or on no card the host has, stays."""
-    from rmpeer.selection import other_cards_xids_dropped
+    from rmpeer.machine.selection import other_cards_xids_dropped
 
     facts = _subset_facts((1,))      # host card 1 at 0000:1b:00.0 taken; card 0 at 0000:3b:00.0 not
     xids = {"readable": True, "xids": [{"xid": 79, "pci": "0000:3b:00", "text": "fallen off the bus"},
@@ -265,9 +265,9 @@ def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
     """floors_for on the whole host's view: 2 cards of a board whose entry states floors get
     those floors. (hgx-h200x8-nvswitch states none yet: the finding names that entry, not a
     2-card host.)"""
-    from rmpeer.floors import floors_for
-    from rmpeer.selection import host_view
-    from rmpeer.topology import TopologyMatrix
+    from rmpeer.judge.floors import floors_for
+    from rmpeer.machine.selection import host_view
+    from rmpeer.tables.topology import TopologyMatrix
 
     _, source, missing = floors_for(host_view(_subset_facts((2, 5))), TopologyMatrix())
     assert source == "match:hgx-h200x8-nvswitch"
@@ -277,7 +277,7 @@ def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
 def test_collect_and_diff_show_the_selection():
     from types import SimpleNamespace
 
-    from rmpeer.selection import collect_cell, selection_words
+    from rmpeer.machine.selection import collect_cell, selection_words
 
     sub, whole = _subset_facts((1, 3)), _subset_facts(tuple(range(8)))
     assert collect_cell(SimpleNamespace(host={"selection": sub.selection})) == "1,3/8"
@@ -289,8 +289,8 @@ def test_collect_and_diff_show_the_selection():
 
 
 def test_diff_says_which_cards_each_run_took():
-    from rmpeer.diff import compare_selection
-    from rmpeer.diff_load import Side
+    from rmpeer.diff.compare import compare_selection
+    from rmpeer.diff.load import Side
 
     two, one = _subset_facts((1, 3)).as_dict(), _subset_facts((1,)).as_dict()
     aspect = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=one))
@@ -300,7 +300,7 @@ def test_diff_says_which_cards_each_run_took():
 
 
 def selection_words_of(facts):
-    from rmpeer.selection import selection_words
+    from rmpeer.machine.selection import selection_words
 
     return selection_words(facts)[0]
 
@@ -308,7 +308,7 @@ def selection_words_of(facts):
 def test_the_passive_baseline_of_a_run_of_some_cards():
     """The last run's cards this run vouches for are those at the buses it took; the state it
     leaves keeps the others as the last run saw them (another job's card is not missed)."""
-    from rmpeer.selection import last_cards_here, some_cards, state_cards
+    from rmpeer.machine.selection import last_cards_here, some_cards, state_cards
 
     facts = _subset_facts((1, 3))
     last = [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in HOST]

@@ -33,12 +33,12 @@ from pathlib import Path
 import pytest
 
 from fake_host_tree import make_host, reload_module
-from rmpeer import signing
+from rmpeer.machine import signing
 from rmpeer.errors import EXIT_BUSY, EXIT_CONFIG, BusyError, ConfigError
-from rmpeer.hostlock import LOCK_ENV, HostLock, LockError
-from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, Finding, RunResult
+from rmpeer.machine.lock import LOCK_ENV, HostLock, LockError
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, Finding, RunResult
 from rmpeer.safewrite import UnsafeTarget, write_file
-from rmpeer.signing import KEY_ENV, signed_text, verify
+from rmpeer.machine.signing import KEY_ENV, signed_text, verify
 
 pytestmark = pytest.mark.offline
 REPO = Path(__file__).resolve().parents[1]
@@ -96,7 +96,7 @@ class Peer:
         if not hasattr(self, "_python"):
             for exe in (sys.executable, "/usr/bin/python3"):
                 try:
-                    ok = self.run(exe, "-c", "import rmpeer.hostlock, rmpeer.signing", check=False).returncode == 0
+                    ok = self.run(exe, "-c", "import rmpeer.machine.lock, rmpeer.machine.signing", check=False).returncode == 0
                 except OSError:          # not even executable for this user
                     ok = False
                 if ok:
@@ -252,7 +252,7 @@ def test_root_refuses_a_lock_another_user_could_hold_or_plant(peer, area, why, k
 
 def test_roots_lock_lives_in_a_folder_only_root_can_write(monkeypatch, tmp_path):
     need_root()
-    import rmpeer.hostlock as hostlock
+    import rmpeer.machine.lock as hostlock
 
     monkeypatch.delenv(LOCK_ENV, raising=False)
     monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path / "run-rmpeer"))   # /run/rmpeer, here
@@ -269,7 +269,7 @@ def test_roots_lock_is_checked_with_the_options_before_any_device(monkeypatch, t
     """A link at root's lock path is refused with the other options (exit 2), so even a host
     whose GPU is gone says so; where the folder is not there yet nothing is made."""
     need_root()
-    import rmpeer.hostlock as hostlock
+    import rmpeer.machine.lock as hostlock
 
     monkeypatch.delenv(LOCK_ENV, raising=False)
     monkeypatch.setattr(hostlock, "SYSTEM_LOCK_DIR", str(tmp_path / "run-rmpeer"))
@@ -281,7 +281,7 @@ def test_roots_lock_is_checked_with_the_options_before_any_device(monkeypatch, t
         hostlock.checked_forced_path()
 
 
-HOLDER = ("import sys; from rmpeer.hostlock import HostLock\n"
+HOLDER = ("import sys; from rmpeer.machine.lock import HostLock\n"
           "with HostLock(sys.argv[1]):\n    print('locked', flush=True); sys.stdin.read()\n")
 
 
@@ -321,12 +321,12 @@ def test_busy_names_only_a_live_rmpeer_holder(tmp_path, record, named):
         assert ("rmpeer-holder" in str(err.value)) == (record is None)      # its command, only when verified
 
 
-PEER_LOCK = ("import sys; from rmpeer.hostlock import HostLock\n"
+PEER_LOCK = ("import sys; from rmpeer.machine.lock import HostLock\n"
              "lock = HostLock().acquire(); print(lock.path); print(lock.note, flush=True); sys.stdin.read()\n")
 
 
 def test_a_non_root_run_uses_a_lock_of_its_own_says_so_and_leaves_roots_alone(peer, tmp_path, monkeypatch):
-    import rmpeer.hostlock as hostlock
+    import rmpeer.machine.lock as hostlock
 
     proc = peer.popen(peer.python_exe, "-c", PEER_LOCK)
     try:
@@ -352,7 +352,7 @@ def test_a_users_lock_folder_planted_by_someone_else_is_refused_not_used(peer):
     planted.chmod(0o777)           # as another user would leave it (here root stands in for that user)
     try:
         done = peer.python("from rmpeer.cli import main; import sys\n"
-                           "from rmpeer.hostlock import HostLock\n"
+                           "from rmpeer.machine.lock import HostLock\n"
                            "try:\n    HostLock().acquire()\nexcept Exception as e:\n"
                            "    print(type(e).__name__, e.exit_code, e); sys.exit(0)\n", check=True)
         assert done.stdout.strip().startswith(f"LockError 2 lock folder {planted}: refused: it belongs to uid 0, "
@@ -365,8 +365,8 @@ def test_a_users_lock_folder_planted_by_someone_else_is_refused_not_used(peer):
 def test_a_users_run_holding_the_gpu_is_listed_and_named_beside_a_missed_floor(tmp_path):
     """Root's runs see a run on another user's own lock as a GPU process: a /proc in which that
     run holds /dev/nvidiactl and card 0's node (the links are what /proc/PID/fd holds)."""
-    from rmpeer.gpuprocs import scan_gpu_processes
-    from rmpeer.sharedhost import name_other_users
+    from rmpeer.machine.gpuprocs import scan_gpu_processes
+    from rmpeer.judge.sharedhost import name_other_users
 
     proc = tmp_path / "proc"
     (proc / "4321" / "fd").mkdir(parents=True)
@@ -575,7 +575,7 @@ def test_a_file_made_once_is_never_replaced(tmp_path):
 def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area, damage, problem):
     """The state a passive run compares with (counters, the kernel log position) is believed only
     when no other user could have written it: else the run says so and starts a new baseline."""
-    from rmpeer.statefile import FORMAT, load_state
+    from rmpeer.machine.state import FORMAT, load_state
 
     folder, victim = area
     path = folder / "state.json"
@@ -627,7 +627,7 @@ def host(tmp_path, monkeypatch):
 
 def signed_certificate(tmp_path, host, **changes) -> Path:
     """A certificate as certify writes one (signed with this test's host key) of the fake host now."""
-    from rmpeer.fingerprint import platform_fingerprint
+    from rmpeer.run.fingerprint import platform_fingerprint
 
     fields = dict(node=NODE, tier="full", target={"kind": "live"}, started=STARTED, valid_until="2026-12-01T12:00:00Z",
                   fingerprint=platform_fingerprint(root=str(host), cache=tmp_path / "cache.json"), verdict=CERTIFIED)
@@ -638,7 +638,7 @@ def signed_certificate(tmp_path, host, **changes) -> Path:
 
 
 def fresh(path, host, tmp_path):
-    from rmpeer.staleness import check_fresh
+    from rmpeer.run.freshness import check_fresh
 
     return check_fresh(path, "quick", root=str(host), now="2026-11-30T13:00:00Z", node=NODE,
                        state_path=tmp_path / "state.json")
@@ -684,7 +684,7 @@ def test_a_certificate_changed_after_signing_never_holds(tmp_path, host, why, ch
 
 
 def test_a_hand_written_certificate_with_this_hosts_fingerprint_is_not_trusted(tmp_path, host):
-    from rmpeer.fingerprint import platform_fingerprint
+    from rmpeer.run.fingerprint import platform_fingerprint
 
     fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
     doc = RunResult(node=NODE, tier="full", target={"kind": "live"}, started=STARTED,
@@ -772,7 +772,7 @@ def test_a_key_another_user_could_read_or_replace_is_refused(tmp_path, host, dam
 
 
 def test_a_non_root_run_signs_with_a_key_of_its_own(peer):
-    done = peer.python("import json; from rmpeer.signing import signed_text, key_path\n"
+    done = peer.python("import json; from rmpeer.machine.signing import signed_text, key_path\n"
                        "print(key_path()); print(signed_text({'format': 'x'}))")
     path, text = done.stdout.splitlines()
     assert path == f"{peer.home}/.local/state/rmpeer/host.key"
@@ -1168,7 +1168,7 @@ def attack_reboot(m, tmp, monkeypatch):
     monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
     before = m.platform_fingerprint(root=str(host), matrices="m")
     (host / "proc/sys/kernel/random/boot_id").write_text("0b7c8e55-2d4f-4a61-8f0e-93a7c1d2e3f4\n")
-    from rmpeer.staleness import fingerprint_changes
+    from rmpeer.run.freshness import fingerprint_changes
 
     return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
 
@@ -1177,7 +1177,7 @@ def attack_reload(m, tmp, monkeypatch):
     host = make_host(tmp / "root")
     before = m.platform_fingerprint(root=str(host), matrices="m")
     reload_module(host)
-    from rmpeer.staleness import fingerprint_changes
+    from rmpeer.run.freshness import fingerprint_changes
 
     return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
 
@@ -1237,26 +1237,26 @@ def attack_cut_status(m, tmp):
 
 
 MUTANT_ROWS = [
-    ("lock: owner checked after open", "rmpeer.hostlock", [("    if st.st_uid != uid:\n        return f\"it belongs to uid {st.st_uid}, not to uid {uid}\"", "    if False:\n        return ''")], attack_lock_of_another_owner),
-    ("lock: owner said before open", "rmpeer.hostlock", [("    problem = file_problem(st, uid) if st is not None else None\n", "    problem = None\n")], attack_lock_of_another_owner_seen),
-    ("lock: 0600 checked after open", "rmpeer.hostlock", [("    if st.st_mode & 0o077:\n        return f\"its mode", "    if False:\n        return f\"its mode")], attack_world_writable_lock),
-    ("lock: a link refused before open", "rmpeer.hostlock", [("    if st is not None and stat.S_ISLNK(st.st_mode):", "    if False:")], attack_lock_link),
-    ("lock: O_NOFOLLOW", "rmpeer.hostlock", [("os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW |", "os.O_RDWR | os.O_CREAT |")], attack_lock_link_planted_after_the_check),
-    ("lock: its folder checked", "rmpeer.hostlock", [("    problem = _folder_problem(path.parent, uid, sticky_ok=True)\n", "    problem = None\n")], attack_writable_lock_folder),
-    ("holder: its start time", "rmpeer.hostlock", [("    if _start_time(pid) != started:", "    if False:")], attack_reused_pid),
-    ("holder: an rmpeer run", "rmpeer.hostlock", [("    if \"rmpeer\" not in command:", "    if False:")], attack_not_rmpeer),
+    ("lock: owner checked after open", "rmpeer.machine.lock", [("    if st.st_uid != uid:\n        return f\"it belongs to uid {st.st_uid}, not to uid {uid}\"", "    if False:\n        return ''")], attack_lock_of_another_owner),
+    ("lock: owner said before open", "rmpeer.machine.lock", [("    problem = file_problem(st, uid) if st is not None else None\n", "    problem = None\n")], attack_lock_of_another_owner_seen),
+    ("lock: 0600 checked after open", "rmpeer.machine.lock", [("    if st.st_mode & 0o077:\n        return f\"its mode", "    if False:\n        return f\"its mode")], attack_world_writable_lock),
+    ("lock: a link refused before open", "rmpeer.machine.lock", [("    if st is not None and stat.S_ISLNK(st.st_mode):", "    if False:")], attack_lock_link),
+    ("lock: O_NOFOLLOW", "rmpeer.machine.lock", [("os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW |", "os.O_RDWR | os.O_CREAT |")], attack_lock_link_planted_after_the_check),
+    ("lock: its folder checked", "rmpeer.machine.lock", [("    problem = _folder_problem(path.parent, uid, sticky_ok=True)\n", "    problem = None\n")], attack_writable_lock_folder),
+    ("holder: its start time", "rmpeer.machine.lock", [("    if _start_time(pid) != started:", "    if False:")], attack_reused_pid),
+    ("holder: an rmpeer run", "rmpeer.machine.lock", [("    if \"rmpeer\" not in command:", "    if False:")], attack_not_rmpeer),
     ("write: a link refused first", "rmpeer.safewrite", [("    what = what or str(path.name)\n    refuse_unsafe(path, what)\n", "    what = what or str(path.name)\n")], attack_write_through_a_link),
     ("write: checked again before the rename", "rmpeer.safewrite", [("        refuse_unsafe(path, what)      # planted", "        pass      # planted")], attack_link_planted_during_the_write),
-    ("outputs: lstat before resolve", "rmpeer.writable", [("    problem = folder_problem(given) if folder else target_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
-    ("outputs: the names inside --output", "rmpeer.writable", [("    check_inside(\"--output\", output,", "    (lambda *a, **k: None)(\"--output\", output,")], attack_certificate_name_at_a_link),
-    ("state: a folder refused", "rmpeer.statefile", [("    if problem == \"it is a folder\":\n        raise", "    if False:\n        raise"), ("    if problem:\n        raise ConfigError(f\"{named}: refused: {problem}\")", "    if False:\n        pass")], attack_state_folder),
-    ("signature: the mac compared", "rmpeer.signing", [("    if not hmac.compare_digest(sig[\"mac\"], _mac(key, doc)):", "    if False:")], attack_edited_certificate),
-    ("signature: the key id compared", "rmpeer.signing", [("    if sig.get(\"key_id\") != key_id(key):", "    if False:")], attack_other_key),
-    ("certificate: a regular file only", "rmpeer.signing", [("        if not stat.S_ISREG(st.st_mode):\n            raise ValueError(\"not a regular file\")", "        pass")], attack_zero_certificate),
-    ("--if-stale: only a verified signature", "rmpeer.staleness", [("    reasons = [] if trust.verified else", "    reasons = [] if True else")], attack_stale_unsigned),
-    ("--if-stale: unread matches nothing", "rmpeer.staleness", [("    return old == new and not unread(old) and not unread(new)", "    return old == new"), ("        elif key in _CHANGED and not unread(old[key]) and not unread(new[key]):", "        elif key in _CHANGED:")], attack_unread_matches),
-    ("fingerprint: the boot", "rmpeer.fingerprint", [("\"boot\": read_boot(root), ", "")], attack_reboot),
-    ("fingerprint: the module's load", "rmpeer.fingerprint", [(", \"driver_load\": read_driver_load(root)}", "}")], attack_reload),
+    ("outputs: lstat before resolve", "rmpeer.machine.writable", [("    problem = folder_problem(given) if folder else target_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
+    ("outputs: the names inside --output", "rmpeer.machine.writable", [("    check_inside(\"--output\", output,", "    (lambda *a, **k: None)(\"--output\", output,")], attack_certificate_name_at_a_link),
+    ("state: a folder refused", "rmpeer.machine.state", [("    if problem == \"it is a folder\":\n        raise", "    if False:\n        raise"), ("    if problem:\n        raise ConfigError(f\"{named}: refused: {problem}\")", "    if False:\n        pass")], attack_state_folder),
+    ("signature: the mac compared", "rmpeer.machine.signing", [("    if not hmac.compare_digest(sig[\"mac\"], _mac(key, doc)):", "    if False:")], attack_edited_certificate),
+    ("signature: the key id compared", "rmpeer.machine.signing", [("    if sig.get(\"key_id\") != key_id(key):", "    if False:")], attack_other_key),
+    ("certificate: a regular file only", "rmpeer.machine.signing", [("        if not stat.S_ISREG(st.st_mode):\n            raise ValueError(\"not a regular file\")", "        pass")], attack_zero_certificate),
+    ("--if-stale: only a verified signature", "rmpeer.run.freshness", [("    reasons = [] if trust.verified else", "    reasons = [] if True else")], attack_stale_unsigned),
+    ("--if-stale: unread matches nothing", "rmpeer.run.freshness", [("    return old == new and not unread(old) and not unread(new)", "    return old == new"), ("        elif key in _CHANGED and not unread(old[key]) and not unread(new[key]):", "        elif key in _CHANGED:")], attack_unread_matches),
+    ("fingerprint: the boot", "rmpeer.run.fingerprint", [("\"boot\": read_boot(root), ", "")], attack_reboot),
+    ("fingerprint: the module's load", "rmpeer.run.fingerprint", [(", \"driver_load\": read_driver_load(root)}", "}")], attack_reload),
     ("collect: the node's own name", "rmpeer.fleet.checks", [("    if r.node != o.node:", "    if False:")], attack_copied_folder),
     ("collect: status.json's node", "rmpeer.fleet.checks", [("    if o.status_node and o.status_node != o.node:", "    if False:")], attack_copied_status),
     ("collect: a GPU under one node", "rmpeer.fleet.checks", [("        if shared and o is read:", "        if False:")], attack_shared_uuid),
@@ -1267,7 +1267,7 @@ MUTANT_ROWS = [
 
 
 def attack_readable_key_through(m, tmp, monkeypatch):
-    """rmpeer.signing reads its key through rmpeer.safewrite.read_own: `m`'s, for the attack."""
+    """rmpeer.machine.signing reads its key through rmpeer.safewrite.read_own: `m`'s, for the attack."""
     import rmpeer.safewrite
 
     monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
@@ -1276,7 +1276,7 @@ def attack_readable_key_through(m, tmp, monkeypatch):
 
 def attack_foreign_state(m, tmp, monkeypatch):
     import rmpeer.safewrite
-    from rmpeer.statefile import FORMAT, load_state
+    from rmpeer.machine.state import FORMAT, load_state
 
     monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
     path = tmp / "state.json"
@@ -1330,7 +1330,7 @@ def test_each_new_check_is_killed_when_broken(tmp_path, monkeypatch, why, name, 
 def test_a_user_without_a_home_keeps_its_key_beside_its_own_lock(monkeypatch, tmp_path):
     """A service account (`useradd -M`: no home) still signs: its key lives in its lock's folder
     (/tmp/rmpeer-UID), as was seen live on 1 x H200 where ~/.local/state could not be made."""
-    from rmpeer import signing
+    from rmpeer.machine import signing
 
     monkeypatch.delenv("RMPEER_KEY", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)

@@ -1,4 +1,4 @@
-"""The checks a shared host would fool (rmpeer/sharedhost.py): the no-pair precondition, the
+"""The checks a shared host would fool (rmpeer/judge/sharedhost.py): the no-pair precondition, the
 teardown's own accounting, floors that name who used the card, --require-idle; and the
 replay of the committed recordings (made on idle hosts) through the changed suites."""
 
@@ -13,13 +13,13 @@ import pytest
 
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import EXIT_NOT_IDLE, NotIdleError
-from rmpeer.floors import judge_bandwidth
-from rmpeer.gpuprocs import GpuProcess
-from rmpeer.resources import pytest_args, pytest_env, suites_dir, transcripts_dir
-from rmpeer.result import Finding
+from rmpeer.judge.floors import judge_bandwidth
+from rmpeer.machine.gpuprocs import GpuProcess
+from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.model.result import Finding
 from rmpeer.shim.live import LiveShim
 from rmpeer.shim.replay import ReplayShim
-from rmpeer.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,
+from rmpeer.judge.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,
                                name_other_users, recorded_next, require_idle)
 
 pytestmark = pytest.mark.offline

@@ -5,7 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from rmpeer import patterns
+from rmpeer.traffic import patterns
 from rmpeer.abi import DriverMatrix
 from rmpeer.shim.records import (FORMAT, CallRecord, Payload, TranscriptWriter, read_transcript, sampled_digest,
                                  word_runs, words_from_runs)
@@ -117,7 +117,7 @@ def test_the_sampled_digest_of_a_pattern_is_the_one_the_h200s_recorded():
     """Session 0's buffer pattern (64 MiB, pattern_seed 13019 of the recording's header) digests
     to what the live run recorded when it filled it on card 0 (seq 165, crc32s:f52a0900); session
     1's write pattern to seq 203's. A replay matches fills by this digest alone."""
-    from rmpeer.resources import transcripts_dir
+    from rmpeer.paths import transcripts_dir
 
     header, lines = read_transcript(transcripts_dir() / QUICK)
     recorded = {r.seq: r.extra["digest"] for r in lines if not isinstance(r, dict) and r.op == "mem.fill"}
@@ -130,7 +130,7 @@ def test_a_replayed_cpu_write_is_compared_whole():
     """Row 15: the recording's pushbuffer write (seq 166, 92 bytes at 0x20000 of s0's control
     mapping) replays as recorded; the same write with byte 12 changed is a mismatch naming the call."""
     from rmpeer.errors import ReplayMismatch
-    from rmpeer.resources import transcripts_dir
+    from rmpeer.paths import transcripts_dir
     from rmpeer.shim.replay import ReplayMapping, ReplayShim
 
     shim = ReplayShim(transcripts_dir() / QUICK)
@@ -163,7 +163,7 @@ def test_a_live_observation_keeps_its_label(tmp_path):
 
 def _served(op: str):
     """A replay of the quick recording standing at its first `op` call, and that call."""
-    from rmpeer.resources import transcripts_dir
+    from rmpeer.paths import transcripts_dir
     from rmpeer.shim.replay import ReplayShim
 
     shim = ReplayShim(transcripts_dir() / QUICK)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 RECORDING = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"

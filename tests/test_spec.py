@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from rmpeer.errors import ConfigError
-from rmpeer.resources import transcripts_dir
-from rmpeer.spec import Policies, replay_spec
+from rmpeer.paths import transcripts_dir
+from rmpeer.run.spec import Policies, replay_spec
 
 pytestmark = pytest.mark.offline
 TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
@@ -34,11 +34,11 @@ def test_a_replay_spec_is_what_its_header_says():
 
 def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     """--rm-abi of another branch: RM refuses discovery; certify says the ABI does not match."""
-    import rmpeer.runtime as runtime_module
-    from rmpeer.hostrun import HostRun
+    import rmpeer.rm.open as runtime_module
+    from rmpeer.run.hostrun import HostRun
     from rmpeer.rm.errors import RmError
-    from rmpeer.spec import RunSpec
-    from rmpeer.targets import Case, Target
+    from rmpeer.run.spec import RunSpec
+    from rmpeer.run.targets import Case, Target
 
     refusal = RmError.__new__(RmError)
     refusal.label, refusal.status_name = "host:classlist", "NV_ERR_INVALID_ARGUMENT"
@@ -67,7 +67,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
 
 @pytest.mark.skipif(not TWO, reason="no two-card recording")
 def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
-    from rmpeer.spec import QUICK_LAYOUTS
+    from rmpeer.run.spec import QUICK_LAYOUTS
 
     full = replay_spec(str(TWO[0]))
     quick = replay_spec(str(TWO[0]), tier="quick")
@@ -77,7 +77,7 @@ def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
 
 
 def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
-    from rmpeer.spec import checked_output
+    from rmpeer.run.spec import checked_output
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="--output needs a folder"):
@@ -89,7 +89,7 @@ def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
 # the spec only plans). The layouts as card lists come from matrices/layouts.yaml's definitions:
 # one-per-card is one session per card (0,1), interleaved two per card dealt round-robin (0,1,0,1).
 def _live(cards):
-    from rmpeer.targets import Target
+    from rmpeer.run.targets import Target
 
     return Target("live", f"h200x{cards}", cards)
 
@@ -107,14 +107,14 @@ def _live(cards):
     (2, "full", (), 128 << 20, "full"),                            # every layout, larger than asked
 ])
 def test_a_run_claims_only_the_tier_its_layouts_cover(cards, asked, layouts, extent, earned):
-    from rmpeer.spec import live_spec
+    from rmpeer.run.spec import live_spec
 
     assert live_spec(layouts=layouts, tier=asked, extent=extent, target=_live(cards)).tier == earned
 
 
 def test_a_replay_of_a_quick_recording_is_quick_whatever_was_asked():
     from rmpeer.shim.replay import transcript_summary
-    from rmpeer.spec import QUICK_LAYOUTS
+    from rmpeer.run.spec import QUICK_LAYOUTS
 
     quick_recordings = [p for p in TWO if [e[0] for e in transcript_summary(p)["run"]["layouts"]] == list(QUICK_LAYOUTS)]
     assert quick_recordings, "the committed quick recordings (h200x2-20261130T005408Z, ...T162924Z)"
@@ -126,6 +126,6 @@ def test_mutant_a_spec_that_keeps_the_asked_tier_claims_full_for_one_layout():
     """The guard above, against spec.py with the covered tier left out of live_spec."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.spec", "    tier = covered_tier(tier, cases, target.cards, matrix)\n    seed",
+    broken = mutated("rmpeer.run.spec", "    tier = covered_tier(tier, cases, target.cards, matrix)\n    seed",
                      "    seed")
     assert broken.live_spec(layouts=("one-per-card",), tier="full", target=_live(2)).tier == "full"

@@ -8,12 +8,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from fake_host_tree import CARDS, KERNEL, MODULE_BYTES, make_host, write
-from rmpeer import staleness
+from rmpeer.run import freshness as staleness
 from rmpeer.errors import ConfigError
-from rmpeer.fingerprint import platform_fingerprint
-from rmpeer.result import CERTIFIED, DEGRADED, RunResult
-from rmpeer.signing import KEY_ENV, signed_text
-from rmpeer.staleness import check_fresh, parse_valid_for, valid_until, why_stale
+from rmpeer.run.fingerprint import platform_fingerprint
+from rmpeer.model.result import CERTIFIED, DEGRADED, RunResult
+from rmpeer.machine.signing import KEY_ENV, signed_text
+from rmpeer.run.freshness import check_fresh, parse_valid_for, valid_until, why_stale
 
 pytestmark = pytest.mark.offline
 NODE = "gpu-node-7"
@@ -28,7 +28,7 @@ def host(tmp_path):
 
 @pytest.fixture(autouse=True)
 def own_key(tmp_path, monkeypatch):
-    """This test's host key (rmpeer.signing), made by the first certificate signed."""
+    """This test's host key (rmpeer.machine.signing), made by the first certificate signed."""
     monkeypatch.setenv(KEY_ENV, str(tmp_path / "keys" / "host.key"))
 
 
@@ -204,7 +204,7 @@ def test_mutation_tier_order_reversed_lets_a_shallow_certificate_through(tmp_pat
 
 @pytest.mark.parametrize("asked", ["passive", "quick", "full"])
 def test_a_certificate_of_chosen_layouts_holds_for_no_tier(tmp_path, host, asked):
-    """certify --layout one-per-card claims tier "partial" (rmpeer.spec.covered_tier): it
+    """certify --layout one-per-card claims tier "partial" (rmpeer.run.spec.covered_tier): it
     checked less than quick, so it must not let a prolog skip even a passive run."""
     path = certificate(tmp_path, host, tier="partial")
     assert fresh(path, host, asked) == (False, ["the certificate is of chosen layouts (--layout) that stand for no tier"])

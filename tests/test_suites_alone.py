@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rmpeer.resources import pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
 TESTS = os.path.dirname(os.path.abspath(__file__))

@@ -12,14 +12,14 @@ import sys
 
 import pytest
 
-from rmpeer.abi.matrix import MATRICES
+from rmpeer.tables.load import MATRICES
 from rmpeer.errors import EXIT_CONFIG, ConfigError, MatrixError
-from rmpeer.floors import floors_for
-from rmpeer.resources import transcripts_dir
-from rmpeer.result import DEGRADE, INFO, Finding
+from rmpeer.judge.floors import floors_for
+from rmpeer.paths import transcripts_dir
+from rmpeer.model.result import DEGRADE, INFO, Finding
 from rmpeer.rm.host import HostFacts
 from rmpeer.shim.replay import recorded_note, transcript_summary
-from rmpeer.topology import TopologyMatrix
+from rmpeer.tables.topology import TopologyMatrix
 
 pytestmark = pytest.mark.offline
 SHIPPED = (MATRICES / "topologies.yaml").read_text().splitlines(keepends=True)

@@ -1,7 +1,7 @@
 """Nothing happens on the cards a run did not select (issue 25, part 3), shown on recordings.
 
 What is tested how (no GPU here):
-- rmpeer.touched walks every RM call of a recording to the cards it touches; on the
+- rmpeer.shim.touched walks every RM call of a recording to the cards it touches; on the
   committed 2-card recording it finds exactly the recorded cards (their minors, device
   instances and gpuIds come from the recording's host note, not from the walker), and, asked
   as if only card 0 were selected, it names card 1's calls: the check can fail.
@@ -14,10 +14,10 @@ What is tested how (no GPU here):
 
 import pytest
 
-from rmpeer.resources import transcripts_dir
-from rmpeer.selection import Chooser, request_from
+from rmpeer.paths import transcripts_dir
+from rmpeer.machine.selection import Chooser, request_from
 from rmpeer.shim.replay import ReplayMismatch, ReplayShim
-from rmpeer.touched import walk_transcript
+from rmpeer.shim.touched import walk_transcript
 
 pytestmark = pytest.mark.offline
 TWO = transcripts_dir() / "h200x2-20261130T162924Z.jsonl.gz"
@@ -52,7 +52,7 @@ def test_the_walk_names_every_call_on_a_card_outside_the_selection():
 
 
 def _discover(path, names):
-    from rmpeer.runtime import Runtime
+    from rmpeer.rm.open import Runtime
 
     shim = ReplayShim(str(path))
     shim.segment("runtime:open")
@@ -82,7 +82,7 @@ def test_the_check_fails_when_discovery_opens_every_card(monkeypatch):
     the test above would no longer see a run of card 1 diverge."""
     from source_mutation import mutated
 
-    import rmpeer.runtime as runtime_module
+    import rmpeer.rm.open as runtime_module
 
     broken = mutated("rmpeer.rm.host", "infos, pcis = [infos[i] for i in chosen.cards], [pcis[i] for i in chosen.cards]",
                      "pass")
@@ -107,7 +107,7 @@ def _recorded_proc_gpus(path):
 def _discover_live_branch(path, names, proc):
     """Discovery as a live run makes it (UUIDs through /proc), replayed: the shim answers RM's
     calls from the recording and /proc says what the recorded host's /proc said."""
-    from rmpeer.runtime import Runtime
+    from rmpeer.rm.open import Runtime
 
     shim = ReplayShim(str(path))
     shim.segment("runtime:open")

@@ -41,7 +41,7 @@ from typing import Callable
 import pytest
 
 from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE, EXIT_OK
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[1]

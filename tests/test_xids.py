@@ -1,7 +1,7 @@
 """The Xid reader keeps working when the kernel's ring buffer has rotated while the suite ran:
 the lines logged since start are still found, never an empty "no Xid".
 
-Inputs are hand-made in the forms rmpeer.xids reads: `dmesg` text lines (the fallback
+Inputs are hand-made in the forms rmpeer.machine.xids reads: `dmesg` text lines (the fallback
 reader compares the log before and after), and /dev/kmsg records ('prio,seq,usec,flags;text'
 plus ' KEY=value' continuation lines), whose reader gets EPIPE once when records it had not
 read yet were overwritten (Documentation/ABI/testing/dev-kmsg). The oracle is the set of
@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from rmpeer import xids
+from rmpeer.machine import xids
 
 pytestmark = pytest.mark.offline
 XID_31 = "NVRM: Xid (PCI:0000:18:00): 31, pid=4321, name=python3, Ch 00000008, intr 00000000. MMU Fault"
@@ -49,7 +49,7 @@ def test_without_rotation_only_the_lines_after_the_last_seen_one_count():
 
 
 def kmsg_os(real_os, fail_once_with=errno.EPIPE):
-    """os for rmpeer.xids, whose first read after start fails as /dev/kmsg does when the
+    """os for rmpeer.machine.xids, whose first read after start fails as /dev/kmsg does when the
     records the reader stood at were overwritten; later reads go on from the oldest kept."""
     state = {"failed": False}
 
@@ -98,7 +98,7 @@ def test_the_rotation_tests_fail_when_the_rotation_branch_is_broken(tmp_path, mo
     the overrun) fails the tests above."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.xids", old, new)
+    broken = mutated("rmpeer.machine.xids", old, new)
     with pytest.raises(AssertionError):
         if check == "dmesg":
             finds_xids_after_a_dmesg_rotation(broken)

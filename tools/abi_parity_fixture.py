@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fixtures/abi-parity.json.gz: every tag of open-gpu-kernel-modules from FIRST to
-LAST, read by the C compiler (rmpeer/abi/probe.py), for tests/test_abi_parity.py.
+LAST, read by the C compiler (rmpeer/abi/headers/probe.py), for tests/test_abi_parity.py.
 
   python tools/abi_parity_fixture.py [--src CLONE] [--first 535.43.02] [--last 595.45.04]
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rmpeer.abi.parity import FIXTURE, measure_tags, tags_between, write_fixture  # noqa: E402
-from rmpeer.abi.sources import DRIVER_SRC_ENV, HOW_TO_GET, driver_source, tags_of  # noqa: E402
+from rmpeer.abi.headers.parity import FIXTURE, measure_tags, tags_between, write_fixture  # noqa: E402
+from rmpeer.abi.headers.sources import DRIVER_SRC_ENV, HOW_TO_GET, driver_source, tags_of  # noqa: E402
 from rmpeer.errors import EXIT_CONFIG, ConfigError  # noqa: E402
 
 

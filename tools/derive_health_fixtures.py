@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rmpeer.abi import DriverMatrix  # noqa: E402
 from rmpeer.abi import status as status_of  # noqa: E402
 from rmpeer.errors import EXIT_CONFIG  # noqa: E402
-from rmpeer.resources import transcripts_dir  # noqa: E402
+from rmpeer.paths import transcripts_dir  # noqa: E402
 
 # name -> (call label, field, new value, why, verdict docs/health.md gives).
 # A field "list[i].name" is element i of an {index, data} list; a value "BITS:FIELD=VALUE" is

@@ -187,7 +187,7 @@ for i in range(n.value):
 t4 = time.perf_counter(); lib.nvmlShutdown(); t5 = time.perf_counter()
 print(f"dlopen {1e3*(t1-t0):.1f} ms, init rc {rc} {1e3*(t2-t1):.1f} ms, {n.value} clocks {1e3*(t4-t3):.2f} ms, shutdown {1e3*(t5-t4):.1f} ms")
 PY
-  timed import-cost python3 -X importtime -c "import rmpeer.certify, pytest, allure_pytest" 
+  timed import-cost python3 -X importtime -c "import rmpeer.cli.certify, pytest, allure_pytest" 
   sort -t'|' -k2 -n "$ev/import-cost.log" | tail -12 >"$ev/import-top.txt"
   for i in 1 2; do timed "quick-$i" rmpeer certify --tier quick --output "/tmp/quick-$i"; done
   timed quick-record rmpeer certify --tier quick --record /tmp/recq --output /tmp/qr

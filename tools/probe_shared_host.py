@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hardware probe: which other processes hold this host's GPUs, seen from /proc and from RM.
 
-Lists the processes with /dev/nvidia* open (rmpeer.gpuprocs, /proc/*/fd), then opens the
+Lists the processes with /dev/nvidia* open (rmpeer.machine.gpuprocs, /proc/*/fd), then opens the
 host the way rmpeer does (one RM client, the probe subdevice of every card) and asks RM,
 card by card, NV2080_CTRL_CMD_GPU_GET_PIDS (pids with a subdevice on the card) and
 NV2080_CTRL_CMD_GPU_GET_PID_INFO (their video memory), this process included, so that the
@@ -29,7 +29,7 @@ def _error(exc: BaseException) -> dict:
 
 
 def _proc(out: dict) -> None:
-    from rmpeer.gpuprocs import card_minors, scan_gpu_processes
+    from rmpeer.machine.gpuprocs import card_minors, scan_gpu_processes
 
     out["proc_minors_to_cards"] = {str(k): v for k, v in card_minors().items()}
     scan = scan_gpu_processes()
@@ -37,8 +37,8 @@ def _proc(out: dict) -> None:
 
 
 def _rm(out: dict) -> None:
-    from rmpeer.gpuprocs import merged, rm_gpu_processes, rm_vidmem, scan_gpu_processes
-    from rmpeer.runtime import Runtime
+    from rmpeer.machine.gpuprocs import merged, rm_gpu_processes, rm_vidmem, scan_gpu_processes
+    from rmpeer.rm.open import Runtime
     from rmpeer.shim.live import LiveShim
 
     rt = Runtime(LiveShim())

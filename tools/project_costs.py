@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from rmpeer.costmodel import calibration_logs, projection, render_projection
+from rmpeer.run.costmodel import calibration_logs, projection, render_projection
 
 
 def main(argv: list) -> int:

@@ -1,5 +1,5 @@
 """Times the fresh path of `rmpeer certify --if-stale` (budget: 0.5 s): a new interpreter
-imports rmpeer.staleness and checks a certificate, as certify's first step will.
+imports rmpeer.run.freshness and checks a certificate, as certify's first step will.
 
     python tools/time_if_stale.py CERTIFICATE [--tier quick] [--runs 5] [--root /]
 
@@ -20,9 +20,9 @@ import time
 CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-from rmpeer.staleness import check_fresh
+from rmpeer.run.freshness import check_fresh
 ok, reasons = check_fresh(sys.argv[1], sys.argv[2], root=sys.argv[3])
-heavy = sorted(m for m in ("pytest", "numpy", "cffi", "_cffi_backend", "rmpeer.shim.live", "rmpeer.runtime")
+heavy = sorted(m for m in ("pytest", "numpy", "cffi", "_cffi_backend", "rmpeer.shim.live", "rmpeer.rm.open")
                if m in sys.modules)
 print(json.dumps({"ok": ok, "reasons": reasons, "in_process_s": time.perf_counter() - t0, "heavy": heavy}))
 """

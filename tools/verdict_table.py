@@ -49,5 +49,10 @@ def table(names=None) -> dict:
 
 
 if __name__ == "__main__":
-    json.dump(table(sys.argv[1:] or None), sys.stdout, indent=1, sort_keys=True)
+    import argparse
+
+    parser = argparse.ArgumentParser(description="replay every committed recording (or the NAMES given, "
+                                     "relative to fixtures/transcripts/) and print the verdict table as JSON")
+    parser.add_argument("names", nargs="*", metavar="NAME")
+    json.dump(table(parser.parse_args().names or None), sys.stdout, indent=1, sort_keys=True)
     print()

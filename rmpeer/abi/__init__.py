@@ -2,7 +2,7 @@
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
 from rmpeer.abi.drivers import Abi, DriverMatrix, parse_version
-from rmpeer.abi.matrix import MATRICES, load_yaml
+from rmpeer.tables.load import MATRICES, load_yaml
 from rmpeer.abi.nvstatus import Status, names as status_names, status
 from rmpeer.abi.structs import Field, Struct
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.abi.matrix import MATRICES, load_yaml, parse_bits, require
+from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
 from rmpeer.abi.structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rmpeer.abi.matrix import MATRICES, load_yaml, require
+from rmpeer.tables.load import MATRICES, load_yaml, require
 
 
 @dataclass(frozen=True)

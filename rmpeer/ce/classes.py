@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.abi.matrix import MATRICES, load_yaml, parse_bits, require
+from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
 from rmpeer.errors import ConfigError
 
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from rmpeer.errors import RmpeerError
-from rmpeer.handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
-from rmpeer.handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
+from rmpeer.tables.handles import COPY_ENGINE_BASE as CE_HANDLE_BASE
+from rmpeer.tables.handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
 from rmpeer.ce.classes import Generation
 from rmpeer.rm.host import engine_type
 from rmpeer.ce.memory import Memory, SessionMemory

@@ -5,7 +5,7 @@ it, readable by its root alone), so a certificate's signature can be verified on
 own node (`certify --if-stale` there). Here, every certificate is checked for what needs no
 key:
 - it is of the node whose folder holds it (the certificate's node, and status.json's);
-- its verdict is what its own findings and checks give (rmpeer.judge is pure): a verdict
+- its verdict is what its own findings and checks give (rmpeer.judge.verdict is pure): a verdict
   flipped by hand, with its failed checks still inside, is caught;
 - no GPU UUID appears under two nodes (live certificates; a replay's UUIDs are the
   recorded host's): a folder copied from another node is an error for both;
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from rmpeer.judge import judge
+from rmpeer.judge.verdict import judge
 from rmpeer.fleet.outcome import ERROR, NodeOutcome, load_node, reason_line
 
 

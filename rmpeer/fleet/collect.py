@@ -74,7 +74,7 @@ def _status_stamp(folder: Path):
 
 def table(outcomes: list[NodeOutcome]) -> str:
     width = max([4] + [len(o.node) for o in outcomes])
-    from rmpeer.selection import collect_cell
+    from rmpeer.machine.selection import collect_cell
 
     rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'cards':<8}  {'time':>6}  reason"]
     for o in outcomes:
@@ -89,7 +89,7 @@ def table(outcomes: list[NodeOutcome]) -> str:
 
 def signatures(outcomes: list[NodeOutcome]) -> str:
     """One line: how far each certificate's signature could be checked on this machine."""
-    from rmpeer.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+    from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
 
     kinds = {VERIFIED: "verified with this machine's key", OTHER_KEY: "signed by their nodes' own keys",
              NO_KEY: "signed by their nodes' own keys", UNSIGNED: "unsigned", BAD: "do not verify"}

@@ -121,7 +121,7 @@ def main_label(args) -> int:
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
     wants = [desired(o, shared / o.node) for o in outcomes]
-    from rmpeer.signing import VERIFIED
+    from rmpeer.machine.signing import VERIFIED
 
     for o in outcomes:      # on stderr, one line each: stdout stays the patches (or what --apply did)
         if o.state == ERROR and o.line:

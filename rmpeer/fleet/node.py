@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rmpeer.errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
                       RmpeerError)
-from rmpeer.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
 from rmpeer.safewrite import write_file
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 
@@ -110,7 +110,7 @@ def run_certify(args: list) -> tuple[int, str]:
     """certify in this process (no second interpreter start in a prolog's budget): its exit
     code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
     INCOMPLETE run (a tool error), never a verdict."""
-    from rmpeer.certify_command import run_argv
+    from rmpeer.cli.certify_options import run_argv
 
     err = _Tee(sys.stderr)
     try:
@@ -130,7 +130,7 @@ def run_certify(args: list) -> tuple[int, str]:
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
              run_id: str = "", cards: tuple = ()) -> tuple[int, str]:
-    from rmpeer import interrupts
+    from rmpeer.machine import interrupts
 
     node = node_name()
     _usable_folder(output)
@@ -177,7 +177,7 @@ def _write_status(output: Path, status: dict) -> bool:
 
 def main_node(args) -> int:
     output = Path(args.output) if args.output else Path(args.shared) / node_name()
-    from rmpeer.selection import passed_on
+    from rmpeer.machine.selection import passed_on
 
     code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
                           passed_on(args))

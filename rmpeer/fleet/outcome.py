@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
-from rmpeer.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
 
 STATUS = "status.json"
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
@@ -36,8 +36,8 @@ class NodeOutcome:
     certificate: Path | None = None
     result: RunResult | None = None  # None for the old format or no certificate
     replay_of: str = ""              # a stand-in: the recording it replayed
-    trust: str = ""                  # how far its signature could be checked here, in words (rmpeer.signing)
-    signature: str = ""              # the same as rmpeer.signing's status (VERIFIED, UNSIGNED, ...)
+    trust: str = ""                  # how far its signature could be checked here, in words (rmpeer.machine.signing)
+    signature: str = ""              # the same as rmpeer.machine.signing's status (VERIFIED, UNSIGNED, ...)
     status_node: str = ""            # the node status.json names
 
     def summary(self) -> dict:
@@ -61,7 +61,7 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
     bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
     first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
     if first:
-        from rmpeer.card_verdicts import host_subject
+        from rmpeer.judge.cards import host_subject
 
         line = reason_line(first.check, f"{host_subject(result, first.subject)}: expected {first.expected}, "
                                         f"found {first.found}")
@@ -74,7 +74,7 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
 
 
 def load_certificate(node: str, path: Path) -> NodeOutcome:
-    from rmpeer.signing import BAD, read_certificate, verify
+    from rmpeer.machine.signing import BAD, read_certificate, verify
 
     try:
         data = read_certificate(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rmpeer.errors import ConfigError
 from rmpeer.safewrite import write_file
-from rmpeer.result import TIERS
+from rmpeer.model.result import TIERS
 
 SWEEP = "sweep.json"
 

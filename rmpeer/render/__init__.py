@@ -1,1 +1,1 @@
-"""Renderers: each turns a RunResult (rmpeer.result) into one output and reads nothing else."""
+"""Renderers: each turns a RunResult (rmpeer.model.result) into one output and reads nothing else."""

@@ -1,5 +1,5 @@
 """certificate.json: the RunResult itself (RunResult.to_dict()), compact, written whatever
-the verdict, INCOMPLETE included, with one more key, "signature" (rmpeer.signing; RunResult.load
+the verdict, INCOMPLETE included, with one more key, "signature" (rmpeer.machine.signing; RunResult.load
 leaves it out)."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ def certificate_text(result) -> str:
 
 
 def write_certificate(result, path: Path) -> Path:
-    """Signed (rmpeer.signing: HMAC-SHA256 with this host's key) and written safely
+    """Signed (rmpeer.machine.signing: HMAC-SHA256 with this host's key) and written safely
     (rmpeer.safewrite: never through a link, never over a device node)."""
     from rmpeer.safewrite import write_file
-    from rmpeer.signing import signed_text
+    from rmpeer.machine.signing import signed_text
 
     try:
         write_file(path, signed_text(result.to_dict()), what="the certificate")

@@ -1,6 +1,6 @@
 """The health facts (rm.health) in words, one line per card and one for the host: for
 `rmpeer show`, the certify output and `rmpeer host --text`. Only renders: the judging is
-rmpeer.judge_health's."""
+rmpeer.judge.health's."""
 
 from __future__ import annotations
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 
-from rmpeer.judge import EXIT_CODES
-from rmpeer.result import INCOMPLETE, RunResult
+from rmpeer.judge.verdict import EXIT_CODES
+from rmpeer.model.result import INCOMPLETE, RunResult
 
 
 def exit_code(verdict: str) -> tuple[int, str]:
-    """(code, name) of a verdict: the documented exit code (rmpeer.judge, from errors.py) and
+    """(code, name) of a verdict: the documented exit code (rmpeer.judge.verdict, from errors.py) and
     a name a log reader filters on without parsing prose; an unknown verdict is INCOMPLETE."""
     known = verdict if verdict in EXIT_CODES else INCOMPLETE
     return EXIT_CODES[known], known.replace(" ", "_")
@@ -20,7 +20,7 @@ def exit_code(verdict: str) -> tuple[int, str]:
 
 def json_record(result: RunResult, certificate_path) -> dict:
     from rmpeer.errors import EXIT_UNCHECKED
-    from rmpeer.unchecked import refused
+    from rmpeer.judge.unchecked import refused
 
     code, name = (EXIT_UNCHECKED, "UNCHECKED") if refused(result) else exit_code(result.verdict)
     return {
@@ -36,7 +36,7 @@ def json_record(result: RunResult, certificate_path) -> dict:
 
 
 def _per_card(result) -> dict:
-    from rmpeer.card_verdicts import compact
+    from rmpeer.judge.cards import compact
 
     return compact(result)
 

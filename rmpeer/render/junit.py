@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
-from rmpeer.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
+from rmpeer.model.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
 # would make the whole file unreadable.

@@ -19,11 +19,11 @@ from statistics import median
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from rmpeer.errors import ConfigError
-from rmpeer.result import CERTIFIED, RunResult
+from rmpeer.model.result import CERTIFIED, RunResult
 
 FILENAME = "rmpeer.prom"
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "modelName")
-GB = 1e9       # rmpeer's GB/s are bytes per nanosecond (rmpeer/bandwidth.py): decimal gigabytes
+GB = 1e9       # rmpeer's GB/s are bytes per nanosecond (rmpeer/traffic/bandwidth.py): decimal gigabytes
 
 
 def dcgm_bus_id(pci: str) -> str:
@@ -152,8 +152,8 @@ def registry_of(result: RunResult) -> CollectorRegistry:
 
 
 def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
-    """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (rmpeer.card_verdicts)."""
-    from rmpeer.card_verdicts import by_card
+    """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (rmpeer.judge.cards)."""
+    from rmpeer.judge.cards import by_card
 
     per = result.by_card or by_card(result)
     by_host = {labels["gpu"]: labels for labels in cards.values()}

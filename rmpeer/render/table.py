@@ -12,7 +12,7 @@ SETUP_AREA = "setup"
 
 def pair_cells(result) -> dict:
     """(card s, card t) -> {setup, read, write: [passed, total], gbps: [...]} (the shape the
-    heatmap of rmpeer.report.heatmap draws)."""
+    heatmap of rmpeer.render.heatmap draws)."""
     cards_of = {layout.name: layout.cards for layout in result.layouts}
     table: dict = {}
 

@@ -19,8 +19,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from rmpeer.errors import EXIT_OK, ConfigError, RmpeerError
-from rmpeer.resources import allure_config, checkout_root
-from rmpeer.writable import writable
+from rmpeer.paths import allure_config, checkout_root
+from rmpeer.machine.writable import writable
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -288,7 +288,7 @@ def main_report(args) -> int:
 def signature_lines(paths) -> list[str]:
     """How far the certificate beside each results folder (certify --output holds both) is
     vouched for: the report shows what the results say, the signature says who said it."""
-    from rmpeer.signing import trust_line
+    from rmpeer.machine.signing import trust_line
     from rmpeer.report.hosts import result_dirs
 
     out = []

@@ -5,13 +5,13 @@ Every fact is a dict with `status`: "NV_OK", the NV_ERR_* RM answered (NV_ERR_NO
 is recorded as such, never read as healthy), `absent` (the control is not in this release's
 ABI) or `not recorded` (a replay of a recording made before rmpeer read it), and `reason`
 where it was not read. What RM answered is decoded by name through the matrix; the findings
-are judged elsewhere (rmpeer.judge_health), from these dicts alone.
+are judged elsewhere (rmpeer.judge.health), from these dicts alone.
 """
 
 from __future__ import annotations
 
 from rmpeer.abi import status as status_of
-from rmpeer.handles import CONF_COMPUTE_HANDLE
+from rmpeer.tables.handles import CONF_COMPUTE_HANDLE
 
 FABRIC_STATUS = "NV0000_CTRL_CMD_SYSTEM_GET_FABRIC_STATUS"
 FABRIC_PROBE = "NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO"

@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from rmpeer.errors import ConfigError
-from rmpeer.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
+from rmpeer.tables.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
 from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
 from rmpeer.rm.health import read_host as read_health
 
@@ -47,7 +47,7 @@ class HostFacts:
     cards: list = field(default_factory=list)
     p2p: dict = field(default_factory=dict)     # (a, b) -> {caps, status, read_ces, write_ces}
     health: dict = field(default_factory=dict)  # the host's health facts (rm.health): fabric, cc
-    # the cards of a run that took some of the host's (rmpeer.selection.Selection.as_dict):
+    # the cards of a run that took some of the host's (rmpeer.machine.selection.Selection.as_dict):
     # `cards` above are those, numbered 0..k-1; empty when the run took every card
     selection: dict = field(default_factory=dict)
 
@@ -214,7 +214,7 @@ class Host:
         return self
 
     def _select(self, select, infos, pcis):
-        from rmpeer.selection import host_cards
+        from rmpeer.machine.selection import host_cards
 
         listed = [{"minor": info["minor_number"], "pci": pci} for info, pci in zip(infos, pcis)]
         # the kernel module's UUID of each bus (a replay's recorded choice needs none)

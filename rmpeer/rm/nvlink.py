@@ -1,12 +1,12 @@
 """NVLink health through RM: each link's state, line rate, far end and error counters.
 
 A host without NVLink (PCIe) is not a failure: link_health says `supported: False` and why.
-Counters are read before and after the traffic; rmpeer.nvlink_rules judges the readings.
+Counters are read before and after the traffic; rmpeer.judge.nvlink judges the readings.
 """
 
 from __future__ import annotations
 
-from rmpeer.nvlink_rules import NO_NVLINK, UP_STATES
+from rmpeer.judge.nvlink import NO_NVLINK, UP_STATES
 
 CAPS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS"
 STATUS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS"

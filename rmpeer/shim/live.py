@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from rmpeer import slices
+from rmpeer.machine import slices
 from rmpeer.abi import status as status_of
 from rmpeer.shim.libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
 from rmpeer.shim.records import CallRecord, Payload, sampled_digest, word_runs

@@ -102,7 +102,7 @@ def word_runs(data) -> dict:
     whose length is a multiple of 8 bytes."""
     import numpy as np
 
-    from rmpeer.slices import pool
+    from rmpeer.machine.slices import pool
 
     words = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint64)
     n = int(words.size)

@@ -142,7 +142,7 @@ class ReplayShim:
         self.current_segment = "(start)"
         self.segment_checked = True
         self.segments: dict[str, list[int]] = {}   # key -> where each occurrence begins
-        # test-only (rmpeer.deadline): stall at this call's label, as a hung ioctl would
+        # test-only (rmpeer.machine.deadline): stall at this call's label, as a hung ioctl would
         self.stall_at = os.environ.get("RMPEER_REPLAY_STALL_AT") or None
         for i, line in enumerate(self.lines):
             if isinstance(line, dict) and line.get("note") == "segment":
@@ -211,7 +211,7 @@ class ReplayShim:
                 continue
             self.pos += 1
             if self.stall_at is not None and label == self.stall_at:
-                from rmpeer.deadline import wait_forever
+                from rmpeer.machine.deadline import wait_forever
 
                 wait_forever()
             if line.op != op:

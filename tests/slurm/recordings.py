@@ -10,7 +10,7 @@ import gzip
 import json
 from pathlib import Path
 
-from rmpeer.resources import transcripts_dir
+from rmpeer.paths import transcripts_dir
 
 HEALTHY = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 IDLE_CLOCKS = transcripts_dir() / "degraded" / "h200x2-20261130T003733Z-noboost.jsonl.gz"

@@ -3,7 +3,7 @@
 # give the same CERTIFIED verdict (quick tier) with the selection recorded in the certificate;
 # --cards 1 is refused in one line (exit 2); the shipped prolog with SLURM_JOB_GPUS=0, run as
 # slurmd runs it (root, setsid, env -i, stdin from /dev/null), certifies card 0; the recording
-# of the --cards 0 run is walked call by call (rmpeer.touched): it touches card 0 only.
+# of the --cards 0 run is walked call by call (rmpeer.shim.touched): it touches card 0 only.
 # On 2 or more cards, also: --cards 1 alone, recorded and walked (card 0 never touched), with
 # card 0's processes and clocks (nvidia-smi) read before and after.
 # Sourced with timed, $ev, $summary, $repo.
@@ -33,7 +33,7 @@ EOF
 walk() {  # NAME RECORDING HOST_CARD: every RM call of the recording traced to the cards it touches
   python3 - "$@" <<'EOF' | tee -a "$summary"
 import sys
-from rmpeer.touched import walk_transcript
+from rmpeer.shim.touched import walk_transcript
 name, path, host_card = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t, facts = walk_transcript(path)
 cards = facts["cards"]

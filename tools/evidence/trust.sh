@@ -90,13 +90,13 @@ rm -f /tmp/t-out/certificate.json /tmp/t-junit.xml /tmp/t-prom/rmpeer.prom /tmp/
 # -- signatures and --if-stale -------------------------------------------------------------------
 timed sign-quick rmpeer certify --tier quick --output /tmp/t-sign
 cp /tmp/t-sign/certificate.json "$ev/certificate-signed.json"
-timed sign-verify python3 -c "import json; from rmpeer.signing import verify
+timed sign-verify python3 -c "import json; from rmpeer.machine.signing import verify
 print(verify(json.load(open('/tmp/t-sign/certificate.json'))).line)"
 check "the certificate's signature verifies with this host's key" says sign-verify '^signature verified with this host.s key'
 say "host key: $(stat -c '%a %U %n' /var/lib/rmpeer/host.key) in $(stat -c '%a %U' /var/lib/rmpeer)"
 python3 - <<'PY' | tee -a "$summary"
 import json
-from rmpeer.staleness import unread
+from rmpeer.run.freshness import unread
 fp = json.load(open("/tmp/t-sign/certificate.json"))["fingerprint"]
 def walk(v, path=()):
     if isinstance(v, dict):

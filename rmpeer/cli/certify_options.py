@@ -1,0 +1,154 @@
+"""`rmpeer certify`'s command line: its options, its --if-stale fast path, and the guard every
+command runs under (exit 1 from the judge alone). Below both rmpeer.cli, which adds it to
+every other command, and rmpeer.fleet.node, which runs certify in its own process (a prolog's
+budget has no room for a second interpreter): neither imports the other."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rmpeer import errors
+from rmpeer.errors import EXIT_INCOMPLETE, EXIT_OK, RmpeerError
+
+
+def add_parser(sub, epilog: str):
+    """The certify subcommand and its options; returns it (rmpeer.machine.selection adds --cards)."""
+    c = sub.add_parser("certify", help="run the suites on this host and write a certificate",
+                       epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--layout", action="append", help="only this layout (a name or a card list such as 0,1,1,0)")
+    c.add_argument("--expect-topology", help="fail unless the host is this entry of matrices/topologies.yaml")
+    c.add_argument("--rm-abi", help="force this release's ABI (the certificate says it was forced)")
+    c.add_argument("--extent", help="buffer size per session, e.g. 64MiB")
+    c.add_argument("--record", help="also record a transcript of every RM call into this folder")
+    c.add_argument("--replay", help="certify a recording (a transcript) instead of this host")
+    c.add_argument("--output", default="reports", help="where the certificate and results go (default: reports)")
+    c.add_argument("--quick", action="store_true",
+                   help="only the one-per-card and interleaved layouts (with the detection and fitness checks); "
+                        "the same as --tier quick")
+    c.add_argument("--tier", metavar="TIER",
+                   help="how deep: passive (RM facts only: no video memory, no copy, no boost; under 1 s), "
+                        "quick (the one-per-card and interleaved layouts with every check and the fitness "
+                        "checks; under 4 s) or full (default: every layout that fits; under 15 s). Budgets on "
+                        "2 x H200; a deeper tier's certificate satisfies a shallower one (docs/tiers.md)")
+    c.add_argument("--require-idle", action="store_true",
+                   help="refuse (exit 7) when other processes hold the GPUs")
+    c.add_argument("--no-floors", action="store_true",
+                   help="a host without bandwidth floors is judged without them, not DEGRADED")
+    c.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait up to this long for another rmpeer run on this host to finish (default 0)")
+    c.add_argument("--no-boost", action="store_true",
+                   help="measure the host at the clocks it has (default: RM's boost to maximum clocks)")
+    c.add_argument("--if-stale", metavar="CERT",
+                   help="exit 0 at once when CERT still holds for this platform and tier (or a deeper one); "
+                        "else run the tier and say why")
+    c.add_argument("--valid-for", metavar="TIME",
+                   help="how long the certificate holds, e.g. 24h (default), 90m, 2d")
+    c.add_argument("--deadline", metavar="SECONDS",
+                   help="end the run INCOMPLETE (exit 5) if it has not ended by then, a hung call included "
+                        "(default: passive 5, quick 60, full 600; a replay ten times as long)")
+    c.add_argument("--require-complete", action="store_true",
+                   help="refuse (exit 8) a run that would be CERTIFIED while a check could not run (the verdict "
+                        "line names each: e.g. xid, when the kernel log needs root)")
+    c.add_argument("--json", action="store_true",
+                   help="one JSON line on stdout (node, tier, verdict, reasons, duration, certificate, exit code)")
+    c.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testsuite per host")
+    c.add_argument("--prometheus", metavar="DIR",
+                   help="also write DIR/rmpeer.prom for node_exporter's textfile collector")
+    return c
+
+
+def still_holds(args) -> bool:
+    """certify --if-stale CERT: the fast path reads /proc and /sys only (no RM, no pytest), so a
+    prolog pays for a run only when the platform, the tier or the clock says so."""
+    from rmpeer.model.result import node_name
+    from rmpeer.run.spec import tier_of
+    from rmpeer.machine.selection import request_of_args
+    from rmpeer.run.freshness import check_fresh
+
+    tier = tier_of(args)
+    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=request_of_args(args))
+    if holds:
+        print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
+              file=sys.stderr if args.json else sys.stdout)
+        return True
+    args.ran_because = why
+    shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
+    print(f"rmpeer: running the {tier} tier: {shown}", file=sys.stderr if args.json else sys.stdout)
+    return False
+
+
+def folders(args) -> list:
+    """Where an internal error's traceback goes: the command's output folder, else the state folder."""
+    import os
+
+    return [getattr(args, "output", None), getattr(args, "shared", None), os.environ.get("RMPEER_STATE_DIR")]
+
+
+def check_environment() -> None:
+    """What rmpeer reads from the environment and writes into every output must be text: a
+    node name of bytes that are not UTF-8 is refused (exit 2), never written half."""
+    import os
+
+    from rmpeer.model.result import NODE_ENV
+
+    for name in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
+        value = os.environ.get(name, "").strip()
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = value.encode("utf-8", "surrogateescape")[:60]
+            raise errors.ConfigError(f"{name} is not UTF-8 text ({shown!r}): set it to the node's name") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise errors.ConfigError(f"{name} holds control characters ({value[:60]!r}): set it to the node's name")
+
+
+def run(args) -> int:
+    """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
+    if args.if_stale and still_holds(args):
+        return EXIT_OK
+    from rmpeer.cli.certify import certify
+
+    return certify(args)
+
+
+def run_argv(argv: list) -> int:
+    """`rmpeer certify ARGV...` in this process, guarded as the command line runs it (for
+    rmpeer.fleet.node: certify's options alone, no other command's)."""
+    from rmpeer.machine.selection import add_options as add_card_options
+
+    parser = argparse.ArgumentParser(prog="rmpeer")
+    add_card_options(add_parser(parser.add_subparsers(dest="command", required=True), ""))
+    return guarded(parser.parse_args(argv), run)
+
+
+def guarded(args, dispatch) -> int:
+    """dispatch(args), its errors turned into their documented exit codes: an error rmpeer
+    expected is its own code, a signal 5, anything else one line, a traceback file and 5
+    (rmpeer.machine.crash). Exit 1 comes from the judge alone."""
+    try:
+        check_environment()
+        return dispatch(args)
+    except RmpeerError as exc:
+        print(f"rmpeer: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt as exc:
+        from rmpeer.machine import interrupts
+
+        why = interrupts.seen() or str(exc) or "SIGINT"
+        print(f"rmpeer: {args.command}: stopped by {why}: INCOMPLETE (exit {EXIT_INCOMPLETE})", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
+        if args.command in ("certify", "fleet"):
+            from rmpeer.machine.crash import internal_error
+
+            return internal_error(args.command, sys.exc_info()[1], folders(args))
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - unexpected: never a verdict, never exit 1
+        from rmpeer.machine.crash import internal_error
+
+        step = args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
+        return internal_error(step, exc, folders(args))
+
+

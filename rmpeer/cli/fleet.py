@@ -1,0 +1,77 @@
+"""`rmpeer fleet ...`: the subcommands of fleet mode (rmpeer/cli/__init__.py calls add_parser and run)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rmpeer.model.result import TIERS
+
+HELP = """Run rmpeer across a fleet from the cluster's own hooks. Files for Slurm (prolog,
+HealthCheckProgram, NHC check) and Kubernetes (Indexed Job, node-problem-detector plugin,
+RBAC) come with `rmpeer fleet files ENGINE DIR`. Exit codes of `fleet node` are certify's:
+0 CERTIFIED, 1 NOT CERTIFIED, 4 DEGRADED; 2, 3, 5, 6, 7 the tool gave no verdict (never drains)."""
+
+
+def add_parser(sub) -> None:
+    f = sub.add_parser("fleet", help="certify a fleet through Slurm or Kubernetes (hooks, sweep, collect)",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fs = f.add_subparsers(dest="fleet_command", required=True)
+
+    n = fs.add_parser("node", help="one node's run, as a hook calls it: exit code and one reason line")
+    n.add_argument("--tier", choices=TIERS, default="quick")
+    where = n.add_mutually_exclusive_group(required=True)
+    where.add_argument("--output", help="the folder for this node's status.json and certificate")
+    where.add_argument("--shared", help="a sweep's shared folder: this node writes <shared>/<node>/")
+    n.add_argument("--if-stale", help="a certificate that, while valid for this platform and tier, skips the run")
+    n.add_argument("--require-idle", action="store_true", help="no verdict (exit 7) while other processes hold the GPUs")
+    n.add_argument("--run-id", metavar="ID",
+                   help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
+                        "status (rmpeer/integrations)")
+    from rmpeer.machine.selection import add_options as add_card_options
+    add_card_options(n, env_help=False)
+
+    s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
+    s.add_argument("--nodes", required=True, help="a Slurm host list, e.g. gpu[001-128]")
+    s.add_argument("--tier", choices=TIERS, default="full")
+    s.add_argument("--shared", required=True, help="a folder every node can write: <shared>/<node>/")
+    s.add_argument("--max-nodes", type=int, default=300, help="nodes per job (default 300)")
+    s.add_argument("--time", type=int, default=30, help="the job's time limit in minutes (default 30)")
+    s.add_argument("--partition")
+    s.add_argument("--rmpeer", help="the rmpeer command on the nodes (default: this one's path)")
+    s.add_argument("--wait", action="store_true", help="return when the jobs have ended (sbatch --wait)")
+
+    c = fs.add_parser("collect", help="the node table and merged outputs of a sweep; --drain acts on them")
+    c.add_argument("dir", help="the sweep's shared folder")
+    c.add_argument("--drain", action="store_true",
+                   help="drain failed nodes (reason 'rmpeer: ...'), re-run once a node below its floors only, "
+                        "resume passing nodes whose reason starts with 'rmpeer:'")
+    c.add_argument("--degraded", choices=("drain", "keep"), default="drain",
+                   help="what --drain does with a DEGRADED node (default drain)")
+    c.add_argument("--time", type=int, default=30, help="time limit of a re-run in minutes (default 30)")
+    c.add_argument("--rmpeer", help="the rmpeer command on the nodes, for a re-run (default: this one's path)")
+    c.add_argument("--no-report", action="store_true", help="do not build the merged HTML report")
+
+    lb = fs.add_parser("label", help="Kubernetes: node label and taint patches from collected results")
+    lb.add_argument("dir", help="a folder of per-node result folders (<dir>/<node>/)")
+    lb.add_argument("--apply", action="store_true", help="patch the nodes (kubernetes client, kubeconfig or in-cluster)")
+
+    fl = fs.add_parser("files", help="copy the shipped Slurm or Kubernetes files into a folder")
+    fl.add_argument("engine", choices=("slurm", "kubernetes"))
+    fl.add_argument("dir")
+
+
+def run(args) -> int:
+    if args.fleet_command == "node":
+        from rmpeer.fleet.node import main_node
+        return main_node(args)
+    if args.fleet_command == "sweep":
+        from rmpeer.fleet.sweep import submit
+        return submit(args)
+    if args.fleet_command == "collect":
+        from rmpeer.fleet.collect import collect
+        return collect(args)
+    if args.fleet_command == "label":
+        from rmpeer.fleet.label import main_label
+        return main_label(args)
+    from rmpeer.fleet.files import main_files
+    return main_files(args)

@@ -1,0 +1,1 @@
+"""rmpeer diff: two runs' words loaded, compared, rendered."""

@@ -1,0 +1,356 @@
+"""Reading `rmpeer diff`'s A and B into what each tells, one loader per kind of input:
+
+- a transcript (`certify --record`): every call, attributed to the layout whose segment it
+  ran in; the host note; the fitness note (clocks, links, boost) where the recording has one;
+- a certificate, format "rmpeer-result/1" (`RunResult.to_dict()`), read through
+  `RunResult.from_dict`;
+- a certificate of the earlier format (a dict with `host` and `tests`, as the certificates
+  in docs/evidence/ are).
+
+Each file becomes a Side; a field is None where the file cannot tell it (the reason in
+`why_not`), so that `diff` says "not comparable" rather than "same" or "differs".
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import statistics
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rmpeer.errors import ConfigError
+
+# What diff leaves out or words apart (rmpeer.diff.compare compares, rmpeer.diff.render renders).
+VOLATILE = [
+    ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
+    ("durations", "how long something took", r"duration(_\w+)?|elapsed(_\w+)?|wall_s"),
+    ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
+    ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
+    ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
+    ("health counters", "ECC error counts since boot, and the PCIe generation (and raw link words) "
+     "a card drops at idle (rm.health)", r"sbe|dbe|gen|raw"),
+]
+# Fields that name a machine, a card or a run rather than describe RM's behaviour.
+# device_instance: RM numbers the cards in the order it attached them (swapped run to run).
+IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
+            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
+            "cluster_uuid"}
+# Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
+CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
+                "released": "released clock MHz are read a moment after the boost is cleared "
+                            "(the clear's RM status is compared instead)"}
+# Without the boost on either side, the card picks its own clocks under traffic too.
+UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
+                                     "asked for the boost"}
+def percent(fraction: float) -> str:
+    text = f"{fraction * 100:.4f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
+# Segment kinds whose key names the layout they ran in ("setup:one-per-card",
+# "test:test_cross_card_rw:test_read:one-per-card/s0->t1", "fresh:test_x:interleaved").
+LAYOUT_SEGMENTS = {"setup", "traffic", "traffic-close", "teardown", "test", "fresh"}
+
+PYTEST_IDS = "pytest node ids"
+MISSING = object()   # a value one side does not have (rendered "absent")
+
+
+@dataclass
+class Side:
+    """What one file tells; None where it cannot tell it, with the reason in `why_not`."""
+
+    path: str
+    kind: str                                   # transcript | certificate
+    context: dict = field(default_factory=dict)
+    layouts: list | None = None                 # the layouts the run ran; None: unknown
+    calls: list | None = None                   # [(layout or None, step label, outcome)] in call order
+    structs: dict | None = None                 # struct -> size in bytes
+    facts: dict | None = None
+    clocks: dict | None = None                  # phase -> card -> {pstate, graphics_mhz, ...}
+    boost: dict | None = None                   # {asked, results: card -> {raise, clear}}
+    links: dict | None = None                   # card -> {supported, active, reason}
+    tests: dict | None = None                   # test id without target -> (layout or None, outcome)
+    verdict: str | None = None
+    bandwidth: dict | None = None               # pair key -> GB/s
+    sources: dict = field(default_factory=dict)
+    why_not: dict = field(default_factory=dict)
+
+
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8")
+
+
+def load(path_text: str) -> Side:
+    path = Path(path_text)
+    if not path.is_file():
+        raise ConfigError(f"{path_text}: no such file (give a transcript *.jsonl[.gz] or a certificate *.json[.gz])")
+    try:
+        text = _text(path)
+        if not text.strip():
+            raise ValueError("the file is empty")
+        first = text.lstrip().split("\n", 1)[0]
+        head = json.loads(first) if first.startswith("{") and first.rstrip().endswith("}") else None
+        if isinstance(head, dict) and "header" in head:
+            return _transcript(path)
+        doc = json.loads(text)
+        if isinstance(doc, dict) and "format" in doc:
+            return _result(path, doc)
+        if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("host"), dict):
+            raise ConfigError(f"{path_text}: not an rmpeer transcript or certificate (no header line; no 'host' "
+                              f"and 'tests' in the JSON)")
+        return _legacy_certificate(path, doc)
+    except (OSError, EOFError, ValueError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError, TypeError,
+            KeyError, AttributeError, IndexError) as exc:
+        raise ConfigError(f"{path_text}: not a readable rmpeer transcript or certificate ({_short(exc)})") from None
+
+
+def _short(exc) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:160]
+
+
+def outcome(rec) -> str:
+    """What RM (or the copy engine) answered to one call, as a word."""
+    if rec.op == "mem.wait":
+        return "arrived" if rec.result else "did not arrive"   # the timeout, or the error notifier first
+    if rec.op == "mem.compare":
+        return "differs" if rec.extra.get("mismatch") else "equal"
+    if rec.status_name:
+        return rec.status_name
+    if rec.status:
+        return f"status {rec.status:#x}"
+    return f"errno {rec.errno}" if rec.errno else "ok"
+
+
+def segment_layout(key: str, layouts) -> str | None:
+    """The layout a segment ran in, where its key names one of the run's layouts."""
+    kind, _, rest = str(key).partition(":")
+    if kind not in LAYOUT_SEGMENTS or not rest:
+        return None
+    name = rest.rsplit(":", 1)[-1].split("/", 1)[0]
+    return name if name in layouts else None
+
+
+# ---- a transcript -----------------------------------------------------------------------
+
+def _transcript(path: Path) -> Side:
+    from rmpeer.shim.records import END_NOTE, read_transcript
+
+    header, lines = read_transcript(path)
+    notes = [line for line in lines if isinstance(line, dict)]
+    if not any(n.get("note") == END_NOTE for n in notes):
+        raise ConfigError(f"{path}: truncated: the recording has no end line (it was cut short), so its "
+                          f"calls cannot stand for a run")
+    driver = next((n for n in notes if n.get("note") == "driver"), {})
+    host = next((n for n in notes if n.get("note") == "host"), None)
+    side = Side(str(path), "transcript")
+    run = header.get("run") or {}
+    side.layouts = [entry[0] for entry in run.get("layouts", [])]
+    side.context = {"label": header.get("label"), "created": header.get("created"),
+                    "driver": driver.get("version"), "abi": driver.get("abi"), "cards": header.get("cards"),
+                    "layouts": side.layouts, "boost": run.get("boost"), "rmpeer": header.get("version")}
+    side.calls, side.structs, layout = [], {}, None
+    for line in lines:
+        if isinstance(line, dict):
+            if line.get("note") == "segment":
+                layout = segment_layout(line.get("key"), side.layouts)
+            continue
+        if line.op in OUTCOME_OPS:
+            key = line.label if line.op == "ioctl" else f"{line.label} [{line.op}]"
+            side.calls.append((layout, key, outcome(line)))
+        if line.op == "ioctl" and line.struct:
+            side.structs[line.struct] = len(line.request) // 2
+        if line.op == "ioctl" and line.payload:
+            side.structs[line.payload.struct] = len(line.payload.request) // 2
+    side.sources["calls"] = "every call the recording holds"
+    side.sources["struct sizes"] = "the requests recorded"
+    if host is not None:
+        side.facts = host["facts"]
+    else:
+        side.why_not["reply fields"] = "the transcript holds no host note (cut short?)"
+    fitness = next((n.get("summary") for n in notes if n.get("note") == "fitness"), None)
+    _fitness(side, fitness, "the recording has no fitness note (made before clocks and links were recorded, "
+                            "or cut short)")
+    verdicts = [n for n in notes if "nodeid" in n and "outcome" in n]   # should a recording note them
+    if verdicts:
+        side.tests = {_test_id(n): (_test_layout(n, side.layouts), n["outcome"]) for n in verdicts}
+        side.sources["tests"] = PYTEST_IDS
+    else:
+        side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
+    for note in (n for n in notes if n.get("note") == "bandwidth"):
+        rows = next((v for v in note.values() if isinstance(v, list) and v and isinstance(v[0], dict)), [])
+        side.bandwidth = _bandwidth(rows)
+        side.sources["bandwidth"] = "the transcript's bandwidth note"
+    if side.bandwidth is None:
+        side.why_not["bandwidth"] = "a transcript's copy records carry no GB/s, and it has no bandwidth note"
+    return side
+
+
+def _fitness(side: Side, fitness, why: str) -> None:
+    """Clocks, boost and links from a fitness summary ({boost, clocks, links, ...})."""
+    fitness = fitness if isinstance(fitness, dict) else {}
+    for name, aspect in (("clocks", "clocks"), ("links", "links"), ("boost", "clocks")):
+        value = fitness.get(name)
+        if isinstance(value, dict) and value:
+            setattr(side, name, value)
+        elif name != "boost":
+            side.why_not[aspect] = why
+
+
+# ---- a certificate: RunResult.to_dict() -------------------------------------------------
+
+def _result(path: Path, doc: dict) -> Side:
+    from rmpeer.model.result import RunResult
+
+    result = RunResult.from_dict(doc)     # a wrong format is a ValueError: one line, exit 2
+    if not result.host and not result.checks and not result.layouts:
+        # nothing a run writes: not a certificate to compare (every real one holds its host)
+        raise ConfigError(f"{path}: not an rmpeer certificate (it records no host, no layout and no check)")
+    host = result.host or {}
+    side = Side(str(path), "certificate")
+    side.layouts = [x.name for x in result.layouts]
+    side.context = {"label": result.target.get("label"), "created": result.started,
+                    "driver": host.get("driver_version"), "abi": host.get("abi_release"),
+                    "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
+                    "subject": result.target.get("kind"), "rmpeer": result.version}
+    from rmpeer.machine.signing import verify
+
+    side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for
+    side.facts = host
+    side.calls = [(x.name, s.get("label"), s.get("status")) for x in result.layouts for s in x.statuses
+                  if isinstance(s, dict)]
+    side.sources["calls"] = "the setup statuses each layout recorded"
+    if not side.calls:
+        side.calls, side.why_not["calls"] = None, "the certificate records no RM statuses"
+    _fitness(side, {"clocks": result.clocks, "links": result.links, "boost": result.boost},
+             "the certificate records no clocks and no links")
+    side.verdict = result.verdict
+    side.tests = {c.id: (c.layout, c.outcome) for c in result.checks}
+    side.sources["tests"] = "check ids"
+    side.structs = _abi_struct_sizes(host.get("abi_release"))
+    _structs_source(side, host)
+    if result.bandwidth:
+        side.bandwidth, side.sources["bandwidth"] = _bandwidth(result.bandwidth), "the certificate's bandwidth list"
+    else:
+        side.why_not["bandwidth"] = "the certificate records no bandwidth"
+    return side
+
+
+# ---- a certificate of the earlier format ------------------------------------------------
+
+def _legacy_certificate(path: Path, doc: dict) -> Side:
+    host = doc["host"]
+    side = Side(str(path), "certificate")
+    subject = doc.get("subject") or {}
+    target = doc.get("target") or _target(doc["tests"])
+    known = _layout_names()
+    tests = [t for t in doc["tests"] if isinstance(t, dict) and "nodeid" in t]
+    side.tests = {}
+    for t in tests:
+        side.tests[_test_id(t, target)] = (_test_layout(t, known, target), t.get("outcome"))
+    side.layouts = sorted({layout for layout, _ in side.tests.values() if layout})
+    side.sources["tests"] = PYTEST_IDS
+    side.context = {"label": subject.get("recorded_label") or target, "created": doc.get("created"),
+                    "driver": host.get("driver_version"), "abi": host.get("abi_release"),
+                    "cards": len(host.get("cards") or []), "subject": subject.get("kind"),
+                    "layouts": side.layouts, "signature": "unsigned (the earlier format): nothing vouches for its content"}
+    fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
+    side.facts = host
+    _fitness(side, fitness, "the certificate records no clocks and no links (made before they were recorded)")
+    side.why_not["calls"] = "this certificate holds test results, not RM calls (diff the transcripts)"
+    side.verdict = doc.get("verdict")
+    side.structs = _abi_struct_sizes(host.get("abi_release"))
+    _structs_source(side, host)
+    rows = fitness.get("bandwidth") or doc.get("bench")
+    if isinstance(rows, list) and rows:
+        side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the certificate's bandwidth list"
+    else:
+        rows = [dict(t["properties"]["bandwidth"], layout=(t.get("params") or {}).get("layout"))
+                for t in tests if isinstance((t.get("properties") or {}).get("bandwidth"), dict)]
+        side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the read/write tests' steady GB/s"
+        if not rows:
+            side.bandwidth, side.why_not["bandwidth"] = None, "the certificate records no bandwidth"
+    return side
+
+
+def _structs_source(side: Side, host: dict) -> None:
+    side.sources["struct sizes"] = f"drivers.yaml entry {host.get('abi_release')}"
+    if side.structs is None:
+        side.why_not["struct sizes"] = f"its ABI {host.get('abi_release')!r} is not an entry of matrices/drivers.yaml"
+
+
+def _layout_names() -> set:
+    from rmpeer.tables.layouts import LayoutMatrix
+
+    return set(LayoutMatrix().entries)
+
+
+def _target(tests) -> str | None:
+    """The target a certificate's tests ran against: from their parameters, else from the
+    first test id that names one ('...[h200x2/one-per-card/s0->t1]')."""
+    named = next(((t.get("params") or {}).get("target") for t in tests
+                  if isinstance(t, dict) and (t.get("params") or {}).get("target")), None)
+    if named:
+        return named
+    for t in tests:
+        m = re.search(r"\[(replay:[^/\]]+|[a-z0-9]+x\d+)[/\]]", t.get("nodeid", "") if isinstance(t, dict) else "")
+        if m:
+            return m.group(1)
+    return None
+
+
+def _test_id(test: dict, target: str | None = None) -> str:
+    """The test id without its target ('h200x2/', 'replay:h200x2/'), so two hosts align."""
+    nodeid = test["nodeid"]
+    target = (test.get("params") or {}).get("target") or target
+    if target:
+        for prefix in (f"replay:{target}", target):
+            nodeid = nodeid.replace(f"[{prefix}/", "[").replace(f"[{prefix}]", "[]")
+    return re.sub(r"\[replay:[^/\]]*/", "[", nodeid).removeprefix("suites/")
+
+
+def _test_layout(test: dict, layouts, target: str | None = None) -> str | None:
+    """The layout a test ran in: its `layout` parameter, else the first part of its id's
+    parameters where that is a layout name ('[one-per-card/s0->t1]') or a card list."""
+    named = (test.get("params") or {}).get("layout")
+    if named:
+        return named
+    m = re.search(r"\[([^\]]*)\]$", _test_id(test, target))
+    first = m.group(1).split("/", 1)[0] if m else ""
+    return first if first and (first in layouts or first.startswith("cards-")) else None
+
+
+def _abi_struct_sizes(release) -> dict | None:
+    from rmpeer.abi import DriverMatrix
+
+    matrix = DriverMatrix()
+    if release not in matrix.by_version:
+        return None
+    return {name: spec["size"] for name, spec in matrix.merged(release)["structs"].items()}
+
+
+def _bandwidth(rows) -> dict:
+    """{pair key: median GB/s} from rows such as {src_card, dst_card, op, bytes, gbps} or
+    {layout, op, s, t, bytes, steady_gbps}."""
+    samples: dict = {}
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        gbps = row.get("gbps", row.get("steady_gbps"))
+        if not isinstance(gbps, (int, float)):
+            continue
+        src = next((row[k] for k in ("src_card", "src", "s") if k in row), "?")
+        dst = next((row[k] for k in ("dst_card", "dst", "t") if k in row), "?")
+        card = "card " if "src_card" in row else "s"
+        size = row.get("bytes")
+        parts = [row.get("layout"), row.get("op"), f"{card}{src}->{'' if card == 'card ' else 't'}{dst}",
+                 f"{size >> 20} MiB" if isinstance(size, int) and size >= 1 << 20 else (f"{size} B" if size else None)]
+        samples.setdefault(" ".join(str(p) for p in parts if p is not None), []).append(float(gbps))
+    return {k: statistics.median(v) for k, v in sorted(samples.items())}

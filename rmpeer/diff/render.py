@@ -1,0 +1,183 @@
+"""`rmpeer diff`'s outputs: a terminal table, a JSON document, Allure results."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+
+from rmpeer.diff.load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
+from rmpeer.errors import ConfigError
+
+CELL = 46   # widest value cell in the table; JSON holds the whole value
+KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
+
+
+def _colour(text: str, code: str) -> str:
+    tty = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return f"\033[{code}m{text}\033[0m" if tty else text
+
+
+def show(value) -> str:
+    """A value for a person: absent, a number, a word, or compact JSON."""
+    if value is MISSING:
+        return "absent"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(", ", ": "), default=str)
+
+
+def _cut(text: str, width: int = CELL, *, front: bool = False) -> str:
+    if len(text) <= width:
+        return text
+    return "..." + text[3 - width:] if front else text[: width - 3] + "..."
+
+
+def describe(side) -> str:
+    c = side.context
+    bits = [f"{side.kind} of {c.get('label') or '?'}"]
+    if c.get("created"):
+        bits.append(f"made {c['created']}")
+    bits.append(f"driver {c.get('driver') or '?'}, ABI {c.get('abi') or '?'}, {c.get('cards')} card(s)")
+    if c.get("signature"):
+        bits.append(f"signature: {c['signature']}")
+    return f"{side.path} ({'; '.join(bits)})"
+
+
+def coverage_line(cover) -> str:
+    if cover.common is None:
+        return "compared: everything both files hold (one does not say which layouts it ran)"
+    line = f"compared: layouts {', '.join(sorted(cover.common)) or 'none in common'}"
+    for label, only in (("A", cover.only_a), ("B", cover.only_b)):
+        if only:
+            line += f"; only in {label} (left out): {', '.join(only)}"
+    return line
+
+
+def tolerance_line(tolerance) -> str:
+
+    return f"tolerance: ±{percent(tolerance)} on bandwidth per pair and on boosted and after-traffic clock MHz"
+
+
+def left_out(aspects) -> dict:
+    """Volatile rule -> how many fields it left out, over all aspects."""
+    total: dict = {}
+    for x in aspects:
+        for rule, n in x.left_out.items():
+            total[rule] = total.get(rule, 0) + n
+    return total
+
+
+def left_out_line(aspects) -> str:
+    rules = left_out(aspects)
+    if not rules:
+        return "left out as volatile: nothing"
+    return "left out as volatile: " + ", ".join(f"{rule} ({n})" for rule, n in rules.items())
+
+
+def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
+    lines = [f"A: {describe(a)}", f"B: {describe(b)}", coverage_line(cover), tolerance_line(tolerance),
+             left_out_line(aspects), ""]
+    for aspect in aspects:
+        if aspect.not_comparable:
+            lines.append(f"{aspect.name}: not comparable: {aspect.not_comparable}")
+        elif not aspect.differs:
+            lines.append(f"{aspect.name}: same" + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
+        else:
+            lines.append(_colour(f"{aspect.name}: {len(aspect.differences)} differ", "31")
+                         + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
+            rows = [(str(k), show(va), show(vb)) for k, va, vb in aspect.differences]
+            shown = rows if limit <= 0 else rows[:limit]
+            widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [("", "A", "B")])) for i in range(3)]
+            lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("", "A", "B"), widths)).rstrip())
+            for row in shown:
+                cells = [_cut(c, w, front=(i == 0)).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+                lines.append("  " + "  ".join(cells).rstrip())
+            if len(rows) > len(shown):
+                lines.append(f"  ... and {len(rows) - len(shown)} more (--limit 0 shows all; --json writes all)")
+    differing = [x.name for x in aspects if x.differs]
+    lines.append("")
+    lines.append(_colour(f"BEHAVIOUR DIFFERS: {', '.join(differing)}", "31") if differing
+                 else _colour("SAME BEHAVIOUR", "32") + (" (not comparable: "
+                 + ", ".join(x.name for x in aspects if x.not_comparable) + ")"
+                 if any(x.not_comparable for x in aspects) else ""))
+    return "\n".join(lines)
+
+
+def _jsonable(value):
+    return None if value is MISSING else value
+
+
+def to_json(a, b, aspects, cover, tolerance) -> dict:
+
+    why = {name: text for name, text, _ in VOLATILE}
+    why.update({f"{phase} clock MHz": text for phase, text in {**CLOCK_PHASES, **UNBOOSTED_PHASES}.items()})
+    return {
+        "tool": "rmpeer diff", "tolerance": tolerance, "tolerance_text": f"±{percent(tolerance)}",
+        "tolerance_applies_to": ["bandwidth per pair", "boosted and after-traffic clock MHz"],
+        "a": {"path": a.path, "kind": a.kind, **a.context}, "b": {"path": b.path, "kind": b.kind, **b.context},
+        "coverage": {"layouts_compared": None if cover.common is None else sorted(cover.common),
+                     "only_in_a": cover.only_a, "only_in_b": cover.only_b},
+        "left_out": {rule: {"fields": n, "why": why.get(rule, "")} for rule, n in left_out(aspects).items()},
+        "same": not any(x.differs for x in aspects),
+        "aspects": [{"name": x.name, "source": x.source, "comparable": not x.not_comparable,
+                     "why_not": x.not_comparable or None, "differs": x.differs, "info": x.info,
+                     "not_comparable_fields": x.absent, "left_out": dict(x.left_out),
+                     "differences": [{"key": str(k), "a": _jsonable(va), "b": _jsonable(vb),
+                                      "a_missing": va is MISSING, "b_missing": vb is MISSING}
+                                     for k, va, vb in x.differences]}
+                    for x in aspects],
+    }
+
+
+def write_json(path: str, doc: dict) -> None:
+    try:
+        from rmpeer.safewrite import write_file
+
+        write_file(Path(path), json.dumps(doc, indent=1, default=str) + "\n", what="--json")
+    except OSError as exc:
+        raise ConfigError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
+
+
+def write_allure(folder: str, a, b, aspects, tolerance) -> None:
+    """One Allure result per aspect (failed: it differs; passed: the same; skipped: not
+    comparable), and a passed 'same behaviour' result when nothing differs."""
+    from allure_commons.logger import AllureFileLogger
+    from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
+
+    from rmpeer.safewrite import make_folder
+
+    make_folder(folder)        # a link planted there is refused, never written through
+    try:
+        logger = AllureFileLogger(folder)
+    except OSError as exc:
+        raise ConfigError(f"--alluredir {folder}: cannot write there ({exc.strerror or exc})") from None
+    pair = f"{Path(a.path).name} vs {Path(b.path).name}"
+    params = [Parameter(name="A", value=describe(a)), Parameter(name="B", value=describe(b)),
+              Parameter(name="tolerance", value=f"±{percent(tolerance)}")]
+    labels = [Label(name="parentSuite", value="rmpeer diff"), Label(name="suite", value=pair),
+              Label(name="epic", value="driver release"), Label(name="framework", value="rmpeer")]
+    results = []
+    for x in aspects:
+        status = Status.SKIPPED if x.not_comparable else Status.FAILED if x.differs else Status.PASSED
+        message = (x.not_comparable if x.not_comparable else
+                   f"{len(x.differences)} differ" if x.differs else "same")
+        table = "\n".join(f"{k}: A {show(va)} | B {show(vb)}" for k, va, vb in x.differences[:200])
+        results.append((x.name, status, message, table))
+    if not any(x.differs for x in aspects):
+        results.append(("same behaviour", Status.PASSED, "no aspect differs", ""))
+    for name, status, message, table in results:
+        case = f"rmpeer diff {pair}: {name}"
+        result = TestResult(uuid=str(uuid.uuid4()), name=name, fullName=case,
+                            historyId=str(uuid.uuid5(uuid.NAMESPACE_URL, case)),
+                            testCaseId=str(uuid.uuid5(uuid.NAMESPACE_URL, f"rmpeer diff: {name}")),
+                            status=status, stage="finished",
+                            statusDetails=StatusDetails(message=message, trace=table or None),
+                            labels=labels + [Label(name="feature", value=name)], parameters=params)
+        if table:
+            source = f"{uuid.uuid4()}-attachment.txt"
+            logger.report_attached_data(table, source)
+            result.attachments.append(Attachment(name="differences", source=source, type="text/plain"))
+        logger.report_result(result)

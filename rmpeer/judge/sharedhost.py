@@ -1,0 +1,286 @@
+"""Checks that stay right on a host other processes use (docs/peer-setup.md, "A shared host").
+
+RM keeps a peer mapping per pair of GPUs, shared by every client on the host: once any
+process (CUDA's UVM, for one) has a P2P object between two cards, a P2P_ENABLE map between
+them succeeds for everyone. And free video memory is a host-wide figure. So:
+
+- the no-pair check (a peer map before any NV50_P2P is refused) is judged "not applicable"
+  on a host where another process holds the cards, naming it, and fails anywhere else;
+- the teardown check accounts for this process's own video memory (RM's per-process
+  figure, GET_PID_INFO for our pid), the host-wide figure only where nothing else runs;
+- a missed bandwidth floor names the process that used the card meanwhile;
+- --require-idle refuses a host that other processes use.
+
+Replays: every reading added here is recorded (RM calls as calls, /proc facts through the
+shim's observe) and taken only where the recording has it (`recorded_next`): a recording
+made before these readings existed replays exactly as before, and the check then falls
+back to what that recording can show (fail closed: a host-wide comparison, never a pass
+by default).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+from rmpeer.errors import NotIdleError
+from rmpeer.machine.gpuprocs import GET_PID_INFO, GET_PIDS, GpuProcess, merged, rm_gpu_processes, rm_vidmem, scan_gpu_processes
+from rmpeer.shim.records import CallRecord
+
+HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
+
+
+# ---- replay-tolerant readings -----------------------------------------------------------
+
+def recorded_next(shim, op: str, label: str) -> bool:
+    """Live: True. Replay: whether the recording's next call (in this stretch) is `op`
+    labelled `label`, i.e. whether the recorded run made this optional reading here."""
+    if getattr(shim, "mode", "live") != "replay":
+        return True
+    for line in shim.lines[shim.pos:]:
+        if isinstance(line, CallRecord):
+            return line.op == op and line.label == label
+        if isinstance(line, dict) and line.get("note") == "segment":
+            return False
+    return False
+
+
+def _processes(value) -> list[GpuProcess]:
+    return [p if isinstance(p, GpuProcess) else GpuProcess.from_dict(p) for p in value]
+
+
+def snapshot_gpu_processes(shim, rm=None, subdevices: dict | None = None, *, label: str,
+                           minor_to_card: dict | None = None) -> dict | None:
+    """Who else holds the GPUs now: {'processes': [GpuProcess dicts], 'unreadable': [pids],
+    'rm_errors': {card: why}}, recorded; None in a replay of a recording without it.
+    With `rm` and `subdevices` ({card: subdevice handle}) RM's own list is asked too."""
+    use_rm = rm is not None and bool(subdevices) and GET_PIDS in rm.abi.controls
+    first = ("ioctl", f"{label}:pids:card{min(subdevices)}") if use_rm else ("observe", label)
+    if not recorded_next(shim, *first):
+        return None
+    rm_scan = rm_gpu_processes(rm, subdevices, own_pid=-1, label=label) if use_rm else None
+
+    def read():
+        try:
+            scan = scan_gpu_processes(minor_to_card=minor_to_card)
+            if rm_scan is not None:   # RM listed every holder: this process is left out here
+                for card in rm_scan.pids:
+                    rm_scan.pids[card] = [p for p in rm_scan.pids[card] if p != os.getpid()]
+            return {"processes": [p.as_dict() for p in merged(scan, rm_scan)], "unreadable": scan.unreadable,
+                    "rm_errors": {str(c): e for c, e in (rm_scan.errors if rm_scan else {}).items()}}
+        except OSError as exc:       # never a traceback: the reading says it failed
+            return {"processes": [], "unreadable": [], "error": f"/proc could not be read: {exc}"}
+    return shim.observe(label, read)
+
+
+def snapshot_runtime(shim, rt, *, label: str, cards=None, with_rm: bool = True) -> dict | None:
+    """snapshot_gpu_processes for an open Runtime: RM asked through the probe subdevice of
+    each of `cards` (default: all), card numbers as RM numbers them."""
+    cards = [c.index for c in rt.host.cards] if cards is None else list(cards)
+    subdevices = {c: rt.host.probe_handles(c)[1] for c in cards} if with_rm else None
+    return snapshot_gpu_processes(shim, rt.rm if with_rm else None, subdevices, label=label,
+                                  minor_to_card={c.minor: c.index for c in rt.host.cards})
+
+
+def own_vidmem(shim, rm, subdevices: dict, *, label: str) -> dict | None:
+    """This process's video memory per card as RM counts it ({card: bytes}, a card RM
+    refused is absent, its reason under 'errors'), recorded; None where the ABI lacks the
+    control or a replay's recording lacks the reading. The pid goes through observe, so a
+    replay sends RM the recorded run's pid, byte for byte."""
+    if GET_PID_INFO not in rm.abi.controls or not subdevices:
+        return None
+    if not recorded_next(shim, "observe", f"{label}:pid"):
+        return None
+    pid = shim.observe(f"{label}:pid", os.getpid)
+    out = {"bytes": {}, "errors": {}}
+    for card, sub in sorted(subdevices.items()):
+        sizes, why = rm_vidmem(rm, sub, [pid], label=f"{label}:card{card}")
+        if why or pid not in sizes:
+            out["errors"][card] = why or f"{GET_PID_INFO} gave no result for pid {pid}"
+        else:
+            out["bytes"][card] = sizes[pid]
+    return out
+
+
+# ---- the no-pair check ------------------------------------------------------------------
+
+@dataclass
+class Precondition:
+    kind: str           # held, not-applicable or violated
+    reason: str = ""
+
+
+def _cards_text(cards) -> str:
+    return f"cards {' and '.join(map(str, cards))}"
+
+
+def holders_of(processes, cards) -> list[GpuProcess]:
+    """The processes that can hold a peer mapping between `cards`: those holding both cards
+    (CUDA opens every card it makes a context on; its unified memory driver pairs NVLink
+    peers as soon as both are in use), and RM clients that hold the driver but no card
+    node (nvidiactl alone reaches every card). One holding only one of the two cannot."""
+    procs = _processes(processes)
+    return [p for p in procs if set(cards) <= set(p.cards) or (p.driver and not p.cards and not p.minors)]
+
+
+def judge_map_before_pair(status_name: str, cards, snapshot: dict | None) -> Precondition:
+    """A P2P_ENABLE map before this run made any NV50_P2P between `cards` (a, b):
+    held (RM refused it, NV_ERR_INVALID_STATE), not applicable (RM mapped it, and another
+    process holds the cards: its P2P objects made the pair's mapping, which RM shares with
+    every client), or violated (anything else, with what was expected and found)."""
+    if status_name == "NV_ERR_INVALID_STATE":
+        return Precondition(HELD)
+    if status_name != "NV_OK":
+        return Precondition(VIOLATED, f"expected RM to refuse the map with NV_ERR_INVALID_STATE, found {status_name}")
+    mapped = (f"RM mapped {_cards_text(cards)} peer to peer before this run made any NV50_P2P between them")
+    if snapshot is None:
+        return Precondition(VIOLATED, f"expected NV_ERR_INVALID_STATE, found NV_OK: {mapped}, and the recording "
+                                      f"does not say which other processes held the GPUs")
+    held_by = holders_of(snapshot.get("processes", []), cards)
+    if held_by:
+        names = "; ".join(p.describe() for p in held_by)
+        return Precondition(NOT_APPLICABLE,
+                            f"not applicable on this host: {mapped}, because another process holds them "
+                            f"({names}); RM keeps one peer mapping per pair of GPUs for all processes "
+                            f"(docs/peer-setup.md), so the refusal cannot be shown while it runs")
+    unseen = snapshot.get("unreadable") or []
+    blind = (f" (the open files of {len(unseen)} processes could not be read: run as root to see them)"
+             if unseen else "")
+    return Precondition(VIOLATED, f"expected NV_ERR_INVALID_STATE, found NV_OK: {mapped}, and no other process "
+                                  f"holds the GPUs{blind}")
+
+
+# ---- the teardown check -----------------------------------------------------------------
+
+@dataclass
+class TeardownJudgement:
+    problems: list = field(default_factory=list)    # each: expected ..., found ...
+    basis: str = ""                                  # what the memory part compared
+    not_applicable: str = ""                         # the memory part could not be judged, and why
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+def judge_teardown(*, refused, leftover, cards, own: dict | None = None, host: dict | None = None,
+                   others: dict | None = None) -> TeardownJudgement:
+    """Judges a setup's teardown from what it allocated and what came back.
+
+    refused: the frees RM refused (records with .label and .status_name); leftover: the
+    objects the setup allocated that are still in the client's book after teardown;
+    own: {'before'|'during'|'after': own_vidmem(...) result or None} (this process);
+    host: {'before'|'during'|'after': {card: free bytes}} (host-wide);
+    others: a snapshot_gpu_processes result or None (unknown)."""
+    j = TeardownJudgement()
+    for r in refused:
+        j.problems.append(f"expected RM to accept every free, found {r.label}: {r.status_name}")
+    if leftover:
+        labels = ", ".join(label for _, _, label in leftover[:6])
+        j.problems.append(f"expected every object of the setup freed, found {len(leftover)} never freed ({labels})")
+    phases = ("before", "during", "after")
+    readings = {ph: (own or {}).get(ph) for ph in phases}
+    unread = {c: e for r in readings.values() if r for c, e in r["errors"].items()}   # card -> why not
+    complete = all(readings[ph] is not None and all(c in readings[ph]["bytes"] for c in cards) for ph in phases)
+    if complete:
+        b, d, a = (readings[ph]["bytes"] for ph in phases)
+        # RM must have counted the setup's buffers as ours, or its figure shows nothing
+        # about them: then it is set aside (said in .basis) for the other bases
+        grew = [c for c in cards if d[c] > b[c]]
+        if len(grew) == len(cards):
+            j.basis = "this process's video memory (RM, per process)"
+            for c in cards:
+                if a[c] != b[c]:
+                    j.problems.append(f"expected this process's video memory on card {c} back to {_mib(b[c])} "
+                                      f"after teardown, found {_mib(a[c])} (the setup took {_mib(d[c] - b[c])}, "
+                                      f"teardown returned {_mib(d[c] - a[c])})")
+            return j
+        flat = ", ".join(str(c) for c in cards if c not in grew)
+        unread.update({c: "RM's per-process figure did not grow with the setup's buffers"
+                       for c in cards if c not in grew})
+        j.basis = f"(RM's per-process video memory did not count the setup's buffers on card {flat})"
+    held_by = [p for p in _processes((others or {}).get("processes", [])) if set(p.cards) & set(cards)]
+    if held_by:
+        why = "; ".join(f"card {c}: {e}" for c, e in sorted(unread.items()))
+        j.not_applicable = (f"the video memory teardown returned cannot be told apart on this host: RM gave no "
+                            f"usable per-process figure ({why or 'not read'}) and free memory is host-wide while "
+                            f"{'; '.join(p.describe() for p in held_by)}")
+        return j
+    if host is None or any(host.get(ph) is None for ph in phases):
+        j.problems.append("expected video memory readings before, during and after the setup, found none")
+        return j
+    j.basis = ("the cards' free video memory (host-wide; no other process known to use the cards) "
+               + j.basis).strip()
+    b, d, a = (host[ph] for ph in phases)
+    for c in cards:
+        if d[c] >= b[c]:
+            j.problems.append(f"expected the setup's buffers to take video memory on card {c}, found "
+                              f"{_mib(b[c])} free before and {_mib(d[c])} during")
+        elif a[c] != b[c]:
+            j.problems.append(f"expected card {c}'s free video memory back to {_mib(b[c])} after teardown, found "
+                              f"{_mib(a[c])} (the setup took {_mib(b[c] - d[c])}, teardown returned "
+                              f"{_mib(a[c] - d[c])})")
+    return j
+
+
+# ---- bandwidth findings and --require-idle ------------------------------------------------
+
+_PAIR = re.compile(r"(\d+)\s*->\s*(\d+)")
+
+
+def _cards_of_finding(f) -> set[int]:
+    if isinstance(f, dict):
+        if "src_card" in f and "dst_card" in f:
+            return {int(f["src_card"]), int(f["dst_card"])}
+        text = str(f.get("pair", ""))
+    else:
+        text = getattr(f, "subject", "")
+    m = _PAIR.search(text)
+    return {int(m.group(1)), int(m.group(2))} if m else set()
+
+
+def users_text(cards, before=None, after=None) -> str:
+    """' while pid N (cmd) held card C; ...' for the processes holding any of `cards` before
+    or after the run (each once), or '' when none did."""
+    seen, parts = set(), []
+    for p in _processes(list(before or []) + list(after or [])):
+        held = sorted(set(p.cards) & set(cards))
+        if held and p.pid not in seen:
+            seen.add(p.pid)
+            parts.append(f"pid {p.pid} ({p.command}) held card{'s' if len(held) > 1 else ''} "
+                         f"{', '.join(map(str, held))}")
+    return f" while {'; '.join(parts)}" if parts else ""
+
+
+def name_other_users(findings, before=None, after=None) -> list:
+    """The bandwidth findings, each on a card another process held (before or after the
+    run) with 'while pid N (cmd) held card C' appended to its reason. Accepts floors.py's
+    finding dicts (the 'message') and result.Finding (the 'found'); returns new objects."""
+    out = []
+    for f in findings:
+        suffix = users_text(_cards_of_finding(f), before, after)
+        if not suffix:
+            out.append(f)
+        elif isinstance(f, dict):
+            out.append({**f, "message": f.get("message", "") + suffix})
+        else:
+            out.append(replace(f, found=f.found + suffix))
+    return out
+
+
+def require_idle(procs, *, unknown=()) -> None:
+    """--require-idle: refuse (NotIdleError, exit 7) a host where other processes hold the
+    GPUs, naming them in one line. `unknown`: pids whose use of the GPUs could not be read
+    (pass them only when RM's own list was unavailable): refused too, since idle is unproven."""
+    procs = _processes(procs)
+    if not procs and not unknown:
+        return
+    named = "; ".join(p.describe() for p in procs)
+    blind = (f"{'; and ' if named else ''}{len(unknown)} processes whose open files this user may not read "
+             f"(run as root, or on a driver whose RM lists GPU processes)" if unknown else "")
+    raise NotIdleError(f"--require-idle: other processes use the GPUs: {named}{blind}")

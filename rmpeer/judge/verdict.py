@@ -1,0 +1,198 @@
+"""The judge: pure functions from what a run measured to Findings, and from Findings and
+check outcomes to the verdict. Nothing here reads a device, a test's text or a test's name.
+
+Verdict, strongest first:
+  INCOMPLETE     the run was cut short, a check could not run, or no hardware check ran
+  NOT CERTIFIED  a conformance check failed (a finding of severity FAIL, or a failed check)
+  DEGRADED       correct, but unfit: below the floors, a link down or erring, an unexpected Xid
+  CERTIFIED      none of these
+An unfinished run outranks a failure: what a cut-short run saw may be the cut's doing."""
+
+from __future__ import annotations
+
+from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from rmpeer.judge.nvlink import NO_NVLINK, check_active, compare_counters
+from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
+                     Finding)
+
+FITNESS_AREA = "fitness"
+REASON_CHARS = 300
+EXIT_CODES = {CERTIFIED: EXIT_OK, NOT_CERTIFIED: EXIT_NOT_CERTIFIED, DEGRADED: EXIT_DEGRADED,
+              INCOMPLETE: EXIT_INCOMPLETE}
+
+
+def short(text: str, limit: int = REASON_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_findings(checks: list) -> list:
+    """A failed or erroring check is a finding: FAIL, or DEGRADE in the fitness area (its
+    reason is the check's own sentence, which says expected and found)."""
+    out = []
+    for c in checks:
+        if c.outcome in ("failed", "error"):
+            severity = DEGRADE if c.area == FITNESS_AREA else FAIL
+            subject = c.subject if not c.layout or c.subject == c.layout else f"{c.layout} {c.subject}"
+            out.append(Finding(c.check, subject, "the check to pass", c.reason or c.outcome, severity))
+    return out
+
+
+def verdict(findings: list, checks: list) -> tuple[str, list]:
+    """(verdict, reasons): one reason per distinct finding text, counting its repeats."""
+    ran = [c for c in checks if c.outcome in ("passed", "failed", "error")]
+    everything = list(findings)
+    if not ran:
+        everything.append(Finding("run", "host", "at least one hardware check run", "no hardware check ran",
+                                  UNFINISHED))
+    everything += check_findings(checks)
+    for severity, name in ((UNFINISHED, INCOMPLETE), (FAIL, NOT_CERTIFIED), (DEGRADE, DEGRADED)):
+        chosen = [f for f in everything if f.severity == severity]
+        if chosen:
+            return name, _reasons(chosen)
+    return CERTIFIED, []
+
+
+def _reasons(findings: list) -> list:
+    seen: dict = {}
+    for f in findings:
+        text = f.found if f.expected == "the check to pass" else f.text
+        key = short(text)
+        if key not in seen:
+            seen[key] = {"subjects": [], "check": f.check}
+        if f.subject not in seen[key]["subjects"]:
+            seen[key]["subjects"].append(f.subject)
+    out = []
+    for text, g in seen.items():
+        n = len(g["subjects"])
+        more = f" ({n} checks: {', '.join(g['subjects'][:3])}{' and more' if n > 3 else ''})" if n > 1 else (
+            "" if g["subjects"][0] in text else f" ({g['check']}: {g['subjects'][0]})")
+        out.append(text + more)
+    return out
+
+
+def judge(result) -> tuple[str, list]:
+    """The verdict of a RunResult, from its findings and its checks alone."""
+    return verdict(result.findings, result.checks)
+
+
+# -- fitness: measurements -> findings -------------------------------------------------------
+
+def clocks_text(clocks: dict) -> str:
+    phase = "after-traffic" if "after-traffic" in clocks else next(reversed(clocks), None)
+    cards = clocks.get(phase, {})
+    return f"clocks ({phase}): " + ", ".join(
+        f"card {c} {r.get('graphics_mhz')} MHz graphics / {r.get('memory_mhz')} MHz memory, {r.get('pstate')}"
+        for c, r in cards.items())
+
+
+def boost_findings(fitness) -> list:
+    """RM gave a P-state for every card; the boost, when asked, was accepted and raised the clocks."""
+    out = []
+    idle = fitness.clocks.get("idle", {})
+    for card, r in idle.items():
+        if not r.get("pstate"):
+            out.append(Finding("clocks", f"card {card}", "a P-state from RM", "none", DEGRADE))
+    if fitness.boost is None:
+        return out
+    for card, status in fitness.boost.failures.items():
+        out.append(Finding("boost", f"card {card}", "RM to accept the boost", f"RM refused it: {status}", DEGRADE))
+    for card, r in fitness.clocks.get("boosted", {}).items():
+        before, now = idle.get(card, {}).get("graphics_mhz"), r.get("graphics_mhz")
+        if before is not None and now is not None and now < before:
+            out.append(Finding("boost", f"card {card}", f"a graphics clock of at least {before} MHz after the boost",
+                               f"{now} MHz", DEGRADE))
+    return out
+
+
+def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
+    """Figures below the topology's floor, or far below their siblings (floors.judge_bandwidth)."""
+    from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
+
+    out = []
+    for x in judge_bandwidth(topology, figures):
+        if x["level"] not in (BELOW, OUTLIER):
+            continue
+        if x["level"] == BELOW:
+            expected = f"at least {x['floor']:g} GB/s"
+            # a derived floor's formula states the floor itself: "below 18 links x ... = 355.2 GB/s (derived; ...)"
+            below = (f"below the floor of {x['floor']:g} GB/s ({getattr(topology, 'name', '?')})"
+                     if x["basis"] == "calibrated" else f"below {x['formula']}")
+            found = f"{x['gbps']:.1f} GB/s, {below}; {clocks_text(clocks)}"
+        else:
+            expected = f"within 15% of its siblings' median {x['median']:.1f} GB/s"
+            found = f"{x['gbps']:.1f} GB/s; {clocks_text(clocks)}"
+        out.append(Finding("bandwidth-floor", f"{x['op']} {x['pair']}", expected, found, DEGRADE))
+    return out
+
+
+def figure_subject(src: int, dst: int, op: str) -> str:
+    return f"{op} {src}->{dst}"
+
+
+def link_state_findings(card, health: dict, topology) -> list:
+    """One reading of a card's links (rm.nvlink.link_health): read whole, and as many active
+    as the topology expects. A card RM says has no NVLink is judged only where the topology
+    expects links; a reading RM refused is never a pass."""
+    expected = topology.expected_nvlinks if topology else None
+    subject = f"card {card}"
+    reason = health.get("reason")
+    if not health.get("supported") and reason == NO_NVLINK:
+        return [Finding("nvlink-active", subject, f"{expected} active NVLinks", "no NVLink", DEGRADE)] if expected else []
+    if not health.get("supported") or reason:
+        return [Finding("nvlink", subject, "NVLink state from RM", reason or "not read", UNFINISHED)]
+    return [Finding("nvlink-active", subject, "every NVLink RM enables up", p, DEGRADE)
+            for p in check_active(health, expected)]
+
+
+def link_error_findings(card, before: dict | None, after: dict, *, since: str = "") -> list:
+    """No error counter of a card grown, and no link gone down, from `before` (an earlier
+    reading: the run's start, or the last run's; None: nothing to compare) to `after`;
+    counters RM would not give make the comparison impossible, so they are never a pass.
+    `since` words the span ("" for a run's own, " since the last run")."""
+    subject = f"card {card}"
+    out = [Finding("nvlink-errors", subject, "readable error counters", why, UNFINISHED)
+           for why in dict.fromkeys(r.get("counters_reason") for r in (before, after) if r) if why]
+    if before is not None and before.get("supported") and after.get("supported"):
+        out += [Finding("nvlink-errors", subject, f"no error counter grown{since}", p, DEGRADE)
+                for p in compare_counters(before, after)]
+    return out
+
+
+def link_findings(card, before: dict, after: dict | None, topology) -> list:
+    """A run's links: the state at its start, and (with `after`, the reading at its end) no
+    error counter grown over the run."""
+    out = link_state_findings(card, before, topology)
+    if after is not None and before.get("supported"):
+        out += link_error_findings(card, before, after)
+    return out
+
+
+XID_WANTED = "no Xid but those a detection test provokes"
+
+
+def xid_findings(seen: dict, cards, expected=(), provoked_any_card=frozenset(), *, wanted: str = XID_WANTED,
+                 since: str = "", unreadable: str = INFO) -> list:
+    """Every Xid the kernel logged in the span `seen` covers (xids.py readings), unless a
+    detection test provoked it: `expected` lists (card, xid), each allowing one Xid;
+    `provoked_any_card` holds Xid numbers allowed on any card, any number of times (those a
+    recorded run's detection tests provoked; the passive tier's allowed Xids). A log that
+    could not be read is `unreadable` (a deeper tier records it, INFO: many hosts keep the
+    kernel log from unprivileged users; the passive tier, whose check it is, UNFINISHED);
+    a log that lost records of the span (`complete` False) cannot say there were none."""
+    from rmpeer.machine.xids import by_card
+
+    if not seen.get("readable"):
+        return [Finding("xid", "host", "a readable kernel log", seen.get("reason") or "not readable", unreadable)]
+    out = []
+    if seen.get("complete") is False:
+        out.append(Finding("xid", "host", f"every kernel log record{since}", seen.get("reason") or "some lost",
+                           UNFINISHED))
+    allowed = list(expected)
+    for card, xids in sorted(by_card(seen.get("xids", []), cards).items(), key=lambda kv: str(kv[0])):
+        for x in xids:
+            if (card, x["xid"]) in allowed:
+                allowed.remove((card, x["xid"]))
+            elif x["xid"] not in provoked_any_card:
+                out.append(Finding("xid", f"card {card}", wanted, f"Xid {x['xid']}: {x['text'][:160]}", DEGRADE))
+    return out

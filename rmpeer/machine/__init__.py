@@ -1,0 +1,1 @@
+"""The machine rmpeer runs on, outside RM: the kernel log's Xids, GPU processes, the lock, the state folder, safe writers' keys and signing, signals, the deadline, card selection, and the threads that cut big blocks into slices."""

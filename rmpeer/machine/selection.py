@@ -1,0 +1,522 @@
+"""Which of the host's cards a run may touch: --cards, or the job's GPUs from the environment
+(CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, SLURM_JOB_GPUS), resolved to RM's cards.
+
+Every way of naming a card has its own order, and none is RM's (docs/cards.md):
+  --cards                   rmpeer's card numbers (RM's order, as `rmpeer host` lists them),
+                            GPU UUIDs (GPU-..., full or an unambiguous prefix), PCI bus ids
+  SLURM_JOB_GPUS            gres.conf's indices: the i-th /dev/nvidiaN its File= lines name
+                            (without a readable gres.conf: the minor number N itself)
+  CUDA_VISIBLE_DEVICES      UUIDs always; indices only in PCI bus order (CUDA_DEVICE_ORDER=
+                            PCI_BUS_ID) or on a one-card host: CUDA's default FASTEST_FIRST
+                            order is CUDA's own guess, which rmpeer (no CUDA) cannot repeat
+  NVIDIA_VISIBLE_DEVICES    NVML indices (PCI bus order) or UUIDs; all, none, void
+So a name is resolved here through the PCI bus id (and the UUID of that bus) RM reports,
+never by assuming that two orders agree.
+
+Two steps: `request_from` reads what was asked (before any device is opened: bad syntax is
+exit 2 on any machine, and the count of cards fixes the layouts), `resolve` finds the cards
+once RM has listed them (NV_ESC_CARD_INFO on nvidiactl, which opens no card). Both are pure
+but for reading the environment and gres.conf, which their callers pass in."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+
+from rmpeer.errors import ConfigError
+
+CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
+OPTION, ALL_CARDS, DEFAULT = "--cards", "--all-cards", "default"
+VARIABLES = (CUDA, NVIDIA, SLURM, SLURM_STEP)
+CERTIFY_ENV = (CUDA,)                       # what certify itself reads without --cards
+GRES_CONF_ENV = "RMPEER_GRES_CONF"          # gres.conf's path (default /etc/slurm/gres.conf)
+GRES_CONF = "/etc/slurm/gres.conf"
+
+_UUID = re.compile(r"GPU-[0-9a-f-]+", re.I)
+# a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
+_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
+_MIG_INDEX = re.compile(r"\d+:\d+", re.ASCII)
+_INDEX = re.compile(r"\d+", re.ASCII)
+_RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
+
+
+class EmptySelection(ConfigError):
+    """The selection names no card (none, void, an empty variable): there is nothing to
+    certify, and zero cards are never certified. Exit 2: no verdict of the host."""
+
+
+@dataclass(frozen=True)
+class HostCard:
+    """What rmpeer knows of a card without opening it."""
+
+    index: int        # RM's order (NV_ESC_CARD_INFO): rmpeer's card number on the whole host
+    minor: int        # /dev/nvidia<minor>
+    pci: str          # dddd:bb:ss.f, as RM reports it
+    uuid: str = ""    # GPU-..., the kernel module's for this bus (RM's own once the card is opened)
+    model: str = ""
+
+    def describe(self) -> str:
+        return f"{self.index} ({self.uuid or 'uuid unknown'}, {self.pci})"
+
+
+@dataclass(frozen=True)
+class Request:
+    """The cards asked for, before the host is known."""
+
+    source: str                      # --cards, --all-cards, default, or the variable read
+    text: str = ""                   # as given
+    names: tuple = ()                # the names, split; () with every=True
+    every: bool = False              # all the host's cards
+    cuda_order: str = ""             # CUDA_DEVICE_ORDER as set (CUDA_VISIBLE_DEVICES only)
+    gres_minors: tuple | None = None  # gres.conf: index i -> minor (SLURM_JOB_GPUS only)
+    variables: tuple = CERTIFY_ENV   # the variables that were looked at
+
+    @property
+    def count(self) -> int | None:
+        return None if self.every else len(self.names)
+
+    @property
+    def how(self) -> str:
+        """How the cards were chosen, in words (the certificate's `selection.how`)."""
+        if self.source == DEFAULT:
+            return f"every card (no --cards, and none of {', '.join(self.variables)} set)"
+        if self.every:
+            return f"every card ({self.source}{'=' + self.text if self.text else ''})"
+        return f"{self.source}={self.text}" if self.source != OPTION else f"--cards {self.text}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The cards a run may touch: host indices in RM's order (the run numbers them 0..k-1 in
+    this order), out of every card of the host."""
+
+    cards: tuple                     # host indices
+    of: tuple                        # every HostCard of the host
+    source: str
+    how: str
+
+    @property
+    def whole(self) -> bool:
+        return len(self.cards) == len(self.of)
+
+    @property
+    def uuids(self) -> list:
+        return [self.of[i].uuid for i in self.cards]
+
+    def line(self) -> str:
+        """`cards: 1 of 0-1 (from CUDA_VISIBLE_DEVICES)`: what certify says before it runs."""
+        src = {OPTION: "--cards", ALL_CARDS: "--all-cards", DEFAULT: "no selection"}.get(self.source,
+                                                                                        self.source)
+        return f"cards: {spans(self.cards)} of {spans(range(len(self.of)))} (from {src})"
+
+    def as_dict(self) -> dict:
+        return {"cards": list(self.cards), "uuids": self.uuids, "source": self.source, "how": self.how,
+                "of": [asdict(c) for c in self.of]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Selection":
+        return cls(tuple(d["cards"]), tuple(HostCard(**c) for c in d["of"]), d["source"], d["how"])
+
+
+def spans(numbers) -> str:
+    """(0, 1, 2, 5) -> '0-2,5'."""
+    nums, out = sorted(numbers), []
+    for n in nums:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
+# -- what was asked ----------------------------------------------------------------------------
+
+def _split(text: str, source: str) -> tuple:
+    parts = [p.strip() for p in text.split(",")]
+    if any(not p for p in parts):
+        raise ConfigError(f"{source} {text!r}: an empty name between commas (give cards such as 0,1 or GPU-...)")
+    names = []
+    for p in parts:
+        m = _RANGE.fullmatch(p)
+        if m and int(m[1]) <= int(m[2]):
+            names += [str(i) for i in range(int(m[1]), int(m[2]) + 1)]
+        else:
+            names.append(p)
+    for p in names:
+        if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
+            raise ConfigError(f"{source}: {p!r} is a MIG instance: rmpeer checks peer access between whole GPUs, "
+                              f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
+        if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
+            raise ConfigError(f"{source}: {p!r} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
+                              f"of one) or a PCI bus id (0000:1b:00.0)")
+    if len(set(n.lower() for n in names)) != len(names):
+        raise ConfigError(f"{source} {text!r}: a card is named twice")
+    return tuple(names)
+
+
+def gres_minors(text: str) -> tuple | None:
+    """gres.conf's GPU index -> minor: the /dev/nvidiaN files of its Name=gpu lines in order
+    (File=/dev/nvidia[0-3] expands to 0..3). None when it names no GPU file (AutoDetect)."""
+    minors = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
+        fields = dict(re.findall(r"(\w+)=(\S+)", line))
+        if fields.get("Name", "").lower() != "gpu" or "File" not in fields:
+            continue
+        for part in re.findall(r"/dev/nvidia(\[[^\]]*\]|\d+)", fields["File"]):
+            if part.startswith("["):
+                for piece in part[1:-1].split(","):
+                    a, _, b = piece.partition("-")
+                    minors += list(range(int(a), int(b or a) + 1))
+            else:
+                minors.append(int(part))
+    return tuple(minors) or None
+
+
+def _read_gres(environ) -> tuple | None:
+    path = environ.get(GRES_CONF_ENV) or GRES_CONF
+    try:
+        with open(path) as f:
+            return gres_minors(f.read())
+    except OSError:
+        return None
+
+
+def request_from(cards: str | None = None, *, all_cards: bool = False, variables=CERTIFY_ENV,
+                 environ=None) -> Request:
+    """What the run is asked to take: --all-cards, else --cards, else the first of `variables`
+    that is set (an empty or none/void one is an EmptySelection), else every card."""
+    environ = os.environ if environ is None else environ
+    if all_cards and cards is not None:
+        raise ConfigError("--cards and --all-cards: give one of them")
+    if all_cards:
+        return Request(ALL_CARDS, every=True)
+    if cards is not None:
+        if not cards.strip():
+            raise EmptySelection("--cards '' names no card: nothing to certify (no verdict; give cards such as "
+                                 "0,1, or leave --cards out for every card)")
+        if cards.strip().lower() == "all":
+            return Request(OPTION, "all", every=True)
+        return Request(OPTION, cards.strip(), _split(cards.strip(), "--cards"))
+    for var in variables:
+        if var not in environ:
+            continue
+        text = environ[var].strip()
+        lowered = text.lower()
+        # -1 hides every card from CUDA; Slurm writes NoDevFiles for a job without GPUs
+        if not text or (var == NVIDIA and lowered in ("none", "void")) or (var == CUDA and lowered in ("-1", "nodevfiles")):
+            raise EmptySelection(f"{var}={text!r} names no card: nothing to certify, no verdict "
+                                 f"(zero cards are never certified; --all-cards ignores the environment)")
+        if var in (NVIDIA, CUDA) and lowered == "all":
+            return Request(var, text, every=True)
+        names = _split(text, var)
+        return Request(var, text, names, cuda_order=environ.get("CUDA_DEVICE_ORDER", "").strip() if var == CUDA else "",
+                       gres_minors=_read_gres(environ) if var in (SLURM, SLURM_STEP) else None)
+    return Request(DEFAULT, every=True, variables=tuple(variables))
+
+
+# -- which cards those are ---------------------------------------------------------------------
+
+def pci_key(text: str):
+    """(domain, bus, slot, function) of a PCI bus id in any usual spelling (0000:1b:00.0,
+    00000000:1B:00.0 as nvidia-smi prints it, 1b:00.0); None if it is not one."""
+    m = _PCI.fullmatch(text.strip())
+    if not m:
+        return None
+    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4])
+
+
+def _present(cards) -> str:
+    return "; ".join(c.describe() for c in cards) or "none"
+
+
+def _by_index(name: str, request: Request, cards) -> HostCard:
+    """The card an index names, in the order of the name's source."""
+    n, src = int(name), request.source
+    if src in (OPTION,):
+        order, what = list(cards), "rmpeer's card numbers (RM's order, as `rmpeer host` lists them)"
+    elif src in (SLURM, SLURM_STEP):
+        gres = request.gres_minors
+        if gres is not None:
+            if n >= len(gres):
+                raise ConfigError(f"{src}={request.text}: gres.conf names {len(gres)} GPU(s), so there is no GPU "
+                                  f"index {n}; cards present: {_present(cards)}")
+            minor, what = gres[n], f"gres.conf's GPU {n}, /dev/nvidia{gres[n]}"
+        else:
+            minor, what = n, f"/dev/nvidia{n} (no gres.conf File= list was readable: index = minor)"
+        found = [c for c in cards if c.minor == minor]
+        if not found:
+            raise ConfigError(f"{src}={request.text}: {what} is no card of this host; cards present: "
+                              f"{_present(cards)}")
+        return found[0]
+    elif src == CUDA:
+        if request.cuda_order.upper() != "PCI_BUS_ID" and len(cards) > 1:
+            raise ConfigError(f"{src}={request.text}: CUDA numbers cards fastest first unless "
+                              f"CUDA_DEVICE_ORDER=PCI_BUS_ID, an order rmpeer cannot know without CUDA: set "
+                              f"{src} to GPU UUIDs ({', '.join(c.uuid for c in cards)}) or CUDA_DEVICE_ORDER="
+                              f"PCI_BUS_ID, or pass --cards")
+        order, what = sorted(cards, key=lambda c: pci_key(c.pci) or ()), "CUDA's indices in PCI bus order"
+    else:   # NVIDIA_VISIBLE_DEVICES: NVML's indices, which follow the PCI bus order
+        order, what = sorted(cards, key=lambda c: pci_key(c.pci) or ()), "NVML's indices (PCI bus order)"
+    if n >= len(order):
+        raise ConfigError(f"{request.how}: no card {n} in {what}; cards present: {_present(cards)}")
+    return order[n]
+
+
+def _by_uuid(name: str, request: Request, cards) -> HostCard:
+    found = [c for c in cards if c.uuid and c.uuid.lower().startswith(name.lower())]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ConfigError(f"{request.how}: {name!r} is ambiguous, the start of the UUID of cards "
+                          f"{', '.join(c.describe() for c in found)}: give more of it")
+    raise ConfigError(f"{request.how}: no card has the UUID {name!r}; cards present: {_present(cards)}")
+
+
+def _by_pci(name: str, request: Request, cards) -> HostCard:
+    key = pci_key(name)
+    found = [c for c in cards if pci_key(c.pci) == key]
+    if not found:
+        raise ConfigError(f"{request.how}: no card at PCI bus id {name!r}; cards present: {_present(cards)}")
+    return found[0]
+
+
+def resolve(request: Request, cards) -> Selection:
+    """The host's cards `request` names (ConfigError, exit 2, naming the cards present, for a
+    name that matches none, an ambiguous one, or two names of one card)."""
+    cards = tuple(sorted(cards, key=lambda c: c.index))
+    if not cards:
+        raise EmptySelection("RM lists no card on this host: nothing to certify")
+    if request.every:
+        return Selection(tuple(c.index for c in cards), cards, request.source, request.how)
+    chosen: dict = {}
+    for name in request.names:
+        if _UUID.fullmatch(name):
+            card = _by_uuid(name, request, cards)
+        elif _INDEX.fullmatch(name):
+            card = _by_index(name, request, cards)
+        else:
+            card = _by_pci(name, request, cards)
+        if card.index in chosen:
+            raise ConfigError(f"{request.how}: {chosen[card.index]!r} and {name!r} are the same card "
+                              f"{card.describe()}")
+        chosen[card.index] = name
+    return Selection(tuple(sorted(chosen)), cards, request.source, request.how)
+
+
+def host_cards(infos, proc_gpus) -> list:
+    """HostCards from RM's card list (rmpeer.rm.host.card_infos rows with their pci) and the
+    kernel module's /proc account of each bus (its UUID and model): nothing is opened."""
+    by_bus = {pci_key(g.get("bus", "")): g for g in proc_gpus}
+    out = []
+    for index, info in enumerate(infos):
+        proc = by_bus.get(pci_key(info["pci"]), {})
+        out.append(HostCard(index, info["minor"], info["pci"], proc.get("uuid", ""), proc.get("model", "")))
+    return out
+
+
+@dataclass
+class Chooser:
+    """What Host.discover asks which cards to open: a live run resolves its Request against
+    RM's list; a replay takes the recorded selection."""
+
+    request: Request | None = None
+    recorded: Selection | None = None
+    read_proc: object | None = None     # () -> /proc's GPUs; None: rmpeer.rm.host.read_proc_gpus
+    chosen: Selection | None = field(default=None, init=False)
+
+    def __call__(self, cards) -> Selection:
+        if self.recorded is not None:
+            self.chosen = self.recorded
+        else:
+            self.chosen = resolve(self.request, cards)
+        return self.chosen
+
+
+@dataclass(frozen=True)
+class _Unopened:
+    """A card of the host the run did not open: what a topology entry can check of it."""
+
+    index: int
+    name: str
+
+
+@dataclass(frozen=True)
+class HostView:
+    """The whole host as a topology entry describes it, from a run's facts (HostFacts) that
+    hold only the selected cards: those with their host numbers, the others as /proc names
+    them, and the P2P facts of the selected pairs (the others were not asked)."""
+
+    cards: tuple
+    p2p: dict
+
+
+def host_view(facts):
+    """`facts` when the run took every card (or predates selection), else its HostView:
+    a subset is judged by the entry of the host it is part of (topologies.yaml)."""
+    if not getattr(facts, "selection", None):
+        return facts
+    sel = Selection.from_dict(facts.selection)
+    if sel.whole:
+        return facts
+    import dataclasses
+
+    run = dict(zip(sel.cards, facts.cards))
+    cards = tuple(dataclasses.replace(run[c.index], index=c.index) if c.index in run
+                  else _Unopened(c.index, c.model) for c in sel.of)
+    p2p = {(sel.cards[a], sel.cards[b]): v for (a, b), v in facts.p2p.items()}
+    return HostView(cards, p2p)
+
+
+def chooser_for(request: Request | None, recorded: dict | None, *, replay: bool):
+    """The Chooser of a run: a replay repeats the recorded selection (none recorded: every
+    card, as recordings made before selection did); a live run resolves its request."""
+    if replay:
+        return Chooser(recorded=Selection.from_dict(recorded)) if recorded else None
+    return Chooser(request=request or Request(DEFAULT, every=True))
+
+
+def add_options(parser, *, env_help: bool = True) -> None:
+    """--cards and --all-cards (certify, bench, host, fleet node)."""
+    parser.add_argument("--cards", metavar="LIST",
+                        help="only these cards: rmpeer's card numbers (as `rmpeer host` lists them), GPU UUIDs "
+                             "(GPU-..., or an unambiguous prefix) or PCI bus ids, comma-separated; nothing is "
+                             "done on the others (docs/cards.md)"
+                             + (". Without it: CUDA_VISIBLE_DEVICES when set" if env_help else ""))
+    parser.add_argument("--all-cards", action="store_true", help="every card of the host, whatever the environment says")
+    parser.add_argument("--cards-env", metavar="VARS",
+                        help="without --cards, the first of these variables that is set names the cards "
+                             f"(default {CUDA}; the Slurm prolog: {SLURM},{CUDA}; Kubernetes: {NVIDIA})")
+
+
+def request_of_args(args, environ=None) -> Request:
+    """The Request of a command's --cards, --all-cards and --cards-env VAR[,VAR] (the
+    variables a fleet hook reads, in order; default CUDA_VISIBLE_DEVICES)."""
+    env = getattr(args, "cards_env", None)
+    variables = tuple(v.strip() for v in env.split(",") if v.strip()) if env else CERTIFY_ENV
+    unknown = [v for v in variables if v not in VARIABLES]
+    if unknown:
+        raise ConfigError(f"--cards-env {env!r}: {', '.join(unknown)} is none of {', '.join(VARIABLES)}")
+    return request_from(getattr(args, "cards", None), all_cards=bool(getattr(args, "all_cards", False)),
+                        variables=variables, environ=environ)
+
+
+def certify_line(facts) -> str:
+    """The line certify says of the cards it took ('' when it took every card unasked)."""
+    if not getattr(facts, "selection", None):
+        return ""
+    sel = Selection.from_dict(facts.selection)
+    if sel.source == DEFAULT:
+        return ""
+    uuids = ", ".join(f"{i} = {u}" for i, u in zip(sel.cards, sel.uuids))
+    return f"{sel.line()}: {uuids}"
+
+
+def count_for_idle(processes, selection: dict | None) -> list:
+    """The GPU processes --require-idle counts on a run that took some cards: those holding
+    a selected card, and RM clients holding no card node at all (nvidiactl alone reaches
+    every card). A process on the other cards only is another job's business."""
+    if not selection or Selection.from_dict(selection).whole:     # HostFacts.selection
+        return list(processes)
+    def held(p, key):
+        return p.get(key) if isinstance(p, dict) else getattr(p, key, ())
+
+    return [p for p in processes if held(p, "cards") or not held(p, "minors")]
+
+
+def passed_on(args) -> tuple:
+    """A command's card options as certify's arguments (fleet node runs certify)."""
+    out = []
+    if getattr(args, "cards", None) is not None:
+        out += ["--cards", args.cards]
+    if getattr(args, "all_cards", False):
+        out.append("--all-cards")
+    if getattr(args, "cards_env", None):
+        out += ["--cards-env", args.cards_env]
+    return tuple(out)
+
+
+# -- certify --if-stale: does a certificate cover the cards asked for? ---------------------------
+
+def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
+    """None when a certificate (its `host` facts) covers the cards `request` names, else why
+    not. A certificate of the whole host, or of a superset of the selection, holds for it; a
+    subset's holds only for itself or a subset of it. Names are resolved against the card list
+    the certificate's run had from RM, once /proc (`proc_cards`: [{pci, uuid}], read now)
+    confirms that list still describes this host; without it nothing is assumed."""
+    recorded = cert_host.get("selection")
+    if not recorded:
+        return None          # made before selection existed: it took every card
+    sel = Selection.from_dict(recorded)
+    now = {pci_key(c["pci"]): c["uuid"].lower() for c in proc_cards}
+    then = {pci_key(c.pci): c.uuid.lower() for c in sel.of}
+    if now != then:
+        return "the host's cards (PCI bus ids and UUIDs in /proc) are not the certificate's"
+    try:
+        asked = resolve(request, sel.of)
+    except ConfigError as exc:
+        return f"the cards asked for are not the certificate's: {exc}"
+    missing = [i for i in asked.cards if i not in sel.cards]
+    if missing:
+        return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
+                f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
+    return None
+
+
+def selection_words(facts: dict) -> tuple[str, tuple]:
+    """(words, shape) of the cards a run's facts (HostFacts.as_dict()) say it took; the shape
+    (cards taken, cards of the host) is what two runs can differ in: UUIDs name machines."""
+    sel = (facts or {}).get("selection")
+    n = len((facts or {}).get("cards", []))
+    if not sel:
+        return f"every card ({n}; recorded before selection)", (n, n)
+    s = Selection.from_dict(sel)
+    return f"{s.line().removeprefix('cards: ')}: {', '.join(s.uuids)}", (len(s.cards), len(s.of))
+
+
+def collect_cell(result) -> str:
+    """The cards column of `fleet collect`'s node table."""
+    sel = (getattr(result, "host", None) or {}).get("selection") if result is not None else None
+    if not sel:
+        return "-" if result is None else "all"
+    s = Selection.from_dict(sel)
+    return "all" if s.whole else f"{spans(s.cards)}/{len(s.of)}"
+
+
+def other_cards_xids_dropped(xids, facts):
+    """The kernel log's Xids without those of the cards a run did not take (another job's
+    card is not this run's to judge); the Xids of no known card stay (they may be ours)."""
+    if not xids or not xids.get("xids") or not getattr(facts, "selection", None):
+        return xids
+    from rmpeer.machine.xids import card_of
+
+    sel = Selection.from_dict(facts.selection)
+    others = [c for c in sel.of if c.index not in sel.cards]
+    return {**xids, "xids": [x for x in xids["xids"] if card_of(x, others) is None]}
+
+
+def some_cards(facts) -> bool:
+    """Whether a run's facts are of some of the host's cards only."""
+    sel = getattr(facts, "selection", None)
+    return bool(sel) and not Selection.from_dict(sel).whole
+
+
+def last_cards_here(facts, last_cards) -> list:
+    """The last passive run's cards that this run can vouch for: all of them, or on a run of
+    some cards those at the buses it took (another job's card is not this run's to miss)."""
+    if not some_cards(facts):
+        return list(last_cards)
+    taken = {pci_key(c.pci) for c in facts.cards}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) in taken]
+
+
+def state_cards(facts, last_cards) -> list:
+    """The cards the passive state keeps for the next run: this run's (the host's numbers),
+    and on a run of some cards the last run's others as they were."""
+    if not some_cards(facts):
+        return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards]
+    sel = Selection.from_dict(facts.selection)
+    mine = [{"index": h, "pci": c.pci, "uuid": c.uuid} for h, c in zip(sel.cards, facts.cards)]
+    taken = {pci_key(c["pci"]) for c in mine}
+    return [c for c in last_cards if pci_key(c.get("pci", "")) not in taken] + mine

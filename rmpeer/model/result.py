@@ -1,0 +1,179 @@
+"""The typed result of one run: what was checked, what was measured, and the findings a pure
+judge turns into the verdict. The library builds it as the run goes; suites assert on it;
+every output (terminal table, certificate.json, Allure, JUnit, Prometheus, JSON Lines, the
+fleet's summaries) only renders it.
+
+certificate.json is `RunResult.to_dict()`; `RunResult.load(path)` reads one back, so a fleet
+collector renders the results of many hosts with the same code as a single run.
+
+Vocabulary (docs/architecture.md): a *host* is the machine; a *target* is what a run checks
+(the live host, or a recording standing in for one); a *layout* is a virtual-rank layout of
+matrices/layouts.yaml; a *check* is one assertion about one subject.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+
+CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE = "CERTIFIED", "DEGRADED", "NOT CERTIFIED", "INCOMPLETE"
+VERDICTS = (CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE)
+
+# A finding's severity decides which verdict it can cause (rmpeer.judge.verdict):
+FAIL = "fail"                # a conformance check failed: NOT CERTIFIED
+DEGRADE = "degraded"         # correct, but unfit (floors, links, Xids): DEGRADED
+UNFINISHED = "incomplete"    # a check could not run or was cut short: INCOMPLETE
+INFO = "info"                # recorded, never changes the verdict
+SEVERITIES = (FAIL, DEGRADE, UNFINISHED, INFO)
+
+TIERS = ("passive", "quick", "full")     # shallow to deep: a deeper tier satisfies a shallower one
+PARTIAL = "partial"   # a run of chosen layouts (--layout) that covers neither quick nor full: no tier
+FORMAT = "rmpeer-result/1"
+NODE_ENV = "RMPEER_NODE_NAME"     # names the node instead of the machine's host name
+
+
+def node_name() -> str:
+    """The node a run reports, the same in its certificate, its Allure results and a fleet's
+    status.json: RMPEER_NODE_NAME when set (a fleet test standing in for many hosts), else the
+    scheduler's name for it (Slurm's SLURMD_NODENAME: several node names can share a host;
+    Kubernetes' NODE_NAME from the downward API), else this machine's short host name."""
+    for variable in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value
+    return socket.gethostname().split(".")[0]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the run found wrong (or could not establish): which check, about what,
+    what was expected and what was found, in words a person acts on (no class names)."""
+
+    check: str          # e.g. "read", "setup:map", "bandwidth-floor", "nvlink-active", "xid"
+    subject: str        # e.g. "host", "card 1", "pair 0->1", "one-per-card s1->t0"
+    expected: str
+    found: str
+    severity: str       # FAIL, DEGRADE, UNFINISHED or INFO
+
+    @property
+    def text(self) -> str:
+        return f"{self.check}: {self.subject}: expected {self.expected}, found {self.found}"
+
+
+@dataclass
+class CheckResult:
+    """One check (one pytest item or one library check) and its outcome."""
+
+    id: str             # stable across runs of the same host: e.g. "read/two-per-card/s1->t2"
+    check: str          # the check's declared name (a marker or a table, never a function name)
+    area: str           # setup, read/write, negative, lifecycle, fitness, host
+    subject: str
+    outcome: str        # passed, failed, skipped, error
+    reason: str = ""    # a failure's or a skip's reason, bounded
+    layout: str | None = None
+    duration_s: float = 0.0
+    s: int | None = None    # the sessions of a per-window check (setup, read, write)
+    t: int | None = None
+
+
+@dataclass
+class PairResult:
+    """One read or write through one window of one layout."""
+
+    layout: str
+    s: int
+    t: int
+    src_card: int
+    dst_card: int
+    op: str             # read | write
+    ok: bool | None     # None: not run (the map was refused as the topology expects, or skipped)
+    bytes: int = 0
+    first_gbps: float | None = None
+    steady_gbps: float | None = None
+    mismatch: dict | None = None   # {offset, differing_bytes, expected_owner, found_owner, explanation}
+
+
+@dataclass
+class LayoutResult:
+    name: str
+    cards: list
+    extent: int
+    statuses: list = field(default_factory=list)   # [{label, status}] in the order RM answered
+    refused_frees: list = field(default_factory=list)
+
+
+def _without_defaults(cls, row: dict) -> dict:
+    defaults = {f.name: f.default for f in fields(cls)}
+    return {k: v for k, v in row.items() if k not in defaults or defaults[k] != v or v is MISSING}
+
+
+@dataclass
+class RunResult:
+    node: str = ""                  # the host name the run ran on (a replay: the machine replaying)
+    tier: str = "full"
+    target: dict = field(default_factory=dict)      # {kind: live|replay, label, transcript, recorded_host, ...}
+    started: str = ""               # ISO 8601, UTC
+    duration_s: float = 0.0
+    valid_until: str | None = None
+    certificate_id: str = ""
+    version: str = ""               # rmpeer's
+    matrices: str = ""              # sha256 of the matrices the run used
+    host: dict = field(default_factory=dict)        # HostFacts.as_dict(): driver, ABI, cards
+    fingerprint: dict = field(default_factory=dict)
+    topology: dict | None = None    # {name, matched_by: expected|match|defaults, floors}
+    layouts: list = field(default_factory=list)     # [LayoutResult]
+    pairs: list = field(default_factory=list)       # [PairResult]
+    bandwidth: list = field(default_factory=list)   # [{src_card, dst_card, op, bytes, gbps, ...}]
+    clocks: dict = field(default_factory=dict)      # phase -> card -> reading
+    boost: dict = field(default_factory=dict)
+    links: dict = field(default_factory=dict)       # card -> {supported, active, reason}
+    xids: dict | None = None
+    gpu_processes: dict = field(default_factory=dict)   # {before: [...], after: [...]}
+    checks: list = field(default_factory=list)      # [CheckResult]
+    findings: list = field(default_factory=list)    # [Finding]
+    left_out: list = field(default_factory=list)    # layouts not run, and why
+    verdict: str = INCOMPLETE       # until judged, a run has not shown anything
+    reasons: list = field(default_factory=list)
+    ran_because: list = field(default_factory=list)   # certify --if-stale: why the certificate did not hold
+    by_card: dict = field(default_factory=dict)   # {cards: [...], pairs: [...]}: rmpeer.judge.cards.by_card
+    not_checked: list = field(default_factory=list)   # [{check, subject, reason}]: could not run (rmpeer.judge.unchecked)
+    format: str = FORMAT
+
+    @property
+    def counts(self) -> dict:
+        out: dict = {}
+        for c in self.checks:
+            out[c.outcome] = out.get(c.outcome, 0) + 1
+        return out
+
+    @property
+    def is_replay(self) -> bool:
+        return self.target.get("kind") == "replay"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        # the many per-check and per-pair rows leave out what equals its default (from_dict
+        # restores it), so a run of ~1700 checks stays a small file
+        d["checks"] = [_without_defaults(CheckResult, c) for c in d["checks"]]
+        d["pairs"] = [_without_defaults(PairResult, p) for p in d["pairs"]]
+        d["counts"] = self.counts
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunResult":
+        if d.get("format") != FORMAT:
+            raise ValueError(f"not an rmpeer result (format {d.get('format')!r}, expected {FORMAT!r})")
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in known}
+        kw["layouts"] = [LayoutResult(**x) for x in d.get("layouts", [])]
+        kw["pairs"] = [PairResult(**x) for x in d.get("pairs", [])]
+        kw["checks"] = [CheckResult(**x) for x in d.get("checks", [])]
+        kw["findings"] = [Finding(**x) for x in d.get("findings", [])]
+        return cls(**kw)
+
+    @classmethod
+    def load(cls, path) -> "RunResult":
+        return cls.from_dict(json.loads(Path(path).read_text()))

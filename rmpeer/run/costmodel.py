@@ -1,0 +1,271 @@
+"""A cost model of `rmpeer certify`, fitted to what bench and certify measured on one host,
+and its projection to hosts of more cards (labelled a projection: nothing here was run there).
+
+A layout of n sessions costs
+    RM setup     per session, per pair of sessions on different cards, per window, and per
+                 pair of cards first joined (bench's setup table, fitted by least squares)
+    copies       the bytes each read and write check moves, at bench's GB/s (cross-card and
+                 same-card)
+    checks       per check item (a pytest test: read, write, reservation, map, pair, and the
+                 layout's own checks), per byte checked (the pattern written and compared) and
+                 per layout (its teardown and clean-up checks), fitted by least squares to
+                 certify's per-layout times from its progress log
+and a run adds a fixed part (interpreter, collection, RM open, staging, boost) and the
+fitness figures (bandwidth per card and pair), both from certify's logs.
+
+Pure functions: inputs are bench.json's dict and certify's progress log texts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import statistics
+
+QUICK_BUDGET_S = 30.0
+LAYOUT_OWN_CHECKS = 3      # setup_order, teardown_frees_everything, shared_setup_was_torn_down_cleanly
+_PROGRESS = re.compile(r"^\s+(\d+(?:\.\d+)?)s\s+(\S+)\s+\S+\s+.*$", re.M)
+_TOTAL = re.compile(r"^(?:.*: )?(CERTIFIED|DEGRADED|NOT CERTIFIED|INCOMPLETE) \(.*\) in (\d+(?:\.\d+)?) s", re.M)
+_LAYOUTS = re.compile(r"^layouts: (.*); extent (\d+) MiB$", re.M)
+
+
+# -- small least squares ----------------------------------------------------------------------
+
+def _solve(a: list, b: list) -> list | None:
+    """x with a x = b (Gauss-Jordan, partial pivoting), or None when a is singular."""
+    n = len(a)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-12:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def nonneg_least_squares(rows: list, y: list) -> list:
+    """min |X c - y| with every c >= 0, for a handful of columns: the best unconstrained fit
+    over every subset of columns whose solution is non-negative (a cost is never negative)."""
+    k = len(rows[0])
+    best, best_err = [0.0] * k, sum(v * v for v in y)
+    for size in range(1, k + 1):
+        for cols in itertools.combinations(range(k), size):
+            xtx = [[sum(r[i] * r[j] for r in rows) for j in cols] for i in cols]
+            xty = [sum(r[i] * v for r, v in zip(rows, y)) for i in cols]
+            sol = _solve(xtx, xty)
+            if sol is None or min(sol) < 0:
+                continue
+            c = [0.0] * k
+            for i, v in zip(cols, sol):
+                c[i] = v
+            err = sum((sum(ci * ri for ci, ri in zip(c, r)) - v) ** 2 for r, v in zip(rows, y))
+            if err < best_err - 1e-15:
+                best, best_err = c, err
+    return best
+
+
+# -- what a layout and a run do ---------------------------------------------------------------
+
+def layout_shape(cards, extent: int) -> dict:
+    """The work of one layout (its sessions' cards) at `extent` bytes per buffer."""
+    cards = tuple(cards)
+    n = len(cards)
+    others = [(i, j) for i in range(n) for j in range(i + 1, n) if cards[i] != cards[j]]
+    per_card = {c: cards.count(c) for c in set(cards)}
+    same_windows = sum(k * k for k in per_card.values())
+    windows = n * n
+    return {"sessions": n, "pairs": len(others), "windows": windows,
+            "card_pairs": len({frozenset((cards[i], cards[j])) for i, j in others}),
+            "items": 4 * windows + len(others) + LAYOUT_OWN_CHECKS,
+            "bytes_checked": 2 * windows * extent,          # a read and a write through each window
+            "same_card_bytes": 2 * same_windows * extent, "cross_card_bytes": 2 * (windows - same_windows) * extent}
+
+
+def fitness_figures(cards: int) -> int:
+    """Bandwidth figures certify's fitness measures (bandwidth.measure): same-card per card,
+    read and write per ordered pair, bidirectional per pair, and all at once above 2 cards."""
+    return cards + 2 * cards * (cards - 1) + cards * (cards - 1) // 2 + (1 if cards > 2 else 0)
+
+
+def setup_rows(bench: dict) -> list:
+    """bench.json's setup table with each row's card pairs (sessions dealt over the cards)."""
+    cards = len(bench["host"]["cards"])
+    out = []
+    for row in bench["setup"]:
+        used = min(row["sessions"], cards)
+        out.append({**row, "card_pairs": used * (used - 1) // 2})
+    return out
+
+
+def fit_setup(bench: dict) -> dict:
+    """Seconds per session, pair, window and first-joined card pair of RM setup. bench times
+    each NV50_P2P, reservation and map itself: their medians price pairs and windows (a fit
+    could not tell them apart, as every row of a 2-card bench has 4 windows per pair); the
+    rest of each row is fitted to its sessions and card pairs (the first NV50_P2P between
+    two cards costs several times the later ones)."""
+    rows = setup_rows(bench)
+    steady = [r["per_pair_ms"] for r in rows if r["per_pair_ms"] is not None and r["pairs"] > r["card_pairs"]]
+    per_pair = statistics.median(steady) / 1e3 if steady else 0.0
+    per_window = statistics.median([(r["per_reservation_ms"] or 0) + (r["per_map_ms"] or 0) for r in rows]) / 1e3
+    rest = [r["ms"] / 1e3 - per_pair * r["pairs"] - per_window * r["windows"] for r in rows]
+    per_session, per_card_pair = nonneg_least_squares([[r["sessions"], r["card_pairs"]] for r in rows], rest)
+    return {"setup_per_session_s": per_session, "setup_per_pair_s": per_pair, "setup_per_window_s": per_window,
+            "setup_per_card_pair_s": per_card_pair}
+
+
+def copy_rates(bench: dict) -> dict:
+    """Median steady GB/s at the largest size bench measured, cross-card and same-card."""
+    size = max(r["bytes"] for r in bench["results"])
+    pick = lambda ops: statistics.median([r["gbps"] for r in bench["results"] if r["bytes"] == size and r["op"] in ops])
+    return {"cross_card_gbps": pick(("read", "write")), "same_card_gbps": pick(("same-card",))}
+
+
+def _fixed_part(shape: dict, c: dict) -> float:
+    """What bench's figures alone say a layout costs: RM setup and the copies."""
+    return (c["setup_per_session_s"] * shape["sessions"] + c["setup_per_pair_s"] * shape["pairs"]
+            + c["setup_per_window_s"] * shape["windows"] + c["setup_per_card_pair_s"] * shape["card_pairs"]
+            + shape["cross_card_bytes"] / (c["cross_card_gbps"] * 1e9)
+            + shape["same_card_bytes"] / (c["same_card_gbps"] * 1e9))
+
+
+def layout_seconds(shape: dict, c: dict) -> float:
+    return (_fixed_part(shape, c) + c["per_item_s"] * shape["items"] + c["per_byte_s"] * shape["bytes_checked"]
+            + c["per_layout_s"])
+
+
+# -- certify's progress log -------------------------------------------------------------------
+
+def parse_progress(text: str) -> dict | None:
+    """{total_s, layouts: {name: [cards]}, extent, times: {group: seconds}, order} from one
+    certify log, or None when it is not one (no layout line or no verdict line)."""
+    layouts, total = _LAYOUTS.search(text), _TOTAL.search(text)
+    if not layouts or not total:
+        return None
+    named = {m.group(1): [int(x) for x in m.group(2).split(",") if x.strip()]
+             for m in re.finditer(r"(\S+) \[([\d, ]*)\]", layouts.group(1))}
+    last, order = {}, []
+    for m in _PROGRESS.finditer(text):
+        group = m.group(2)
+        if group not in last:
+            order.append(group)
+        last[group] = float(m.group(1))
+    times, before = {}, 0.0
+    for group in order:
+        times[group] = last[group] - before
+        before = last[group]
+    return {"total_s": float(total.group(2)), "layouts": named, "extent": int(layouts.group(2)) << 20,
+            "times": times, "order": order}
+
+
+def _layout_extent(name: str, extent: int) -> int:
+    from rmpeer.tables.layouts import LayoutMatrix
+
+    matrix = LayoutMatrix()
+    own = matrix.entries.get(name, {}).get("extent")
+    return own or extent
+
+
+def fit(bench: dict, logs: list) -> dict:
+    """The model's coefficients from bench.json and certify logs of the same host."""
+    c = {**fit_setup(bench), **copy_rates(bench)}
+    runs = [r for r in (parse_progress(t) for t in logs) if r]
+    if not runs:
+        raise ValueError("no certify progress log to fit the per-check and per-byte costs")
+    rows, y = [], []
+    for run in runs:
+        first = run["order"][0]
+        for name, seconds in run["times"].items():
+            if name in run["layouts"] and name != first:     # the first layout carries the start-up
+                shape = layout_shape(run["layouts"][name], _layout_extent(name, run["extent"]))
+                rows.append([shape["items"], shape["bytes_checked"], 1.0])
+                y.append(seconds - _fixed_part(shape, c))
+    if not rows:
+        raise ValueError("the certify logs hold no layout but the first (the first one carries the start-up)")
+    c["per_item_s"], c["per_byte_s"], c["per_layout_s"] = nonneg_least_squares(rows, y)
+    cards = len(bench["host"]["cards"])
+    fixed, figure = [], []
+    for run in runs:
+        modelled = sum(layout_seconds(layout_shape(run["layouts"][n], _layout_extent(n, run["extent"])), c)
+                       for n in run["layouts"] if n in run["times"])
+        fit_s = run["times"].get("fitness", 0.0)
+        figure.append(fit_s / fitness_figures(cards))
+        fixed.append(run["total_s"] - modelled - fit_s)
+    c["per_run_s"] = max(0.0, statistics.median(fixed))
+    c["per_figure_s"] = statistics.median(figure)
+    return c
+
+
+def predict(c: dict, cards: int, layouts: list) -> float:
+    """Seconds for a certify run of `layouts` ([(cards tuple, extent)]) on a host of `cards` cards."""
+    return (c["per_run_s"] + sum(layout_seconds(layout_shape(lc, ext), c) for lc, ext in layouts)
+            + c["per_figure_s"] * fitness_figures(cards))
+
+
+def tier_layouts(cards: int, tier: str) -> list:
+    """[(cards tuple, extent)] of the layouts a tier runs on a host of `cards` cards."""
+    from rmpeer.run.spec import QUICK_LAYOUTS
+    from rmpeer.tables.layouts import LayoutMatrix
+
+    matrix = LayoutMatrix()
+    if tier == "quick":
+        chosen = [matrix.resolve(name, cards) for name in QUICK_LAYOUTS]
+    else:
+        chosen = matrix.fitting_with_reasons(cards)[0]
+    return [(layout.cards, layout.extent or matrix.default_extent) for layout in chosen if layout is not None]
+
+
+def projection(bench: dict, logs: list, card_counts=(4, 8)) -> dict:
+    """bench.json's cost_model: the coefficients, how well they reproduce the measured runs
+    of this host, and the quick and full times predicted for `card_counts` cards."""
+    try:
+        c = fit(bench, logs)
+    except ValueError as exc:
+        return {"reason": str(exc), "projections": None}
+    cards = len(bench["host"]["cards"])
+    measured: dict = {"quick": [], "full": []}
+    for run in filter(None, map(parse_progress, logs)):
+        names = set(run["layouts"])
+        tier = "quick" if len(names) < len(tier_layouts(cards, "full")) else "full"
+        measured[tier].append(run["total_s"])
+    reproduces = {tier: {"measured_median_s": statistics.median(v), "runs": len(v),
+                         "predicted_s": round(predict(c, cards, tier_layouts(cards, tier)), 2)}
+                  for tier, v in measured.items() if v}
+    projections = {str(n): {tier: round(predict(c, n, tier_layouts(n, tier)), 1) for tier in ("quick", "full")}
+                   for n in card_counts}
+    worst = projections.get("8", {}).get("quick")
+    return {"kind": "projection: fitted on this host's measurements, not run on hosts of these sizes",
+            "coefficients": {k: (round(v, 12) if not math.isnan(v) else None) for k, v in c.items()},
+            "reproduces": reproduces, "projections": projections, "quick_budget_s": QUICK_BUDGET_S,
+            "quick_8_within_budget": None if worst is None else worst < QUICK_BUDGET_S}
+
+
+def calibration_logs(folder) -> list:
+    """The texts of certify's logs in `folder` (tools/device-evidence.sh writes them beside
+    bench.json: certify*.log in earlier rounds, quick-N.log and full-N.log by tier since) that
+    time a plain run: CERTIFIED, clocks boosted, not recording (a recording writes every call
+    and runs slower; those logs are named *record*)."""
+    from pathlib import Path
+
+    out = []
+    names = ("certify*.log", "quick-[0-9]*.log", "full-[0-9]*.log")
+    for path in sorted({p for pattern in names for p in Path(folder).glob(pattern)}):
+        if "record" in path.name or "noboost" in path.name:
+            continue
+        text = path.read_text(errors="replace")
+        run = _TOTAL.search(text)
+        if run and run.group(1) == "CERTIFIED" and "boost: asked" in text:
+            out.append(text)
+    return out
+
+
+def render_projection(model: dict) -> str:
+    """One line for bench's output."""
+    if not model.get("projections"):
+        return f"cost model: not fitted ({model.get('reason')})"
+    parts = [f"{n} cards: quick {p['quick']} s, full {p['full']} s" for n, p in model["projections"].items()]
+    return "projected by the cost model (not measured): " + "; ".join(parts)

@@ -1,0 +1,184 @@
+"""Whether a correct host is also fit: clocks raised and recorded, NVLink health before and
+after the traffic, Xids logged during the run, and bandwidth against the topology's floors.
+
+One Fitness per HostRun. Everything it reads from RM goes through the shim, and what it
+reads outside RM (the kernel log, NVML's clock readings) through shim.observe, so that a
+recording judges in CI exactly as the host did live.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from rmpeer.rm.nvlink import link_health
+from rmpeer.rm.perf import Boost, read_clocks
+
+BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs/copy-engine.md)
+SMI_QUERY = ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate", "--format=csv,noheader,nounits"]
+SMI_TIMEOUT_S = 20
+
+
+def nvml_clocks() -> dict:
+    """Each GPU's clocks as NVML reports them (nvidia-smi), by PCI address: RM's open
+    headers number no clock domain of a discrete GPU, so MHz come from NVML."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return {"reason": "nvidia-smi not found"}
+    try:
+        done = subprocess.run([smi, *SMI_QUERY], capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return {"reason": f"nvidia-smi: {exc}"}
+    if done.returncode:
+        return {"reason": f"nvidia-smi exit {done.returncode}: {done.stderr.strip()[:200]}"}
+    out = {}
+    for line in done.stdout.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 5:
+            bus, gr, sm, mem, pstate = parts
+            out[bus[-12:].lower()] = {"graphics_mhz": _int(gr), "sm_mhz": _int(sm), "memory_mhz": _int(mem),
+                                      "pstate": pstate}
+    return {"gpus": out}
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+class Fitness:
+    """Measures a host's fitness through the run's RM client (no HostRun: it gets the runtime,
+    whether to boost, and a layout factory for the bandwidth rig), and judges what it
+    measured into Findings (`findings`), in rmpeer and not in a test."""
+
+    def __init__(self, runtime, *, boost: bool, layout):
+        self.runtime, self.shim, self.boost_asked, self.layout = runtime, runtime.shim, boost, layout
+        self.boost: Boost | None = None
+        self.clocks: dict = {}        # phase -> card -> reading
+        self.links_before: dict = {}  # card -> link_health
+        self.links_after: dict = {}   # card -> the latest link_health read after traffic
+        self.watcher = None
+        self.expected_xids: list = []   # (card, xid) provoked on purpose by a detection test that ran
+        self.recorded_provokers: set = set()   # a replay: Xids the recorded run's detection tests provoked
+        self._bandwidth = None
+        self._xids = None
+        self._subdevices = None
+        self._cards: list = []
+
+    @property
+    def rm(self):
+        return self.runtime.rm
+
+    @property
+    def cards(self) -> list:
+        """The host's cards (kept: the judge runs after the client is closed)."""
+        if self.runtime.host is not None:
+            self._cards = list(self.runtime.host.cards)
+        return self._cards
+
+    def subdevices(self) -> dict:
+        if self._subdevices is None:
+            host = self.runtime.host
+            self._subdevices = {c.index: host.probe_handles(c.index)[1] for c in host.cards}
+        return self._subdevices
+
+    def start(self) -> "Fitness":
+        """At the run's start: the Xid watch, the idle clocks, the boost, the links."""
+        self._cards = list(self.runtime.host.cards)
+        if self.shim.mode == "live":
+            from rmpeer.machine.xids import XidWatcher
+
+            self.watcher = XidWatcher().start()
+        self.read_clocks("idle")
+        if self.boost_asked:
+            self.boost = Boost(self.rm, self.subdevices()).start()
+            self.read_clocks("boosted")
+        self.links_before = self.read_links()
+        return self
+
+    def read_clocks(self, phase: str) -> dict:
+        """P-state through RM and MHz through NVML, per card, at a named moment."""
+        nvml = self.shim.observe(f"host:clocks:{phase}", nvml_clocks) or {}
+        reading = {}
+        for card in self.cards:
+            rm_view = read_clocks(self.rm, self.subdevices()[card.index])
+            smi = (nvml.get("gpus") or {}).get(card.pci[-12:].lower(), {})
+            reading[card.index] = {"pstate": rm_view["pstate"], "graphics_mhz": smi.get("graphics_mhz"),
+                                   "memory_mhz": smi.get("memory_mhz"), "mhz_source": "NVML (nvidia-smi)",
+                                   "rm_reasons": rm_view["reasons"], "nvml_reason": nvml.get("reason")}
+        self.clocks[phase] = reading
+        return reading
+
+    def read_links(self) -> dict:
+        return {card: link_health(self.rm, sub, card=card) for card, sub in self.subdevices().items()}
+
+    def links_now(self) -> dict:
+        """Every card's links read again (after the traffic), kept for the judge."""
+        self.links_after = self.read_links()
+        return self.links_after
+
+    def bandwidth(self, size: int = BANDWIDTH_SIZE) -> list:
+        """Every figure at `size`, measured once per run on a layout of its own."""
+        if self._bandwidth is None:
+            from rmpeer.traffic.bandwidth import Rig, measure
+
+            rig = Rig(self.layout, self.shim, len(self.cards), size)
+            try:
+                self._bandwidth = [f.as_dict() for f in measure(rig, size)]
+                self.shim.note("bandwidth", figures=self._bandwidth)   # for rmpeer diff
+                self.read_clocks("after-traffic")
+            finally:
+                rig.close()
+        return self._bandwidth
+
+    def xids(self) -> dict:
+        """The Xid lines the kernel logged since the run began (read once)."""
+        if self._xids is None:
+            stop = self.watcher.stop if self.watcher is not None else (lambda: None)
+            self._xids = self.shim.observe("host:xids", stop) or {"readable": False, "reason": "not recorded"}
+        return self._xids
+
+    def close_watch(self) -> None:
+        if self.watcher is not None and self._xids is None:
+            self.watcher.close()
+
+    def close(self) -> None:
+        if self.boost is not None:
+            self.boost.clear()
+            self.read_clocks("released")
+        self.close_watch()
+
+    @property
+    def boost_released(self) -> bool | None:
+        """Whether RM accepted the end of the boost (None: no boost was asked)."""
+        if self.boost is None:
+            return None
+        clears = [r.get("clear") for r in self.boost.results.values() if r["raise"]["ok"]]
+        return all(c is not None and c["ok"] for c in clears)
+
+    def summary(self) -> dict:
+        """What the certificate and bench.json carry."""
+        return {"boost": {"asked": self.boost_asked, "released": self.boost_released,
+                          "results": self.boost.results if self.boost else {}},
+                "clocks": self.clocks, "bandwidth": self._bandwidth or [],
+                "links": {c: {"supported": h.get("supported"), "active": h.get("active"),
+                              "reason": h.get("reason")} for c, h in self.links_before.items()},
+                "xids": self._xids}
+
+    def findings(self, topology, floors=None) -> list:
+        """What was measured, judged (rmpeer.judge.verdict turns these into the verdict); `floors`:
+        the host's floors.HostFloors (else the topology's own floors)."""
+        from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findings, xid_findings
+
+        out = boost_findings(self)
+        out += bandwidth_findings(floors if floors is not None else topology, self._bandwidth or [], self.clocks)
+        for card, before in self.links_before.items():
+            out += link_findings(card, before, self.links_after.get(card), topology)
+        if self._xids is not None:
+            from rmpeer.machine.selection import other_cards_xids_dropped
+
+            xids = other_cards_xids_dropped(self._xids, getattr(self.runtime, "facts", None))
+            out += xid_findings(xids, self.cards, self.expected_xids, self.recorded_provokers)
+        return out

@@ -1,0 +1,385 @@
+"""The run of one target: opened once, each layout's peer setup built once and shared by
+every check of it, traffic through its windows, everything torn down; and the RunResult
+of that run, filled in as it goes.
+
+The pytest plugin, `rmpeer certify` (through the plugin) and `rmpeer bench` all use these
+two classes; nothing else builds RM objects of a layout. What the run does comes from its
+RunSpec (rmpeer.run.spec), resolved before; nothing here resolves an option again.
+"""
+
+from __future__ import annotations
+
+
+from rmpeer.tables.layouts import LayoutMatrix
+from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult, RunResult
+from rmpeer.run.targets import Case
+
+
+class LayoutRun:
+    """One layout's sessions, pairs and windows on the target (the setup runs at once), and
+    its traffic, created on first use."""
+
+    def __init__(self, host: "HostRun", case: Case):
+        from rmpeer.rm.peers import PeerSetup
+
+        self.host, self.case = host, case
+        runtime = host.runtime
+        self.plan = host.layouts.plan(case.layout.cards, case.extent, host_cards=len(runtime.host.cards))
+        runtime.shim.segment(f"setup:{case.layout.name}")
+        self.setup = PeerSetup(runtime.rm, runtime.host, self.plan, host.layouts.va)
+        self._traffic = None
+        self.refused_frees: list = []
+        self.left_allocated: list = []
+        self.held_at_teardown = self.frees_accepted = 0
+        self.result = LayoutResult(case.layout.name, list(case.layout.cards), case.extent)
+        host.result.layouts.append(self.result)
+        try:
+            self.setup.create_sessions()
+            self.setup.run()
+        except BaseException:
+            _quietly(self.setup.teardown)   # nothing of a failed setup stays allocated
+            raise
+        finally:
+            self.result.statuses = [{"label": s.label, "s": s.s, "t": s.t, "status": s.status_name}
+                                    for s in self.setup.report.steps]
+
+    @property
+    def traffic(self):
+        """Each session's copy engine, its buffer seeded with its own pattern."""
+        if self._traffic is None:
+            from rmpeer.traffic.peer import PeerTraffic
+
+            self.host.runtime.shim.segment(f"traffic:{self.case.layout.name}")
+            traffic = PeerTraffic(self.setup, self.host.staging_buffers(), pattern_seed=self.host.spec.pattern_seed)
+            try:
+                traffic.create()
+            except BaseException:
+                _quietly(traffic.close)   # its RM objects go with the setup's teardown
+                raise
+            self._traffic = traffic
+        return self._traffic
+
+    def transfer(self, op: str, s: int, t: int) -> PairResult:
+        """s's engine reads t's buffer (op read) or writes into it (op write), every byte
+        checked; the outcome goes into the run's result (and a Finding when it is wrong)."""
+        check = self.traffic.read(s, t) if op == "read" else self.traffic.write(s, t)
+        cards = self.plan.cards
+        ok = check.ok and all(check.spots.values())
+        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], op, ok, check.length,
+                          round(check.first_gbps, 2), round(check.steady_gbps, 2), check.mismatch)
+        self.host.result.pairs.append(pair)
+        if not ok:
+            self.host.result.findings.append(pair_finding(pair, check.spots))
+        return pair
+
+    def refused(self, s: int, t: int, status: str) -> PairResult:
+        """A window whose map the topology expects RM to refuse: no byte moves through it."""
+        cards = self.plan.cards
+        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], "map", None)
+        pair.mismatch = {"refused_as_expected": status}
+        self.host.result.pairs.append(pair)
+        return pair
+
+    def close(self) -> list:
+        """Tear the layout down, newest object first; the frees RM refused."""
+        shim = self.host.runtime.shim
+        if shim.mode == "replay":
+            self._as_recorded(shim)
+        if self._traffic is not None:   # its own stretch: a replay of a run without traffic skips it
+            shim.segment(f"traffic-close:{self.case.layout.name}")
+            self._traffic.close()
+        shim.segment(f"teardown:{self.case.layout.name}")
+        rm = self.setup.rm
+        self.held_at_teardown, accepted = len(self.setup.allocated()), rm.frees_accepted
+        self.refused_frees = self.setup.teardown()
+        self.frees_accepted = rm.frees_accepted - accepted
+        self.left_allocated = self.setup.allocated()
+        self.result.refused_frees = [f"{r.label}: {r.status_name}" for r in self.refused_frees]
+        return self.refused_frees
+
+
+    def _as_recorded(self, shim) -> None:
+        """A replay of some of the checks (a file alone, an xdist worker) tears the layout down
+        as the recording did: with the traffic the recorded run built on it, and its engines
+        as the recorded run's last check left them (a channel replaced by a detection test)."""
+        name = self.case.layout.name
+        if self._traffic is None and f"traffic:{name}" in shim.segments:
+            self.traffic
+        if self._traffic is not None:
+            channels = recorded_channels(shim, self.setup.rm.abi, f"teardown:{name}")
+            for st in self._traffic.sessions:
+                engine = st.engine
+                mine = channels.get(engine.session.index)
+                if mine is not None and mine[0] != engine.generation:
+                    engine.adopt_channel(mine[1], mine[0])
+
+
+def recorded_channels(shim, abi, key: str) -> dict:
+    """session -> (generation, [handles]) of the copy-engine channels the recording's segment
+    `key` frees (its teardown: the channels the recorded run's engines had at the end)."""
+    from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
+
+    starts = shim.segments.get(key, [])
+    if not starts:
+        return {}
+    at = next((i for i in starts if i >= shim.pos), starts[0])
+    freed: dict = {}
+    request = abi.struct("NVOS00_PARAMETERS")
+    for line in shim.lines[at + 1:]:
+        if isinstance(line, dict):
+            if line.get("note") == "segment":
+                break
+            continue
+        m = CHANNEL_LABEL.fullmatch(line.label.removeprefix("free:"))
+        if m and line.op == "ioctl":
+            handle = request.decode(bytes.fromhex(line.request))["hObjectOld"]
+            freed.setdefault((int(m[1]), int(m[2])), {})[m[3]] = handle
+    out = {}
+    for (session, generation), parts in sorted(freed.items()):
+        if set(parts) == set(CHANNEL_PARTS):
+            out[session] = (generation, [parts[p] for p in CHANNEL_PARTS])
+    return out
+
+
+def pair_finding(pair: PairResult, spots: dict | None = None) -> Finding:
+    """What a wrong read or write found, in words: where, whose bytes were expected, whose came."""
+    where = f"{pair.layout} s{pair.s} (card {pair.src_card}) -> t{pair.t} (card {pair.dst_card})"
+    m = pair.mismatch
+    if m:
+        found = (f"{m['differing_bytes']} bytes differ, the first at offset {m['offset']:#x} "
+                 f"(word {m.get('found')}): {m['explanation']}")
+        expected = (f"every byte of the {'buffer' if pair.op == 'read' else 'write'} pattern of session "
+                    f"{m.get('expected_owner')}")
+    else:
+        bad = sorted(name for name, good in (spots or {}).items() if not good)
+        expected, found = "the window's edges and 2 MiB boundary intact", f"{', '.join(bad)} wrong"
+    return Finding(pair.op, where, expected, found, FAIL)
+
+
+class HostRun:
+    """The run of one target: its RM client and host facts, the cards' staging buffers, at
+    most one layout built at a time, and the RunResult the run fills in."""
+
+    def __init__(self, spec, layouts: LayoutMatrix | None = None, *, with_staging: bool = True):
+        self.spec, self.with_staging = spec, with_staging
+        self.target = spec.target
+        self.layouts = layouts or LayoutMatrix()
+        self.runtime = None
+        self.staging: dict = {}
+        self.current: LayoutRun | None = None
+        self.closed_layouts: dict = {}    # layout name -> its closed LayoutRun
+        self.proc_gpus: list = []         # the kernel module's own account of the cards
+        self.fitness = None
+        self._floors = None       # (HostFloors or None, findings), once the links are read
+        self.open_error = None            # why open() failed, for every later test of the target
+        self.closed = False
+        self.close_problems: list = []    # a close that failed at the run's end, for the judge
+        self.result = RunResult(tier=spec.tier, left_out=list(spec.left_out))
+        self.shim = self._shim()
+
+    def _shim(self):
+        if self.target.is_replay:
+            from rmpeer.shim.replay import ReplayShim
+
+            return ReplayShim(self.target.path)
+        from rmpeer.shim.live import LiveShim
+
+        return LiveShim(self._transcript() if self.spec.record else None)
+
+    def _transcript(self):
+        from rmpeer.shim.records import new_transcript
+
+        spec = self.spec
+        return new_transcript(spec.record, self.target, {
+            "pattern_seed": spec.pattern_seed, "extent": spec.staging_extent, "forced_abi": spec.abi,
+            "boost": spec.boost,
+            "gated": True,   # copies at once start behind a gate (rmpeer.traffic.bandwidth.Rig)
+            "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]})
+
+    def open(self) -> "HostRun":
+        from rmpeer.rm.errors import RmError
+        from rmpeer.rm.open import Runtime
+
+        shim = self.shim
+        shim.segment("runtime:open")
+        self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=self.spec.chooser())
+        try:
+            try:
+                self.runtime.open()
+            except RmError as exc:
+                if self.spec.abi and not self.target.is_replay:
+                    from rmpeer.errors import ConfigError
+
+                    facts = self.runtime.facts
+                    raise ConfigError(f"--rm-abi {self.spec.abi}: the forced ABI ({facts.abi_release}) does not "
+                                      f"match the running driver {facts.driver_version}: RM refused "
+                                      f"{exc.label} ({exc.status_name}) during discovery") from None
+                raise
+            from rmpeer.rm.host import read_proc_gpus
+
+            self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
+            self.spec = self.spec.with_facts(self.runtime.facts)
+            self.result.host = self.runtime.facts.as_dict()
+            self._other_processes("before")
+            from rmpeer.run.fitness import Fitness
+
+            self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
+            if self.target.is_replay:
+                self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
+            if self.with_staging:
+                # each card's staging buffers, made once for the whole run and before any layout,
+                # so no layout's teardown frees them (see traffic.Staging)
+                from rmpeer.traffic.peer import create_staging
+
+                self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
+        except BaseException:
+            _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
+            self.runtime = None
+            raise
+        return self
+
+    def _other_processes(self, when: str) -> None:
+        """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
+        replay serves them; before the run --require-idle refuses a host that has any."""
+        from rmpeer.errors import NotIdleError
+        from rmpeer.judge.sharedhost import require_idle, snapshot_runtime
+
+        snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
+        refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay
+        if snap is None or snap.get("error"):
+            why = snap["error"] if snap else "not recorded"
+            if snap is not None:
+                self.result.gpu_processes[f"{when}_error"] = why
+            if refuse:     # idle unproven is not idle
+                raise NotIdleError(f"--require-idle: could not tell whether other processes use the GPUs ({why})")
+            return
+        self.result.gpu_processes[when] = snap.get("processes", [])
+        if refuse:
+            from rmpeer.machine.selection import count_for_idle
+
+            require_idle(count_for_idle(snap.get("processes", []), getattr(getattr(self.runtime, "facts", None), "selection", None)),
+                         unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
+
+    def layout_factory(self, layout, extent: int):
+        """The layout factory the bandwidth rig builds on: (setup, release)."""
+        return self.layout(Case(self.target, layout, extent)).setup, self.release_layout
+
+    def staging_buffers(self) -> dict:
+        if not self.staging:
+            raise RuntimeError("this HostRun was opened without staging buffers (with_staging=False)")
+        return self.staging
+
+    @property
+    def topology(self):
+        """The topology entry this host must be (--expect-topology), or the one it matches, or None."""
+        return self.spec.topology
+
+    @property
+    def facts(self):
+        return self.runtime.facts if self.runtime is not None else self.spec.facts
+
+    @property
+    def floors(self):
+        """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
+        host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
+        if self._floors is None:
+            from rmpeer.judge.floors import resolve_floors
+            from rmpeer.tables.topology import TopologyMatrix
+
+            links = self.fitness.links_before if self.fitness is not None else {}
+            abi = getattr(self.runtime, "abi", None)
+            self._floors = resolve_floors(self.facts, links, TopologyMatrix(), expected=self.spec.topology_name,
+                                          no_floors=self.spec.policies.no_floors,
+                                          classes=dict(abi.classes) if abi is not None else None)
+        return self._floors
+
+    def layout(self, case: Case) -> LayoutRun:
+        """The case's layout, built once: the layout built before it is torn down first."""
+        if self.current is not None and self.current.case == case:
+            return self.current
+        self.release_layout()
+        self.current = LayoutRun(self, case)
+        return self.current
+
+    def release_layout(self) -> None:
+        if self.current is not None:
+            current, self.current = self.current, None
+            current.close()
+            self.closed_layouts[current.case.layout.name] = current
+
+    def fresh_setup(self, case: Case, tag: str):
+        """A PeerSetup of the case's layout that the caller drives step by step, with no
+        other layout alive (a check that needs no pair to exist, or counts memory)."""
+        from rmpeer.rm.peers import PeerSetup
+
+        self.release_layout()
+        rt = self.runtime
+        plan = self.layouts.plan(case.layout.cards, case.extent, host_cards=len(rt.host.cards))
+        rt.shim.segment(f"fresh:{tag}:{case.layout.name}")
+        return PeerSetup(rt.rm, rt.host, plan, self.layouts.va)
+
+    def close(self) -> None:
+        """Closes everything, each part even when one before it failed; the facts stay."""
+        if self.runtime is None or self.closed:
+            return
+        self.closed = True
+        try:
+            self.release_layout()
+        finally:
+            self.shim.segment("runtime:close")
+            try:
+                _quietly(lambda: self._other_processes("after"))
+                if self.fitness is not None:
+                    self.fitness.close()
+                    self.shim.note("fitness", summary=self.fitness.summary())   # for rmpeer diff
+            finally:
+                for staging in self.staging.values():
+                    staging.close(self.shim)
+                self.staging = {}
+                self.runtime.close()   # frees the client: every object left, and any boost
+                self.shim.finish()
+
+    def abandon(self) -> None:
+        """An interrupted run: free the RM client (and with it every object and any boost)
+        without replaying or recording the orderly teardown."""
+        if self.runtime is None or self.closed:
+            return
+        self.closed = True
+        if self.fitness is not None:
+            _quietly(self.fitness.close_watch)
+        _quietly(self.runtime.close)
+
+    def fill_result(self) -> RunResult:
+        """The run's measurements and the fitness findings, into its result."""
+        r = self.result
+        if self.fitness is not None:
+            summary = self.fitness.summary()
+            r.clocks, r.boost, r.links = summary["clocks"], summary["boost"], summary["links"]
+            r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
+            from rmpeer.judge.sharedhost import name_other_users
+
+            # a figure below its floor on a card another process used names that process
+            found = name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
+                                     r.gpu_processes.get("before"), r.gpu_processes.get("after"))
+            r.findings += [f for f in found if f not in r.findings]
+        return r
+
+
+def recorded_provoked_xids(shim, abi) -> set:
+    """The Xids a recorded run provoked on purpose: an MMU fault for each channel it replaced
+    after a fault (only a detection test faults a channel and replaces it; a fault in a check
+    fails that check instead). A replay's kernel log is the recorded run's, whichever of its
+    checks this replay runs."""
+    from rmpeer.ce.engine import FAULTED_GROUP
+
+    replaced = any(getattr(line, "label", "").endswith(FAULTED_GROUP) for line in shim.lines)
+    return {abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT")} if replaced else set()
+
+
+def _quietly(clean_up) -> None:
+    """Clean up after a failure; a second failure on the way must not hide the first one,
+    which is the one to report (a replay that diverged diverges again while freeing)."""
+    try:
+        clean_up()
+    except Exception:
+        pass

@@ -1,0 +1,118 @@
+"""What a run checks: this host's GPUs, or recordings of real hosts, and which layouts of
+matrices/layouts.yaml each one gets (a Case: target x layout x extent).
+
+Everything here is known before any test runs, so that layouts can be filtered, refused
+and named at collection time, before any ioctl."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rmpeer.errors import ConfigError
+from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_layout_option
+from rmpeer.rm.client import CTL_PATH
+
+
+NO_GPU_REASON = ("no /dev/nvidiactl: this machine has no NVIDIA GPU or driver, so the hardware suites "
+                 "cannot run live (pass --rm-replay TRANSCRIPT to replay a recording of a real host)")
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str              # live | replay
+    label: str             # e.g. h200x2, or replay:h200x2
+    cards: int
+    path: str | None = None  # the transcript, for a replay
+
+    @property
+    def is_replay(self) -> bool:
+        return self.kind == "replay"
+
+
+@dataclass(frozen=True)
+class Case:
+    target: Target
+    layout: Layout
+    extent: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.target.label}/{self.layout.name}"
+
+
+def short_model(name: str) -> str:
+    """'NVIDIA H200' -> 'h200'; 'NVIDIA H100 80GB HBM3' -> 'h100'."""
+    m = re.search(r"\b([A-Z]+\d+[A-Z]*)\b", name.replace("NVIDIA", ""))
+    return (m.group(1) if m else "gpu").lower()
+
+
+def live_target() -> Target | None:
+    if not os.path.exists(CTL_PATH):
+        return None
+    infos = sorted(glob.glob("/proc/driver/nvidia/gpus/*/information"))
+    model = "gpu"
+    for path in infos[:1]:
+        m = re.search(r"^Model:\s*(.+)$", Path(path).read_text(), re.M)
+        model = short_model(m.group(1)) if m else model
+    cards = len(infos) or len(glob.glob("/dev/nvidia[0-9]*"))
+    return Target("live", f"{model}x{cards}", cards)
+
+
+def replay_target(path: str) -> Target:
+    from rmpeer.shim.shape import check_recording
+    from rmpeer.shim.replay import transcript_summary, validate_recording
+
+    check_recording(path)        # the header's fields of the kinds the recorder writes (exit 2)
+    validate_recording(path)     # header against content, truncation: exit 2 before anything runs
+    summary = transcript_summary(path)
+    return Target("replay", f"replay:{summary['label']}", summary["cards"], str(path))
+
+
+def committed_transcripts() -> list[str]:
+    from rmpeer.paths import transcripts_dir
+
+    return sorted(str(p) for p in transcripts_dir().glob("*.jsonl*"))
+
+
+def cases_for(target: Target, layout_options: list, extent: int | None,
+              matrix: LayoutMatrix) -> tuple[list[Case], list[str]]:
+    """The cases a target runs, and what was left out and why.
+
+    Live: the layouts asked for (names or card lists), else every layout that fits, each
+    planned once here so that a layout RM could not be given is refused before any call.
+    Replay: the recorded layouts, picked by name or by card list."""
+    if target.is_replay:
+        from rmpeer.shim.replay import transcript_summary
+
+        run = transcript_summary(target.path)["run"]
+        recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))
+                    for entry in run.get("layouts", [])]
+        chosen = _pick_recorded(target, recorded, layout_options)
+        return [Case(target, layout, layout.extent) for layout in chosen], []
+    if layout_options:
+        layouts, left_out = [parse_layout_option(text, matrix, target.cards) for text in layout_options], []
+    else:
+        layouts, reasons = matrix.fitting_with_reasons(target.cards)
+        left_out = [f"{name}: {why}" for name, why in reasons]
+    cases = [Case(target, layout, extent or layout.extent or matrix.default_extent) for layout in layouts]
+    for case in cases:
+        matrix.plan(case.layout.cards, case.extent, host_cards=target.cards)   # refuses what RM cannot be given
+    return cases, left_out
+
+
+def _pick_recorded(target, recorded, wanted) -> list[Layout]:
+    if not wanted:
+        return recorded
+    chosen = []
+    for text in wanted:
+        found = [l for l in recorded if l.name == text or ",".join(map(str, l.cards)) == text.replace(" ", "")]
+        if not found:
+            have = ", ".join(f"{l.name} ({','.join(map(str, l.cards))})" for l in recorded) or "none"
+            raise ConfigError(f"--layout {text!r}: the recording {target.path} holds no such layout "
+                              f"(it has: {have})")
+        chosen += [l for l in found if l not in chosen]
+    return chosen

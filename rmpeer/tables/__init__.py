@@ -1,0 +1,1 @@
+"""The matrices' loaders and pure derivations from them: layouts, topologies, the plan, handles."""

@@ -1,0 +1,98 @@
+"""Loading matrix files with errors that name the file, the entry and the fault."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from rmpeer.errors import MatrixError
+from rmpeer.paths import MATRICES_ENV, matrices_dir
+
+# The matrices this process reads, fixed at import: the shipped ones, or the copy that
+# RMPEER_MATRICES names (the replay mutation tests use it to prove that a changed fact
+# makes a replay fail). rmpeer.paths says where the shipped ones are.
+MATRICES = matrices_dir()
+
+
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    pass
+
+
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):   # libyaml: ten times faster
+    """The safe loader, refusing a key written twice in one mapping: plain YAML keeps the
+    last one silently, and a fact stated twice is a fact someone got wrong once."""
+
+    def construct_mapping(self, node, deep=False):
+        first = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                earlier = first.setdefault(key, key_node)
+            except TypeError:     # an unhashable key: the base class says so
+                continue
+            if earlier is not key_node:
+                raise _DuplicateKey(
+                    None, None, f"duplicate key {key!r} (first at line {earlier.start_mark.line + 1})",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(path: Path) -> dict:
+    """A matrix file, parsed once per content (callers must not change what comes back)."""
+    path = Path(path)
+    if not path.is_file():
+        problem = "not found" if not path.exists() else "not a regular file"
+        override = os.environ.get(MATRICES_ENV)
+        if override and Path(override) in path.parents:
+            problem += f" ({MATRICES_ENV}={override} names the matrices folder)"
+        raise MatrixError(path, "file", problem)
+    return _parse(str(path), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _parse(path: str, mtime_ns: int) -> dict:
+    try:
+        data = yaml.load(Path(path).read_bytes(), Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as exc:
+        where = f"line {exc.problem_mark.line + 1}" if exc.problem_mark else "file"
+        problem = ", ".join(p for p in (exc.context, exc.problem) if p)
+        raise MatrixError(path, where, problem if isinstance(exc, _DuplicateKey)
+                          else f"not valid YAML: {problem}") from None
+    except (yaml.YAMLError, OSError) as exc:
+        raise MatrixError(path, "file", f"cannot be read as YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        found = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise MatrixError(path, "file", f"top level must be a mapping, found {found}")
+    return data
+
+
+def require(path, entry, mapping, key, kind, *, optional=False):
+    """mapping[key], checked to be of `kind` (a type or tuple of types)."""
+    if not isinstance(mapping, dict):
+        raise MatrixError(path, entry, f"must be a mapping, found {type(mapping).__name__}")
+    if key not in mapping:
+        if optional:
+            return None
+        raise MatrixError(path, entry, f"missing key {key!r}")
+    value = mapping[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise MatrixError(path, f"{entry}.{key}", f"must be {names}, found {value!r}")
+    return value
+
+
+def parse_bits(path, entry, text) -> tuple[int, int]:
+    """'21:20' -> (21, 20); a single bit '15' or '15:15' -> (15, 15)."""
+    try:
+        parts = [int(p) for p in str(text).split(":")]
+    except ValueError:
+        raise MatrixError(path, entry, f"bit range {text!r} is not 'hi:lo'") from None
+    hi, lo = (parts * 2)[:2] if len(parts) == 1 else parts
+    if len(parts) > 2 or not 0 <= lo <= hi <= 63:
+        raise MatrixError(path, entry, f"bit range {text!r} is not 'hi:lo' with 0 <= lo <= hi <= 63")
+    return hi, lo

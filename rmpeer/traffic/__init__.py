@@ -1,0 +1,1 @@
+"""Moving bytes between cards: patterns, the copy engines' peer traffic, byte checks, bandwidth."""

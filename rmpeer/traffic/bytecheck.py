@@ -1,0 +1,46 @@
+"""A block read back compared with the words it should hold: every byte, fast, and any
+difference told in a few bounded fields (first offset, how many bytes, a short excerpt)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rmpeer.machine import slices
+from rmpeer.shim.libc import ffi, libc
+
+# memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
+# one thread compares about 10 GB/s, a 64 MiB block then costs 6 ms on its own.
+COMPARE_SLICE = slices.SLICE
+EXCERPT_BYTES = 64
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    offset: int          # the first differing byte, rounded down to its 64-bit word
+    actual: bytes        # EXCERPT_BYTES found there
+    differing: int       # how many bytes differ in the whole block
+
+
+def _as_bytes(block) -> np.ndarray:
+    return np.frombuffer(memoryview(block).cast("B"), dtype=np.uint8)
+
+
+def equal(actual, expected) -> bool:
+    a, b = _as_bytes(actual), _as_bytes(expected)
+    if a.size != b.size:
+        return False
+    pa, pb = ffi.cast("unsigned char *", ffi.from_buffer(a)), ffi.cast("unsigned char *", ffi.from_buffer(b))
+    return all(r == 0 for r in slices.each(lambda at, n: libc().memcmp(pa + at, pb + at, n), a.size, COMPARE_SLICE))
+
+
+def compare(actual, expected) -> Mismatch | None:
+    """None when every byte of `actual` equals `expected`; else where and how much differs."""
+    if equal(actual, expected):
+        return None
+    a, b = _as_bytes(actual), _as_bytes(expected)
+    n = min(a.size, b.size)
+    diff = np.flatnonzero(a[:n] != b[:n])
+    first = (int(diff[0]) if diff.size else n) & ~7
+    return Mismatch(first, a[first:first + EXCERPT_BYTES].tobytes(), int(diff.size) + abs(a.size - b.size))
