@@ -1,4 +1,4 @@
-# Sourced by .ci/run (and tests/test_ci_tools.py): the tools the tests need, and how a run ends.
+# Sourced by .ci/run (and tests/system/test_ci_tools.py): the tools the tests need, and how a run ends.
 #   need TOOL PACKAGE...   TOOL (a command; "a|b" for alternatives) on PATH, else the Debian
 #                          PACKAGEs installed (root and apt-get; apt-get update runs once)
 #   lacking TEXT           a tool that is still missing: under CI (the CI variable set) a

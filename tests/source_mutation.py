@@ -16,7 +16,7 @@ Two ways in:
 
   It says KILLED or SURVIVED for each, with the killing test's failure, and exits 1 when one
   survived. CI checks that every mutant still applies to the source and names existing tests
-  (tests/test_source_mutants.py), and runs a few through the harness."""
+  (tests/system/test_source_mutants.py), and runs a few through the harness."""
 
 from __future__ import annotations
 
@@ -67,24 +67,24 @@ MUTANTS = {
     "xid-allowance-not-consumed": M(
         "an allowance for a provoked Xid is never consumed", "rmpeer/judge/verdict.py",
         '                allowed.remove((card, x["xid"]))', "                pass",
-        ("tests/test_judge.py::test_one_allowance_covers_one_provoked_xid",)),
+        ("tests/judge/test_verdict.py::test_one_allowance_covers_one_provoked_xid",)),
     "boost-refusal-is-info": M(
         "a boost that RM refused becomes INFO, not DEGRADE", "rmpeer/judge/verdict.py",
         'f"RM refused it: {status}", DEGRADE))', 'f"RM refused it: {status}", INFO))',
-        ("tests/test_judge.py::test_a_boost_rm_refused_degrades",)),
+        ("tests/judge/test_verdict.py::test_a_boost_rm_refused_degrades",)),
     "floor-at-or-below": M(
         "a figure exactly on the floor fails it", "rmpeer/judge/floors.py",
         '        if f["gbps"] < floor:', '        if f["gbps"] <= floor:',
-        ("tests/test_judge.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
+        ("tests/judge/test_verdict.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
     "compare-reports-last-word": M(
         "the byte comparison reports the last differing word, not the first", "rmpeer/traffic/bytecheck.py",
         "    first = (int(diff[0]) if diff.size else n) & ~7", "    first = (int(diff[-1]) if diff.size else n) & ~7",
-        ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+        ("tests/traffic/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
     "fingerprint-missing-key-ignored": M(
         "a fingerprint key the certificate lacks is ignored", "rmpeer/run/freshness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
         "        if key not in old:\n            continue",
-        ("tests/test_staleness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
+        ("tests/run/test_freshness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
         alt=(('        if key not in old:\n            out.append(f"the certificate records no {name}")',
               "        if key not in old:\n            continue"),)),
     "lock-released-before-the-run": M(
@@ -92,7 +92,7 @@ MUTANTS = {
         "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
         "        return _certify(spec, args, started, valid_for)",
         "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
-        ("tests/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",),
+        ("tests/cli/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",),
         alt=(("    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) "
               "after --wait\n        if lock.note:",
               "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
@@ -100,111 +100,111 @@ MUTANTS = {
     "passive-ignores-require-idle": M(
         "--require-idle is ignored in the passive tier", "rmpeer/cli/certify.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
-        ("tests/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
+        ("tests/cli/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
     "prolog-drains-on-no-verdict": M(
         "the Slurm prolog drains on exits 5, 6 and 7", "rmpeer/integrations/slurm/rmpeer-prolog",
         '    *) log "no verdict', '    5|6|7) exit 1 ;;\n    *) log "no verdict',
-        ("tests/test_fleet_slurm.py::test_no_verdict_exits_never_drain_in_the_prolog",)),
+        ("tests/fleet/test_slurm.py::test_no_verdict_exits_never_drain_in_the_prolog",)),
     "collect-drains-errors": M(
         "fleet collect --drain drains a node that gave no verdict", "rmpeer/fleet/collect.py",
         "        if o.state == FAIL_STATE or (o.state == DEGRADED_STATE",
         "        if o.state in (FAIL_STATE, ERROR) or (o.state == DEGRADED_STATE",
-        ("tests/test_fleet_slurm.py::test_collect_never_drains_a_node_that_gave_no_verdict",)),
+        ("tests/fleet/test_slurm.py::test_collect_never_drains_a_node_that_gave_no_verdict",)),
     "floors-only-by-any": M(
         '"below its floors alone" takes any finding, not all', "rmpeer/fleet/outcome.py",
         "    floors = bool(bad) and all(", "    floors = bool(bad) and any(",
-        ("tests/test_fleet_outcome.py::test_a_node_degraded_by_floors_and_an_xid_is_not_floors_only",)),
+        ("tests/fleet/test_outcome.py::test_a_node_degraded_by_floors_and_an_xid_is_not_floors_only",)),
     "sweep-drops-missing-nodes": M(
         "a node sweep.json names, with no folder, is dropped", "rmpeer/fleet/collect.py",
         "        if node not in found:", "        if False:",
-        ("tests/test_fleet_outcome.py::test_a_node_the_sweep_named_without_a_folder_is_an_error",)),
+        ("tests/fleet/test_outcome.py::test_a_node_the_sweep_named_without_a_folder_is_an_error",)),
     "unreadable-status-is-empty": M(
         "an unreadable status.json is read as {}", "rmpeer/fleet/outcome.py",
         'status = {"exit": None, "line": f"unreadable {folder / STATUS}"}', "status = {}",
-        ("tests/test_fleet_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",),
+        ("tests/fleet/test_outcome.py::test_an_unreadable_status_line_is_an_error_even_beside_a_pass",),
         alt=(("""        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) """
               """or exc}")}""", "        return {}"),)),
     "unknown-verdict-certified": M(
         "the JSON line maps an unknown verdict to CERTIFIED", "rmpeer/render/jsonline.py",
         "    known = verdict if verdict in EXIT_CODES else INCOMPLETE",
         "    known = verdict if verdict in EXIT_CODES else CERTIFIED",
-        ("tests/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
+        ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
         "the certificate's tier is always written as full", "rmpeer/cli/certify.py",
         "    result.target, result.tier = target, spec.tier", '    result.target, result.tier = target, "full"',
-        ("tests/test_outputs.py::test_json_line_of_a_replay",)),
+        ("tests/render/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(
         "a replayed CPU write compares only its first 8 bytes", "rmpeer/shim/replay.py",
         "        if rec.request != bytes(data).hex():", "        if rec.request[:16] != bytes(data).hex()[:16]:",
-        ("tests/test_shim.py::test_a_replayed_cpu_write_is_compared_whole",)),
+        ("tests/shim/test_shim.py::test_a_replayed_cpu_write_is_compared_whole",)),
     "observe-loses-label": M(
         "a live observation record loses its label", "rmpeer/shim/live.py",
         'self.rec.add(CallRecord(0, "observe", label=label, extra={"value": value}))',
         'self.rec.add(CallRecord(0, "observe", extra={"value": value}))',
-        ("tests/test_shim.py::test_a_live_observation_keeps_its_label",)),
+        ("tests/shim/test_shim.py::test_a_live_observation_keeps_its_label",)),
     # -- found since (issue 27, part 5) ------------------------------------------------------------
     "reasons-repeat-subjects": M(
         "a reason counts a subject once per finding, not once", "rmpeer/judge/verdict.py",
         '        if f.subject not in seen[key]["subjects"]:\n            seen[key]["subjects"].append(f.subject)',
         '        seen[key]["subjects"].append(f.subject)',
-        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+        ("tests/judge/test_verdict.py::test_a_reason_counts_the_subjects_it_stands_for",)),
     "one-reason-only": M(
         "the verdict keeps only its first reason", "rmpeer/judge/verdict.py",
         "            return name, _reasons(chosen)", "            return name, _reasons(chosen[:1])",
-        ("tests/test_judge.py::test_a_reason_counts_the_subjects_it_stands_for",)),
+        ("tests/judge/test_verdict.py::test_a_reason_counts_the_subjects_it_stands_for",)),
     "no-p-state-passes": M(
         "a card RM gave no P-state passes", "rmpeer/judge/verdict.py",
         '        if not r.get("pstate"):\n            out.append(Finding("clocks"',
         '        if False:\n            out.append(Finding("clocks"',
-        ("tests/test_judge.py::test_a_card_without_a_p_state_degrades",)),
+        ("tests/judge/test_verdict.py::test_a_card_without_a_p_state_degrades",)),
     "link-refusal-passes": M(
         "a link reading RM refused passes as a card without NVLink", "rmpeer/judge/verdict.py",
         '    if not health.get("supported") or reason:', "    if False:",
-        ("tests/test_judge.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
+        ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
     "end-counters-unread-pass": M(
         "error counters RM would not give at the run's end pass", "rmpeer/judge/verdict.py",
         "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
-        ("tests/test_judge.py::test_link_counter_growth_is_judged_by_the_judge",)),
+        ("tests/judge/test_verdict.py::test_link_counter_growth_is_judged_by_the_judge",)),
     "excerpt-of-the-expected-bytes": M(
         "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/traffic/bytecheck.py",
         "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
-        ("tests/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+        ("tests/traffic/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
     "junit-unknown-outcome-passes": M(
         "JUnit shows a check outcome it does not know as a pass", "rmpeer/render/junit.py",
         '        elif check.outcome != "passed":', "        elif False:",
-        ("tests/test_outputs.py::test_junit_shows_an_outcome_it_does_not_know_as_an_error",)),
+        ("tests/render/test_outputs.py::test_junit_shows_an_outcome_it_does_not_know_as_an_error",)),
     "table-partial-fail-ok": M(
         "the table shows a cell with one failed copy of several as ok", "rmpeer/render/table.py",
         'f"{tag}:ok" if passed == total', 'f"{tag}:ok" if passed',
-        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+        ("tests/render/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
     "table-counts-skipped-setup": M(
         "the table counts a skipped setup check as a failed one", "rmpeer/render/table.py",
         'c.s is not None and c.outcome != "skipped":', "c.s is not None:",
-        ("tests/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
+        ("tests/render/test_render.py::test_a_cell_with_one_failed_copy_of_two_says_fail",)),
     "passive-swapped-card-passes": M(
         "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/run/passive.py",
         '            if g is None or g["uuid"] != card.uuid:', "            if g is None:",
-        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+        ("tests/run/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "passive-extra-gpu-passes": M(
         "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/run/passive.py",
         "        if len(by_bus) != len(facts.cards) and not some_cards(facts):", "        if False:",
-        ("tests/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+        ("tests/run/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "no-nvlink-passes-an-nvlink-topology": M(
         "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge/verdict.py",
         '"no NVLink", DEGRADE)] if expected else []', '"no NVLink", DEGRADE)] if False else []',
-        ("tests/test_judge.py::test_a_card_without_nvlink_on_an_nvlink_topology_degrades",)),
+        ("tests/judge/test_verdict.py::test_a_card_without_nvlink_on_an_nvlink_topology_degrades",)),
     "floors-of-the-matched-entry": M(
         "--expect-topology is ignored when choosing the floors", "rmpeer/judge/floors.py",
         "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
-        ("tests/test_judge.py::test_the_topology_asked_for_gives_the_floors",)),
+        ("tests/judge/test_verdict.py::test_the_topology_asked_for_gives_the_floors",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
-        ("tests/test_results_collector.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
+        ("tests/pytest_plugin/test_results.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
-                                (f"tests/test_shim.py::test_a_replay_refuses_a_call_that_differs_from_the_recording[{op}]",))
+                                (f"tests/shim/test_shim.py::test_a_replay_refuses_a_call_that_differs_from_the_recording[{op}]",))
     for op, what, anchor in (
         ("open", "an open of another path", "        if rec.path != path:"),
         ("mmap", "an mmap of another length", '        if rec.extra.get("length") != length:'),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fixtures/abi-parity.json.gz: every tag of open-gpu-kernel-modules from FIRST to
-LAST, read by the C compiler (rmpeer/abi/headers/probe.py), for tests/test_abi_parity.py.
+LAST, read by the C compiler (rmpeer/abi/headers/probe.py), for tests/abi/headers/test_parity.py.
 
   python tools/abi_parity_fixture.py [--src CLONE] [--first 535.43.02] [--last 595.45.04]
 

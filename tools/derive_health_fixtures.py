@@ -6,7 +6,7 @@ the folder's README.md table that says what was changed and why.
   python tools/derive_health_fixtures.py [SOURCE] [--out DIR]   # the recordings
   python tools/derive_health_fixtures.py --table                  # the table of what changed
 
-The recordings are not committed: tests/test_health_replay.py derives them into a temporary
+The recordings are not committed: tests/run/test_health_replay.py derives them into a temporary
 folder from the committed real recording at every run. The table (what each one changes and
 why) is in fixtures/transcripts/README.md, written by --table.
 
@@ -135,7 +135,7 @@ def readme(source: Path, names) -> str:
     rows = "\n".join(f"| `{n}` | `{BRANCHES[n][0]}` | `{BRANCHES[n][1]}` set to `{BRANCHES[n][2]}` | {BRANCHES[n][3]} "
                      f"| {BRANCHES[n][4]} |" for n in names)
     return (f"## Derived recordings: one reply field changed\n\n"
-            f"`tests/test_health_replay.py` derives, at every run and into a temporary folder, one recording per\n"
+            f"`tests/run/test_health_replay.py` derives, at every run and into a temporary folder, one recording per\n"
             f"row below from the real recording `{source.name}` (`tools/derive_health_fixtures.py`): ONE reply\n"
             f"field of one health call changed, by name through the recording's own ABI. Nothing else differs:\n"
             f"not the other calls, not their bytes, not the host note (a replay decodes the changed reply\n"

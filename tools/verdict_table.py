@@ -27,13 +27,15 @@ def recordings() -> list:
     return sorted(p.relative_to(RECORDINGS).as_posix() for p in RECORDINGS.rglob("*.jsonl.gz"))
 
 
-def replay(name: str, tier) -> dict:
+def replay(name: str, tier, env=None) -> dict:
+    """One replay, as a user runs it: its exit code and JSON line. env: the environment of the
+    rmpeer it runs (by default this checkout's rmpeer)."""
     with tempfile.TemporaryDirectory() as out:
         argv = [sys.executable, "-m", "rmpeer", "certify", "--replay", str(RECORDINGS / name),
                 "--json", "--output", out]
         if tier:
             argv += ["--tier", tier]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env = env or dict(os.environ, PYTHONPATH=str(ROOT))
         done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=out)
     lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
     line = json.loads(lines[-1]) if lines else {}

@@ -3,7 +3,7 @@ shown, take a screenshot, and list every request the page made.
 
 Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON
 messages ended by a NUL byte on file descriptors 3 and 4), so no port is opened and no
-websocket library is needed. Used by tests/test_report.py and for the README's screenshots."""
+websocket library is needed. Used by tests/report/test_report.py and for the README's screenshots."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The seed's schemes (PlanHostPeers) come first; rmpeer's own objects (discovery, copy
 engines, staging buffers, a detection test's spare) live in ranges of their own.
-tests/test_plan.py checks that the ranges never meet for the largest layout."""
+tests/tables/test_plan.py checks that the ranges never meet for the largest layout."""
 
 # The seed: NV50_P2P of sessions a < b at PAIR_BASE + a*PAIR_STRIDE + b (unique while b < 16)
 PAIR_BASE, PAIR_STRIDE = 0xB2000000, 16

@@ -5,7 +5,7 @@ values of the constants, escapes, classes, controls and bit fields drivers.yaml 
 flat keys ('structs/NVOS46_PARAMETERS/flags2': [36, 'u32', 1]). To stay a few KB it is
 stored as differences: each tag lists only the keys that changed from the tag before it
 (in version order), which is compression only: it claims nothing about parents.
-tests/test_abi_parity.py checks drivers.yaml against it; tools/abi_parity_fixture.py
+tests/abi/headers/test_parity.py checks drivers.yaml against it; tools/abi_parity_fixture.py
 writes it from a mirror of open-gpu-kernel-modules.
 """
 

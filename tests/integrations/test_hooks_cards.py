@@ -15,8 +15,8 @@ import yaml
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
-HOOKS = Path(__file__).resolve().parents[1] / "rmpeer" / "integrations"
-ROOT = Path(__file__).resolve().parents[1]
+HOOKS = Path(__file__).resolve().parents[2] / "rmpeer" / "integrations"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rmpeer(tmp_path) -> Path:

@@ -19,7 +19,7 @@ from rmpeer.paths import transcripts_dir
 from rmpeer.run.targets import replay_target
 
 pytestmark = pytest.mark.offline
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("derive_health_fixtures", REPO / "tools" / "derive_health_fixtures.py")
 derive_tool = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(derive_tool)

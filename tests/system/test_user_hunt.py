@@ -44,7 +44,7 @@ from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE, EXIT_OK
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
 
 

@@ -3,7 +3,7 @@ an input the issue measured, run as a user would (`python -m rmpeer ...` in a pr
 own), asserting the exit code (rmpeer/errors.py's table), the one line that says why, that
 no traceback is printed, and what is on disk afterwards. The hook rows run the shipped
 scripts against a stand-in RMPEER and assert that only exit 1 (or 4) with a status.json of
-the same run drains. The signal sweep is tests/test_signal_sweep.py."""
+the same run drains. The signal sweep is tests/system/test_signal_sweep.py."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from rmpeer.fleet.files import copy_out
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 NOBOOST = transcripts_dir() / "degraded" / "h200x2-20261130T003733Z-noboost.jsonl.gz"
 HAS_GPU = os.path.exists("/dev/nvidiactl")

@@ -17,7 +17,7 @@ from rmpeer.run.costmodel import (calibration_logs, fit, fitness_figures, layout
                               parse_progress, projection, tier_layouts)
 
 pytestmark = pytest.mark.offline
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = [ROOT / "docs/evidence/h200x2-20261130T003650Z", ROOT / "docs/evidence/h200x2-20261130T005408Z"]
 BENCH = json.loads((EVIDENCE[0] / "bench.json").read_text())
 LOGS = [text for folder in EVIDENCE for text in calibration_logs(folder)]

@@ -18,7 +18,7 @@ from rmpeer.diff.load import Side
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 T = transcripts_dir()
 EVIDENCE = ROOT / "docs" / "evidence"
 PAIRS = [

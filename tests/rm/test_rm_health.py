@@ -20,7 +20,7 @@ from rmpeer.shim.records import CallRecord, Payload
 from rmpeer.shim.replay import ReplayBuffer
 
 pytestmark = pytest.mark.offline
-EVIDENCE = Path(__file__).resolve().parents[1] / "docs" / "evidence" / "h200x1-20261201T0928Z-health-probe"
+EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence" / "h200x1-20261201T0928Z-health-probe"
 PROBE = json.loads((EVIDENCE / "nobody.json").read_text())
 SMI = (EVIDENCE / "nvidia-smi-q.txt").read_text()
 NOT_SUPPORTED = 0x56   # matrices/nvstatus.yaml's NV_ERR_NOT_SUPPORTED

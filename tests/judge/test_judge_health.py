@@ -16,7 +16,7 @@ from rmpeer.judge.health import health_findings
 from rmpeer.model.result import DEGRADE, FAIL, INFO, CheckResult, Finding
 
 pytestmark = pytest.mark.offline
-PROBE = json.loads((Path(__file__).resolve().parents[1] / "docs" / "evidence" /
+PROBE = json.loads((Path(__file__).resolve().parents[2] / "docs" / "evidence" /
                     "h200x1-20261201T0928Z-health-probe" / "nobody.json").read_text())
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 if not TOOLS.is_dir():
     pytest.skip("tools/ is in the checkout, not in the installed package", allow_module_level=True)
 pytestmark = pytest.mark.offline

@@ -21,7 +21,7 @@ from rmpeer.paths import matrices_dir
 from source_mutation import mutated
 
 pytestmark = pytest.mark.offline
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 # the two recordings made after copies at once start behind a gate (run.gated): the earlier
 # two measured both directions at once without it (704 and 725 GB/s against 780), a spread
 # calibrate refuses, as it should

@@ -26,7 +26,7 @@ from rmpeer.tables.topology import TopologyMatrix
 from source_mutation import mutated
 
 pytestmark = pytest.mark.offline
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 TWO = TRANSCRIPTS / "h200x2-20261130T151653Z.jsonl.gz"
 ONE = TRANSCRIPTS / "h200x1-20261130T003119Z.jsonl.gz"
 

@@ -50,7 +50,7 @@ def _command(out: Path) -> list:
 
 
 def _env():
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     return dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

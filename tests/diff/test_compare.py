@@ -296,7 +296,7 @@ def test_boosted_against_idle_clocks_differs_only_in_the_boost(tmp_path):
 # by changing only what changes between two healthy runs; a behaviour change is then made on
 # top, one at a time, and must be named.
 
-EVIDENCE = Path(__file__).resolve().parents[1] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
+EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
 QUICK_REC = TRANSCRIPTS / "h200x2-20261130T005408Z.jsonl.gz"
 FULL_REC = TRANSCRIPTS / "h200x2-20261130T003650Z.jsonl.gz"
 QUICK_CERT = EVIDENCE / "h200x2-20261130T005408Z" / "certificate-quick.json.gz"

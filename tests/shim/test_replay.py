@@ -14,7 +14,7 @@ from rmpeer.paths import matrices_dir, pytest_args, pytest_env, suites_dir, tran
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
-TESTS = os.path.dirname(os.path.abspath(__file__))   # mutants.py, a plugin of the self-tests
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # mutants.py, a plugin of the self-tests
 TWO_GPU = sorted(str(p) for p in transcripts_dir().glob("h200x2-*.jsonl.gz"))
 DEGRADED = sorted(str(p) for p in (transcripts_dir() / "degraded").glob("h200x2-*.jsonl.gz"))
 needs_transcript = pytest.mark.skipif(not TWO_GPU, reason="no two-GPU recording in fixtures/transcripts/")

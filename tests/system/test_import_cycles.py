@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.offline
-PACKAGE = Path(__file__).resolve().parents[1] / "rmpeer"
+PACKAGE = Path(__file__).resolve().parents[2] / "rmpeer"
 
 
 def modules() -> dict:

@@ -13,7 +13,7 @@ import pytest
 from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
 
 pytestmark = pytest.mark.offline
-TESTS = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORDINGS = sorted(transcripts_dir().glob("*.jsonl.gz"))
 SUITES = sorted(p.name for p in suites_dir().glob("test_*.py"))
 

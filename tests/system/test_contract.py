@@ -358,7 +358,7 @@ def test_the_readme_shows_the_exit_codes_of_rmpeer_help():
     """README's exit-code block is rmpeer/errors.py's table, as `rmpeer --help` prints it."""
     from rmpeer.cli import EXIT_CODES
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = Path(__file__).resolve().parents[2] / "README.md"
     if not readme.is_file():
         pytest.skip("README.md is in the checkout, not beside these tests")
     assert f"```\n{EXIT_CODES}\n```" in readme.read_text()
@@ -404,7 +404,7 @@ def test_the_wheel_lists_every_package_of_the_tree():
     the wheel): a new subpackage missing there would be missing from every install."""
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / "pyproject.toml").is_file():
         pytest.skip("not a checkout")
     config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -61,7 +61,7 @@ def test_the_rules_can_fail(tmp_path, monkeypatch):
 
 
 def test_the_architecture_page_names_the_spine():
-    doc = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"    # the checkout's, beside tests/
+    doc = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"    # the checkout's, beside tests/
     text = doc.read_text()
     for word in ("RunSpec", "HostRun", "RunResult", "rmpeer.judge.verdict", "```mermaid", "## Glossary"):
         assert word in text

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.offline, pytest.mark.skipif(not shutil.which("bash"), reason="needs bash")]
-TOOLS = Path(__file__).resolve().parents[1] / ".ci" / "tools.sh"
+TOOLS = Path(__file__).resolve().parents[2] / ".ci" / "tools.sh"
 NOWHERE = "rmpeer-test-no-such-tool"
 
 

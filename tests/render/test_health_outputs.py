@@ -17,7 +17,7 @@ from rmpeer.render.health_text import health_lines
 from rmpeer.model.result import RunResult
 
 pytestmark = pytest.mark.offline
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EVIDENCE = REPO / "docs" / "evidence" / "h200x1-20261201T0928Z-health-probe"
 HOST = json.loads((EVIDENCE / "host.txt").read_text())
 OLD_RECORDING = REPO / "fixtures" / "transcripts" / "h200x1-20261130T003119Z.jsonl.gz"

@@ -41,7 +41,7 @@ from rmpeer.safewrite import UnsafeTarget, write_file
 from rmpeer.machine.signing import KEY_ENV, signed_text, verify
 
 pytestmark = pytest.mark.offline
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RECORDING = REPO / "fixtures/transcripts/h200x1-20261130T003119Z.jsonl.gz"
 DEGRADED_RECORDING = REPO / "fixtures/transcripts/degraded/h200x1-20261130T003151Z-noboost.jsonl.gz"
 # Real certificates of two lent hosts (2 x H200 and 1 x H200), both of node "vm".

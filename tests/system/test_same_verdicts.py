@@ -1,0 +1,40 @@
+"""The one-run-path move changed no verdict: every committed recording, replayed in the passive
+tier and in the tier its own layouts cover, gives the exit code and JSON line (verdict, tier,
+counts, reasons, not_checked, per-card and per-pair verdicts) of the table that
+tools/verdict_table.py made with the code before the move (tests/data/verdicts-before-move.json).
+Each replay runs in its own process, with the rmpeer this test run imports."""
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import rmpeer
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "verdict_table.py"
+BEFORE = Path(__file__).resolve().parents[1] / "data" / "verdicts-before-move.json"
+if not TOOL.is_file():
+    pytest.skip("tools/ is in the checkout, not in the installed package", allow_module_level=True)
+pytestmark = pytest.mark.offline
+
+spec = importlib.util.spec_from_file_location("verdict_table", TOOL)
+verdict_table = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(verdict_table)
+TABLE = json.loads(BEFORE.read_text())
+CASES = [(name, tier) for name in sorted(TABLE) for tier in ("passive", "own")]
+
+
+def test_the_table_covers_every_committed_recording():
+    assert sorted(TABLE) == verdict_table.recordings()
+
+
+@pytest.mark.parametrize("name, tier", CASES, ids=[f"{n.split('.')[0]}-{t}" for n, t in CASES])
+def test_the_same_verdict_as_before_the_move(name, tier):
+    # the rmpeer this test run imports (the installed wheel under CI, the checkout here)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(rmpeer.__file__).resolve().parents[1])] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    now = verdict_table.replay(name, None if tier == "own" else tier, env=env)
+    assert now == TABLE[name][tier]
