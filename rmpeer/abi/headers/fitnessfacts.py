@@ -1,6 +1,6 @@
 """`rmpeer abi fitness-facts [SRC]`: the perf and NVLink facts of many tags, by compiling.
 
-tests/run/test_fitness.py checks drivers.yaml's perf and NVLink entries against
+tests/run/test_fitness_offline.py checks drivers.yaml's perf and NVLink entries against
 fixtures/abi/fitness-facts.json, an oracle read from NVIDIA's headers and not from
 drivers.yaml. This command writes it. The names it measures are data
 (fixtures/abi/fitness-facts.names.yaml); the values come from the C compiler, through the
