@@ -64,6 +64,10 @@ class Mutant:
 M = Mutant
 # Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
 MUTANTS = {
+    "deadline-forgets-what-is-owed": M(
+        "a deadline ends fleet node before its status.json is written", "rmpeer/machine/deadline.py",
+        "            for write in (self.on_deadline, *_BEFORE_EXIT):", "            for write in (self.on_deadline,):",
+        ("tests/fleet/test_node.py::test_a_deadline_that_ends_the_node_still_leaves_its_status",)),
     "xid-allowance-not-consumed": M(
         "an allowance for a provoked Xid is never consumed", "rmpeer/judge/verdict.py",
         '                allowed.remove((card, x["xid"]))', "                pass",

@@ -24,6 +24,10 @@ def add_parser(sub) -> None:
     where.add_argument("--shared", help="a sweep's shared folder: this node writes <shared>/<node>/")
     n.add_argument("--if-stale", help="a certificate that, while valid for this platform and tier, skips the run")
     n.add_argument("--require-idle", action="store_true", help="no verdict (exit 7) while other processes hold the GPUs")
+    n.add_argument("--deadline", metavar="SECONDS",
+                   help="certify's --deadline: the run ends INCOMPLETE (exit 5) if it has not ended by then")
+    n.add_argument("--require-complete", action="store_true",
+                   help="certify's --require-complete: no verdict (exit 8) when a check could not run")
     n.add_argument("--run-id", metavar="ID",
                    help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
                         "status (rmpeer/integrations)")

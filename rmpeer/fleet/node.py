@@ -31,6 +31,7 @@ from pathlib import Path
 from rmpeer.errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
                       RmpeerError)
 from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.machine.deadline import owed_at_exit
 from rmpeer.safewrite import write_file
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 
@@ -47,11 +48,14 @@ def stand_in(node: str) -> str | None:
 
 
 def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | None,
-                 require_idle: bool = False, cards: tuple = ()) -> list:
+                 require_idle: bool = False, cards: tuple = (), *, deadline: str | None = None,
+                 require_complete: bool = False) -> list:
     """The certify command line of one node's run. A stand-in recording replays instead of the
     GPUs, whole: it decides its own layouts, and a passive replay of it would read only its
-    RM facts, never the faults it was recorded to show."""
-    args = ["certify", "--output", str(output)]
+    RM facts, never the faults it was recorded to show. The deadline and --require-complete
+    hold for a replay too: they bound the run and judge what it could check, not the GPUs."""
+    args = (["certify", "--output", str(output)] + (["--deadline", deadline] if deadline else [])
+            + (["--require-complete"] if require_complete else []))
     if replay:
         return args + ["--replay", replay]
     return (args + ["--tier", tier] + (["--if-stale", if_stale] if if_stale else [])
@@ -129,17 +133,27 @@ def run_certify(args: list) -> tuple[int, str]:
 
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
-             run_id: str = "", cards: tuple = ()) -> tuple[int, str]:
+             run_id: str = "", cards: tuple = (), *, deadline: str | None = None,
+             require_complete: bool = False) -> tuple[int, str]:
     from rmpeer.machine import interrupts
 
     node = node_name()
     _usable_folder(output)
     (output / STATUS).unlink(missing_ok=True)
     replay = stand_in(node)
-    args = certify_args(tier, output, if_stale, replay, require_idle, cards)
+    args = certify_args(tier, output, if_stale, replay, require_idle, cards, deadline=deadline,
+                        require_complete=require_complete)
     started, wall = time.monotonic(), time.time()
     line = ""
-    code, said = run_certify(args)
+
+    def at_deadline(seconds):   # certify's deadline ends this process: the status says so first
+        _write_status(output, {"node": node, "tier": tier, "exit": EXIT_INCOMPLETE, "stand_in": replay or "",
+                               "line": reason_line("tool", f"stopped by the deadline of {seconds:g} s"),
+                               "verdict": "", "run_id": run_id, "certificate_id": "",
+                               "duration_s": round(time.monotonic() - started, 2),
+                               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    with owed_at_exit(at_deadline):
+        code, said = run_certify(args)
     mine = _this_runs_certificate(output, wall)
     verdict, cert_id = (mine[1].get("verdict", ""), mine[1].get("certificate_id", "")) if mine else ("", "")
     if interrupts.seen() and code != EXIT_INCOMPLETE:
@@ -180,7 +194,8 @@ def main_node(args) -> int:
     from rmpeer.machine.selection import passed_on
 
     code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
-                          passed_on(args))
+                          passed_on(args), deadline=getattr(args, "deadline", None),
+                          require_complete=bool(getattr(args, "require_complete", False)))
     if line:
         print(line, flush=True)
     return code

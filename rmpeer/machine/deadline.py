@@ -41,6 +41,21 @@ def parse_deadline(text, tier: str, *, replay: bool = False) -> float:
     return seconds
 
 
+# What a caller in the same process owes before a deadline ends it (rmpeer.fleet.node: its
+# status.json, which the hooks read): run on the watchdog thread after the run's own outputs.
+_BEFORE_EXIT: list = []
+
+
+@contextlib.contextmanager
+def owed_at_exit(fn):
+    """fn(seconds) runs if a deadline inside this block ends the process."""
+    _BEFORE_EXIT.append(fn)
+    try:
+        yield
+    finally:
+        _BEFORE_EXIT.remove(fn)
+
+
 class Watchdog:
     def __init__(self, seconds: float, on_deadline):
         """on_deadline(seconds) writes the INCOMPLETE outputs; it runs on the watchdog thread."""
@@ -62,13 +77,14 @@ class Watchdog:
         with self.lock:
             if not self.armed:
                 return
-            try:
-                self.on_deadline(self.seconds)
-            except BaseException as exc:   # noqa: BLE001 - the exit below is what matters
+            for write in (self.on_deadline, *_BEFORE_EXIT):
                 try:
-                    print(f"rmpeer: the deadline's outputs could not be written: {exc}", file=sys.stderr)
-                except (OSError, ValueError):
-                    pass
+                    write(self.seconds)
+                except BaseException as exc:   # noqa: BLE001 - the exit below is what matters
+                    try:
+                        print(f"rmpeer: the deadline's outputs could not be written: {exc}", file=sys.stderr)
+                    except (OSError, ValueError):
+                        pass
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()

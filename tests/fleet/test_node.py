@@ -159,3 +159,35 @@ def test_a_crash_inside_certify_is_a_tool_error_never_a_verdict(tmp_path, monkey
     assert code == 5 and line == "rmpeer: tool: certify exit 5: certify stopped: injected fault"
     got = oc.load_node(tmp_path / "crashy")
     assert got.state == "error" and got.exit_code == 5
+
+
+def test_certifys_deadline_and_require_complete_are_passed_on():
+    """The two options keep certify's own spellings (`rmpeer certify --help`), for a live run
+    and for a stand-in replay alike."""
+    from rmpeer.fleet.node import certify_args as live
+
+    oc_args = live
+    argv = live("quick", Path("/o"), None, None, deadline="30", require_complete=True)
+    assert argv[argv.index("--deadline") + 1] == "30" and "--require-complete" in argv
+    argv = oc_args("quick", Path("/o"), None, "/r.jsonl.gz", deadline="30", require_complete=True)
+    assert argv[argv.index("--deadline") + 1] == "30" and "--require-complete" in argv and "--replay" in argv
+    assert "--deadline" not in live("quick", Path("/o"), None, None)
+
+
+def test_require_complete_on_a_node_is_no_verdict_and_never_a_drain(tmp_path):
+    """The healthy recording is CERTIFIED, but it holds no health call: not checked, so
+    --require-complete makes it exit 8 (rmpeer/errors.py), a tool error in status.json."""
+    rc, line, _ = fleet_node(tmp_path, "n1", HEALTHY, "--require-complete", tier="quick")
+    status = json.loads((tmp_path / "n1" / "status.json").read_text())
+    assert rc == 8 and line.startswith("rmpeer: tool: certify exit 8") and status["exit"] == 8
+    assert status["verdict"] == "" and oc.load_node(tmp_path / "n1").state == "error"
+
+
+def test_a_deadline_that_ends_the_node_still_leaves_its_status(tmp_path):
+    """certify's deadline ends the process (exit 5): the status.json the hooks read is written
+    first, INCOMPLETE, with the deadline as its reason."""
+    rc, _, _ = fleet_node(tmp_path, "n1", HEALTHY, "--deadline", "0.05", tier="quick")
+    status = json.loads((tmp_path / "n1" / "status.json").read_text())
+    assert rc == 5 and status["exit"] == 5 and status["verdict"] == ""
+    assert status["line"] == "rmpeer: tool: stopped by the deadline of 0.05 s"
+    assert oc.load_node(tmp_path / "n1").state == "error"
