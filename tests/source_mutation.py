@@ -64,6 +64,10 @@ class Mutant:
 M = Mutant
 # Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
 MUTANTS = {
+    "collect-takes-any-sweeps-status": M(
+        "collect reads a folder an earlier sweep left as this sweep's result", "rmpeer/fleet/collect.py",
+        "            if o.state != ERROR and theirs != run_id:", "            if False:",
+        ("tests/system/test_shared_host_trust.py::test_collect_takes_only_this_sweeps_status",)),
     "deadline-forgets-what-is-owed": M(
         "a deadline ends fleet node before its status.json is written", "rmpeer/machine/deadline.py",
         "            for write in (self.on_deadline, *_BEFORE_EXIT):", "            for write in (self.on_deadline,):",

@@ -24,7 +24,7 @@ from rmpeer.safewrite import write_file
 from rmpeer.fleet import slurmctl
 from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node,
-                      reason_line)
+                                  read_status, reason_line)
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 
 
@@ -40,6 +40,14 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
         if not isinstance(record, dict) or not isinstance(record.get("nodes", []), list):
             raise ConfigError(f"{shared / SWEEP}: not a sweep record (no list of nodes)")
     found = {o.node: o for o in load_sweep(shared)}
+    run_id = record.get("run_id")
+    if run_id:      # a folder left by an earlier sweep into the same folder is not this sweep's result
+        for node, o in found.items():
+            theirs = read_status(shared / node).get("run_id")
+            if o.state != ERROR and theirs != run_id:
+                found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
+                    "tool", f"status.json is of another run (run id {theirs or 'none'}, this sweep's {run_id}): "
+                            "not this sweep's result"), duration_s=o.duration_s)
     for node in record.get("nodes", []):
         if node not in found:
             found[node] = NodeOutcome(node, ERROR, line=reason_line("tool", "no result: the node did not run "
@@ -47,10 +55,10 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     return [found[n] for n in sorted(found)], record
 
 
-def rerun(outcome: NodeOutcome, shared: Path, tier: str, args) -> NodeOutcome:
-    """The one second chance of a node DEGRADED by floors alone."""
+def rerun(outcome: NodeOutcome, shared: Path, tier: str, args, run_id: str = "") -> NodeOutcome:
+    """The one second chance of a node DEGRADED by floors alone (under the sweep's run id)."""
     cmd = [*(args.rmpeer.split() if args.rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
-           "--shared", str(shared)]
+           "--shared", str(shared), *(["--run-id", run_id] if run_id else [])]
     print(f"{outcome.node}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
     before = _status_stamp(shared / outcome.node)
     code = slurmctl.run_on(outcome.node, cmd, time_limit_min=args.time, timeout=args.time * 60 + 120)
@@ -180,7 +188,8 @@ def collect(args) -> int:
         if not shutil.which("srun"):
             raise ConfigError("--drain needs Slurm's client commands (srun, scontrol) on this machine")
         tier = record.get("tier", "full")
-        outcomes = [rerun(o, shared, tier, args) if o.state == DEGRADED_STATE and o.floors_only else o
+        outcomes = [rerun(o, shared, tier, args, record.get("run_id") or "")
+                    if o.state == DEGRADED_STATE and o.floors_only else o
                     for o in outcomes]
     print(table(outcomes))
     print(signatures(outcomes))

@@ -1344,3 +1344,18 @@ def test_a_user_without_a_home_keeps_its_key_beside_its_own_lock(monkeypatch, tm
     monkeypatch.setattr(signing.os, "geteuid", lambda: os.getuid())
     assert signing.key_path() == Path("/var/lib/rmpeer/host.key") if os.getuid() == 0 else \
         home / ".local/state/rmpeer/host.key"
+
+
+def test_collect_takes_only_this_sweeps_status(tmp_path):
+    """sweep.json's run id is in every node's status.json of that sweep (rmpeer.fleet.sweep): a
+    folder left by an earlier sweep into the same shared folder is no result of this one."""
+    shared = tmp_path / "shared"
+    node_folder(shared, "vm", CERT_1X)                   # its status.json carries no run id
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": "passive", "run_id": "sweep-2"}))
+    done = collect(shared)
+    row = rows_of(done.stdout)["vm"]
+    assert done.returncode == 5 and row[0] == "error", done.stdout + done.stderr
+    assert "status.json is of another run (run id none, this sweep's sweep-2)" in row[1]
+    status = json.loads((shared / "vm" / "status.json").read_text())
+    (shared / "vm" / "status.json").write_text(json.dumps({**status, "run_id": "sweep-2"}) + "\n")
+    assert rows_of(collect(shared).stdout)["vm"][0] == "pass"
