@@ -64,6 +64,11 @@ class Mutant:
 M = Mutant
 # Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
 MUTANTS = {
+    "junit-forgets-the-cards": M(
+        "JUnit leaves out which cards the verdict covers", "rmpeer/render/junit.py",
+        "    return props + _cards(result)", "    return props",
+        ("tests/render/test_selection_outputs.py::test_junit_names_the_selection_and_each_cards_verdict",
+         "tests/render/test_selection_outputs.py::test_a_whole_host_has_no_selection_and_every_card_and_pair")),
     "collect-takes-any-sweeps-status": M(
         "collect reads a folder an earlier sweep left as this sweep's result", "rmpeer/fleet/collect.py",
         "            if o.state != ERROR and theirs != run_id:", "            if False:",

@@ -72,6 +72,24 @@ def _properties(result: RunResult) -> list[tuple[str, str]]:
     if result.valid_until:
         props.append(("valid_until", result.valid_until))
     props += [("reason", r) for r in result.reasons]
+    return props + _cards(result)
+
+
+def _cards(result: RunResult) -> list[tuple[str, str]]:
+    """The cards the run took (when it took some: `cards: 1 of 0-1 (from --cards)`), and each
+    card's and pair's verdict, by the host's card numbers and UUIDs: a reader of the JUnit
+    file sees which GPUs a verdict covers."""
+    from rmpeer.judge.cards import compact
+    from rmpeer.machine.selection import DEFAULT, Selection
+
+    props = []
+    chosen = result.host.get("selection")
+    if chosen and chosen.get("source") != DEFAULT:
+        sel = Selection.from_dict(chosen)
+        props.append(("selection", f"{sel.line()}: " + ", ".join(f"{i} = {u}" for i, u in zip(sel.cards, sel.uuids))))
+    per = compact(result)
+    props += [("card", f"{c['card']} ({c['uuid'] or 'uuid unknown'}): {c['verdict']}") for c in per["cards"]]
+    props += [("pair", f"{p['pair']}: {p['verdict']}") for p in per["pairs"]]
     return props
 
 
