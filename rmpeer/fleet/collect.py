@@ -13,10 +13,12 @@ Exit: 0 every node passed, 1 a node failed or is degraded, 5 a node gave no verd
 
 from __future__ import annotations
 
+import calendar
 import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
@@ -43,8 +45,9 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     run_id = record.get("run_id")
     if run_id:      # a folder left by an earlier sweep into the same folder is not this sweep's result
         for node, o in found.items():
-            theirs = read_status(shared / node).get("run_id")
-            if o.state != ERROR and theirs != run_id:
+            status = read_status(shared / node)
+            theirs = status.get("run_id")
+            if o.state != ERROR and theirs != run_id and not _later(status.get("at"), record.get("submitted")):
                 found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
                     "tool", f"status.json is of another run (run id {theirs or 'none'}, this sweep's {run_id}): "
                             "not this sweep's result"), duration_s=o.duration_s)
@@ -53,6 +56,18 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
             found[node] = NodeOutcome(node, ERROR, line=reason_line("tool", "no result: the node did not run "
                                                                              "or did not finish"))
     return [found[n] for n in sorted(found)], record
+
+
+STAMP = "%Y-%m-%dT%H:%M:%SZ"     # status.json's "at" and sweep.json's "submitted" (UTC)
+
+
+def _later(at, submitted) -> bool:
+    """A run that ended after the sweep was submitted (an admin's check of a mended node, by
+    hand): a later word on the node than the sweep's, so it stands. Unreadable times: no."""
+    try:
+        return calendar.timegm(time.strptime(at, STAMP)) >= calendar.timegm(time.strptime(submitted, STAMP))
+    except (TypeError, ValueError):
+        return False
 
 
 def rerun(outcome: NodeOutcome, shared: Path, tier: str, args, run_id: str = "") -> NodeOutcome:

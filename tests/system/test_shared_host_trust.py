@@ -1348,14 +1348,19 @@ def test_a_user_without_a_home_keeps_its_key_beside_its_own_lock(monkeypatch, tm
 
 def test_collect_takes_only_this_sweeps_status(tmp_path):
     """sweep.json's run id is in every node's status.json of that sweep (rmpeer.fleet.sweep): a
-    folder left by an earlier sweep into the same shared folder is no result of this one."""
+    folder left by an earlier sweep into the same shared folder (older than this sweep, another
+    run id) is no result of this one; a later run on the node is."""
     shared = tmp_path / "shared"
     node_folder(shared, "vm", CERT_1X)                   # its status.json carries no run id
-    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": "passive", "run_id": "sweep-2"}))
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": "passive", "run_id": "sweep-2",
+                                                   "submitted": "2026-12-01T00:00:00Z"}))
     done = collect(shared)
     row = rows_of(done.stdout)["vm"]
     assert done.returncode == 5 and row[0] == "error", done.stdout + done.stderr
     assert "status.json is of another run (run id none, this sweep's sweep-2)" in row[1]
     status = json.loads((shared / "vm" / "status.json").read_text())
     (shared / "vm" / "status.json").write_text(json.dumps({**status, "run_id": "sweep-2"}) + "\n")
+    assert rows_of(collect(shared).stdout)["vm"][0] == "pass"
+    # a later run by hand (an admin's check of a mended node) is a later word than the sweep's
+    (shared / "vm" / "status.json").write_text(json.dumps({**status, "at": "2026-12-01T00:00:01Z"}) + "\n")
     assert rows_of(collect(shared).stdout)["vm"][0] == "pass"
