@@ -31,12 +31,9 @@ class UnsafeTarget(ConfigError):
 
 def target_problem(path) -> str | None:
     """Why `path` may not be written (replaced), or None: it is absent or a regular file."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):   # absent (a file above it: the caller says so)
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return f"it is a symbolic link (to {os.readlink(path)})"
+    st, link = _lstat(path)
+    if st is None or link:
+        return link
     if stat.S_ISDIR(st.st_mode):
         return "it is a folder"
     if not stat.S_ISREG(st.st_mode):
@@ -46,15 +43,24 @@ def target_problem(path) -> str | None:
 
 def folder_problem(path) -> str | None:
     """Why `path` cannot be an output folder rmpeer writes into, or None (absent or a real folder)."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):   # absent (a file above it: the caller says so)
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return f"it is a symbolic link (to {os.readlink(path)})"
+    st, link = _lstat(path)
+    if st is None or link:
+        return link
     if not stat.S_ISDIR(st.st_mode):
         return f"it is not a folder ({_kind(st.st_mode)})"
     return None
+
+
+def _lstat(path):
+    """(lstat of path, why a link is refused): (None, None) when absent (a file above it: the
+    caller says so); a link is never followed, and says where it points."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    if stat.S_ISLNK(st.st_mode):
+        return st, f"it is a symbolic link (to {os.readlink(path)})"
+    return st, None
 
 
 def _kind(mode: int) -> str:
