@@ -1,13 +1,15 @@
 """Replay every committed recording and print what rmpeer made of it, as one table.
 
 The table pins behaviour across a restructuring: it is made once with the code
-before the move (tests/data/verdicts-before-move.json) and
-tests/system/test_same_verdicts.py makes it again with today's code and
-compares. Each recording is replayed twice, in the passive tier and in the
+before the move (tests/data/verdicts-before-move.json), and the tests replay with
+today's code and compare. Each recording is replayed twice, in the passive tier and in the
 tier its own layouts cover (certify's default), each in its own process, as a
 user runs it.
 
     python tools/verdict_table.py > tests/data/verdicts-before-move.json
+
+tests/system/test_same_verdicts.py checks the passive rows, tests/cli/test_certify.py the
+own-tier ones (it replays every committed recording in its own tier anyway).
 """
 import json
 import os

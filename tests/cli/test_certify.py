@@ -1,7 +1,8 @@
 """`rmpeer certify --replay`: the main job against recordings of real hosts, run as a user
 would (from a directory outside the checkout, relative paths), labelled as a replay of that
 host everywhere and never as a certificate of this machine; and a host recorded at idle
-clocks (--no-boost) comes out DEGRADED (exit 4), saying why."""
+clocks (--no-boost) comes out DEGRADED (exit 4), saying why. Each replay's JSON line is the
+one the code before the one-run-path move gave (tests/verdicts_before.py)."""
 
 import json
 import shutil
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from verdicts_before import TOOL, now, row
 
 from rmpeer.paths import transcripts_dir
 
@@ -19,9 +21,14 @@ DEGRADED = sorted((transcripts_dir() / "degraded").glob("*.jsonl.gz"))
 
 
 def certify(cwd: Path, *args):
-    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", *args, "--json"], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
     return done.returncode, done.stdout + done.stderr
+
+
+def same_as_before(recording: Path, out: str, rc: int) -> None:
+    if TOOL.is_file():      # the table's tool is in the checkout, not in the wheel
+        assert now(out, rc) == row(recording, "own")
 
 
 @pytest.mark.parametrize("recording", RECORDED, ids=lambda p: p.name.split("-")[0])
@@ -48,6 +55,7 @@ def test_each_recording_certifies_from_another_directory(tmp_path, recording):
     assert cert["boost"]["asked"] and cert["boost"]["released"] and cert["bandwidth"]
     size = (work / "out" / "replay-certificate.json").stat().st_size
     assert size < 450_000, f"the certificate stays small (every check and pair, nothing more): {size} bytes"
+    same_as_before(recording, out, rc)
 
 
 @pytest.mark.parametrize("recording", DEGRADED, ids=lambda p: p.name.split("-")[0])
@@ -58,3 +66,4 @@ def test_a_host_at_idle_clocks_is_degraded(tmp_path, recording):
     assert cert["verdict"] == "DEGRADED", cert["reasons"]
     assert all("below the floor" in r and "345 MHz" in r for r in cert["reasons"]), cert["reasons"]
     assert "DEGRADED" in out and "boost: not asked (--no-boost)" in out
+    same_as_before(recording, out, rc)
