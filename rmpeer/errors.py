@@ -56,7 +56,7 @@ class PlanError(ConfigError):
 
 
 class TranscriptError(ConfigError, ValueError):
-    """A transcript that cannot be read: names the file, the line and what is wrong.
+    """A recording that cannot be read: names the file, the line and what is wrong.
     (A ValueError too, for callers that caught the plain ValueError it replaced.)"""
 
 
