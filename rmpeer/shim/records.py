@@ -178,7 +178,7 @@ def new_transcript(folder, target, run: dict, *, kind: str = "") -> "TranscriptW
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     name = "-".join(part for part in (target.label, kind, stamp) if part)
     header = host_header(label=target.label, cards=target.cards, driver_text=read_proc_version_text(), run=run)
-    for n in range(1, 100):        # made fresh (O_EXCL): a second recording in the same second gets -2
+    for n in range(1, 100):        # made new (O_EXCL): a second recording in the same second gets -2
         try:
             return TranscriptWriter(Path(folder) / f"{name}{'' if n == 1 else f'-{n}'}.jsonl.gz", header)
         except FileExistsError:
@@ -192,7 +192,7 @@ class TranscriptWriter:
     def __init__(self, path: Path, header: dict):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # streamed, not renamed at the end (a crash keeps what came before), so made fresh:
+        # streamed, not renamed at the end (a crash keeps what came before), so made new:
         # O_EXCL|O_NOFOLLOW, never through a link or over a file someone planted at the name
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         self._raw = os.fdopen(fd, "wb")
