@@ -1,11 +1,11 @@
-"""The one way rmpeer writes a file: a fresh temporary file beside the target, written,
+"""The one way rmpeer writes a file: a new temporary file beside the destination, written,
 fsync'd, then renamed into place.
 
 On a shared host another user may plant a symbolic link or a FIFO at any name they can
 guess in a folder they can write (/tmp, a shared sweep folder). So:
 - the temporary file is made by tempfile.mkstemp: O_CREAT|O_EXCL|O_NOFOLLOW and a random
-  name, in the target's own folder (a rename across file systems is not atomic);
-- a target that is a symbolic link or not a regular file (a device node such as /dev/null,
+  name, in the destination's own folder (a rename across file systems is not atomic);
+- a destination that is a symbolic link or not a regular file (a device node such as /dev/null,
   a FIFO, a folder) is refused, never replaced: root renaming over /dev/null would replace
   the device node with a regular file;
 - rename(2) replaces the name, never what a link at that name points to;
@@ -25,11 +25,11 @@ from pathlib import Path
 from rmpeer.errors import ConfigError
 
 
-class UnsafeTarget(ConfigError):
-    """A target path that is a symbolic link or not a regular file (exit 2)."""
+class UnsafeDestination(ConfigError):
+    """A destination path that is a symbolic link or not a regular file (exit 2)."""
 
 
-def target_problem(path) -> str | None:
+def destination_problem(path) -> str | None:
     """Why `path` may not be written (replaced), or None: it is absent or a regular file."""
     try:
         st = os.lstat(path)
@@ -67,9 +67,9 @@ def _kind(mode: int) -> str:
 
 
 def refuse_unsafe(path, what: str) -> None:
-    problem = target_problem(path)
+    problem = destination_problem(path)
     if problem:
-        raise UnsafeTarget(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
+        raise UnsafeDestination(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
 
 
 def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str | None = None) -> Path:
@@ -121,7 +121,7 @@ def make_folder(path, *, mode: int = 0o755, what: str | None = None) -> Path:
     for attempt in (0, 1):
         problem = folder_problem(path)
         if problem:
-            raise UnsafeTarget(f"{named}: refused as an output folder: {problem}")
+            raise UnsafeDestination(f"{named}: refused as an output folder: {problem}")
         if attempt == 0:
             path.mkdir(parents=True, exist_ok=True, mode=mode)
     return path
