@@ -1,5 +1,5 @@
-"""Every module the pages name exists: each `rmpeer/...` path and each dotted `rmpeer.x.y`
-name in README.md and the other committed pages (docs/evidence/ is history: it keeps the
+"""Every module the pages name exists: each `rmpeer/...` path, each `package/module.py` of
+rmpeer or of the checkout, and each dotted `rmpeer.x.y` name in README.md and the other committed pages (docs/evidence/ is history: it keeps the
 paths of its day). A module moved without its pages fails here, naming the page and line."""
 
 import ast
@@ -15,6 +15,8 @@ HISTORY = ("docs/evidence/",)
 
 # A path inside the repository: not one under /run, /var/lib or ~/.local (the lock, the key).
 PATH = re.compile(r"(?<![\w/.~-])rmpeer/[\w/.*-]*[\w/*]")
+# A module named from inside the package, as the layer table does: `run/spec.py`, `tests/conftest.py`.
+SHORT = re.compile(r"`([a-z_]+/[\w/]*\.py)`")
 # rmpeer.package.module[.name...]; one segment alone (rmpeer.prom, rmpeer.lock) is a file name.
 DOTTED = re.compile(r"(?<![\w/.-])rmpeer(?:\.[A-Za-z_]\w*){2,}")
 
@@ -87,6 +89,11 @@ def stale(text: str, *, pending=frozenset()) -> list:
         for m in PATH.finditer(line):
             if m.group(0).rstrip(".") not in pending and not path_exists(m.group(0)):
                 out.append((number, m.group(0), "no such path"))
+        for m in SHORT.finditer(line):
+            short = m.group(1)
+            if not short.startswith("rmpeer/") and f"rmpeer/{short}" not in pending \
+                    and not (ROOT / short).exists() and not (ROOT / "rmpeer" / short).exists():
+                out.append((number, short, "no such module, in the checkout or in rmpeer/"))
         for m in DOTTED.finditer(line):
             why = dotted_problem(m.group(0))
             if why:
@@ -112,13 +119,14 @@ def test_a_stale_path_is_caught():
     the same text with today's paths, and paths outside the repository, are not."""
     planted = ("The judge (`rmpeer/judge.py`) reads `rmpeer/spec.py`; see rmpeer.hostrun.HostRun,\n"
                "rmpeer.run.spec.no_such_function, rmpeer.judge.nothing_here, rmpeer.cli.no_entry\n"
-               "and rmpeer/matrices/no-such.yaml.\n")
+               "and rmpeer/matrices/no-such.yaml; `judge/spec.py` holds it.\n")
     assert [name for _, name, _ in stale(planted)] == [
         "rmpeer/judge.py", "rmpeer/spec.py", "rmpeer.hostrun.HostRun", "rmpeer.run.spec.no_such_function",
-        "rmpeer.judge.nothing_here", "rmpeer.cli.no_entry", "rmpeer/matrices/no-such.yaml"]
+        "rmpeer.judge.nothing_here", "rmpeer.cli.no_entry", "rmpeer/matrices/no-such.yaml", "judge/spec.py"]
     today = ("The judge (`rmpeer/judge/verdict.py`) reads `rmpeer/run/spec.py`; see rmpeer.run.hostrun.HostRun,\n"
              "rmpeer.run.spec.from_certify_args, rmpeer.judge.verdict, rmpeer.cli.entry and rmpeer/render/.\n"
              "A wheel reads rmpeer/matrices/drivers.yaml and rmpeer/fixtures/transcripts/.\n"
+             "`run/spec.py` builds it; `tests/conftest.py` and `tools/verdict_table.py` help.\n"
              "The lock is /run/rmpeer/rmpeer.lock, the key ~/.local/state/rmpeer/host.key; rmpeer.prom.\n")
     assert stale(today) == []
 
