@@ -12,6 +12,7 @@ import pytest
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]          # the checkout's, beside tests/
 HISTORY = ("docs/evidence/",)
+OUTPUT = {"reports", "build", "dist", "node_modules"}      # what runs and builds leave: not pages
 
 # A path inside the repository: not one under /run, /var/lib or ~/.local (the lock, the key).
 PATH = re.compile(r"(?<![\w/.~-])rmpeer/[\w/.*-]*[\w/*]")
@@ -30,7 +31,8 @@ PENDING = {"rmpeer/run/assemble.py", "rmpeer/cli/host.py", "rmpeer/cli/plan.py",
 def pages() -> list[Path]:
     found = [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("*/README.md")),
              *sorted(ROOT.glob("*/*/README.md"))]
-    return [p for p in found if p.is_file() and not p.relative_to(ROOT).as_posix().startswith(HISTORY)]
+    return [p for p in found if p.is_file() and not p.relative_to(ROOT).as_posix().startswith(HISTORY)
+            and p.relative_to(ROOT).parts[0] not in OUTPUT]
 
 
 def wheel_folders() -> dict:
