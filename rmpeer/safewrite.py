@@ -25,11 +25,11 @@ from pathlib import Path
 from rmpeer.errors import ConfigError
 
 
-class UnsafeDestination(ConfigError):
-    """A destination path that is a symbolic link or not a regular file (exit 2)."""
+class UnsafeTarget(ConfigError):
+    """A target path that is a symbolic link or not a regular file (exit 2)."""
 
 
-def destination_problem(path) -> str | None:
+def target_problem(path) -> str | None:
     """Why `path` may not be written (replaced), or None: it is absent or a regular file."""
     try:
         st = os.lstat(path)
@@ -67,9 +67,9 @@ def _kind(mode: int) -> str:
 
 
 def refuse_unsafe(path, what: str) -> None:
-    problem = destination_problem(path)
+    problem = target_problem(path)
     if problem:
-        raise UnsafeDestination(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
+        raise UnsafeTarget(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
 
 
 def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str | None = None) -> Path:
@@ -121,7 +121,7 @@ def make_folder(path, *, mode: int = 0o755, what: str | None = None) -> Path:
     for attempt in (0, 1):
         problem = folder_problem(path)
         if problem:
-            raise UnsafeDestination(f"{named}: refused as an output folder: {problem}")
+            raise UnsafeTarget(f"{named}: refused as an output folder: {problem}")
         if attempt == 0:
             path.mkdir(parents=True, exist_ok=True, mode=mode)
     return path

@@ -37,11 +37,11 @@ def checked_state_path() -> Path:
     """The state file, refused (exit 2, one line) when it, or its folder, is not what rmpeer
     would write: a symbolic link, a folder, a device node."""
     from rmpeer.errors import ConfigError
-    from rmpeer.safewrite import folder_problem, destination_problem
+    from rmpeer.safewrite import folder_problem, target_problem
 
     path = default_state_path()
     named = f"{STATE_ENV}={path}" if os.environ.get(STATE_ENV) else f"the state file {path}"
-    problem = destination_problem(path) or destination_problem(module_hash_cache(path))
+    problem = target_problem(path) or target_problem(module_hash_cache(path))
     if problem == "it is a folder":
         raise ConfigError(f"{named} is a folder: name the state file")
     if problem:

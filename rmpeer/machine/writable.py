@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
-from rmpeer.safewrite import folder_problem, destination_problem
+from rmpeer.safewrite import folder_problem, target_problem
 
 ALLURE_RESULTS = "allure-results"
 CERTIFICATE, REPLAY_CERTIFICATE = "certificate.json", "replay-certificate.json"
@@ -35,7 +35,7 @@ def writable(option: str, text, *, folder: bool) -> Path:
         raise ConfigError(f"{option} needs a {'folder' if folder else 'file'} (an empty name would write "
                           f"into the current directory)")
     given = Path(text).absolute()
-    problem = folder_problem(given) if folder else destination_problem(given)
+    problem = folder_problem(given) if folder else target_problem(given)
     if problem == "it is a folder":
         raise ConfigError(f"{option} {given} is a directory: name the file to write")
     if problem:        # checked before resolve(): resolve() would follow the link
@@ -61,7 +61,7 @@ def check_inside(option: str, folder: Path, *, files=(), folders=()) -> None:
     """The fixed names rmpeer writes inside an output folder: none may be a symbolic link, a
     file that is not regular, or (for `folders`) anything but a real folder."""
     for name in files:
-        problem = destination_problem(Path(folder) / name)
+        problem = target_problem(Path(folder) / name)
         if problem:
             raise ConfigError(f"{option}: {Path(folder) / name}: refused: {problem}; rmpeer writes only "
                               "regular files")

@@ -37,7 +37,7 @@ from rmpeer.machine import signing
 from rmpeer.errors import EXIT_BUSY, EXIT_CONFIG, BusyError, ConfigError
 from rmpeer.machine.lock import LOCK_ENV, HostLock, LockError
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, Finding, RunResult
-from rmpeer.safewrite import UnsafeDestination, write_file
+from rmpeer.safewrite import UnsafeTarget, write_file
 from rmpeer.machine.signing import KEY_ENV, signed_text, verify
 
 pytestmark = pytest.mark.offline
@@ -538,7 +538,7 @@ def test_a_link_planted_while_the_file_is_written_is_refused_not_followed(tmp_pa
         real_fsync(fd)
         os.symlink(victim, target)
     monkeypatch.setattr(sw.os, "fsync", plant)
-    with pytest.raises(UnsafeDestination, match=r"out\.xml: refused: it is a symbolic link"):
+    with pytest.raises(UnsafeTarget, match=r"out\.xml: refused: it is a symbolic link"):
         write_file(target, "new", what="--junit")
     assert victim.read_text() == "root's" and listing(tmp_path) == ["out.xml", "victim"]
 
@@ -1247,7 +1247,7 @@ MUTANT_ROWS = [
     ("holder: an rmpeer run", "rmpeer.machine.lock", [("    if \"rmpeer\" not in command:", "    if False:")], attack_not_rmpeer),
     ("write: a link refused first", "rmpeer.safewrite", [("    what = what or str(path.name)\n    refuse_unsafe(path, what)\n", "    what = what or str(path.name)\n")], attack_write_through_a_link),
     ("write: checked again before the rename", "rmpeer.safewrite", [("        refuse_unsafe(path, what)      # planted", "        pass      # planted")], attack_link_planted_during_the_write),
-    ("outputs: lstat before resolve", "rmpeer.machine.writable", [("    problem = folder_problem(given) if folder else destination_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
+    ("outputs: lstat before resolve", "rmpeer.machine.writable", [("    problem = folder_problem(given) if folder else target_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
     ("outputs: the names inside --output", "rmpeer.machine.writable", [("    check_inside(\"--output\", output,", "    (lambda *a, **k: None)(\"--output\", output,")], attack_certificate_name_at_a_link),
     ("state: a folder refused", "rmpeer.machine.state", [("    if problem == \"it is a folder\":\n        raise", "    if False:\n        raise"), ("    if problem:\n        raise ConfigError(f\"{named}: refused: {problem}\")", "    if False:\n        pass")], attack_state_folder),
     ("signature: the mac compared", "rmpeer.machine.signing", [("    if not hmac.compare_digest(sig[\"mac\"], _mac(key, doc)):", "    if False:")], attack_edited_certificate),
