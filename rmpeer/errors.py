@@ -3,7 +3,7 @@
 Exit codes (README and `rmpeer --help`). A scheduler acts on the number alone: 1 drains a
 node; 4 is soft (slower than its floors); 2, 3, 5, 6, 7 and 8 say the tool could not give a
 verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differs), 2.
-  0  CERTIFIED (or the command succeeded; certify --if-stale: the certificate still holds)
+  0  CERTIFIED (or the command succeeded; certify --if-stale: the certificate is fresh)
   1  NOT CERTIFIED: a conformance check failed
   2  usage or configuration error (bad option, malformed matrix or recording, unknown driver)
   3  no access to the GPUs (no /dev/nvidiactl, no permission)
@@ -56,7 +56,7 @@ class PlanError(ConfigError):
 
 
 class TranscriptError(ConfigError, ValueError):
-    """A transcript that cannot be read: names the file, the line and what is wrong.
+    """A recording that cannot be read: names the file, the line and what is wrong.
     (A ValueError too, for callers that caught the plain ValueError it replaced.)"""
 
 

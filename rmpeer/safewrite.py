@@ -1,11 +1,11 @@
-"""The one way rmpeer writes a file: a fresh temporary file beside the target, written,
+"""The one way rmpeer writes a file: a new temporary file beside the destination, written,
 fsync'd, then renamed into place.
 
 On a shared host another user may plant a symbolic link or a FIFO at any name they can
 guess in a folder they can write (/tmp, a shared sweep folder). So:
 - the temporary file is made by tempfile.mkstemp: O_CREAT|O_EXCL|O_NOFOLLOW and a random
-  name, in the target's own folder (a rename across file systems is not atomic);
-- a target that is a symbolic link or not a regular file (a device node such as /dev/null,
+  name, in the destination's own folder (a rename across file systems is not atomic);
+- a destination that is a symbolic link or not a regular file (a device node such as /dev/null,
   a FIFO, a folder) is refused, never replaced: root renaming over /dev/null would replace
   the device node with a regular file;
 - rename(2) replaces the name, never what a link at that name points to;

@@ -1,4 +1,4 @@
-"""What RM says about the host: driver, cards and the P2P capability matrix; attached to
+"""What RM says about the host: driver, cards and the P2P capability table; attached to
 the report, checked against the kernel module's own account of the cards, and against the
 topology the host must match."""
 

@@ -1,5 +1,5 @@
 """Every NV50_P2P pair, every reservation and every map of the seed's peer setup, as RM
-answered them on the target host (docs/peer-setup.md, "What conformance means").
+answered them on the host, live or recorded (docs/peer-setup.md, "What conformance means").
 
 Expected values are written here from their sources, not taken from the code under test:
 the seed's handle and order rules, the struct sizes of the driver headers, the address

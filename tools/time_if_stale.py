@@ -1,4 +1,4 @@
-"""Times the fresh path of `rmpeer certify --if-stale` (budget: 0.5 s): a new interpreter
+"""Times the fast path of `rmpeer certify --if-stale` (budget: 0.5 s): a new interpreter
 imports rmpeer.run.freshness and checks a certificate, as certify's first step will.
 
     python tools/time_if_stale.py CERTIFICATE [--tier quick] [--runs 5] [--root /]

@@ -33,7 +33,7 @@ def alloc_system(rm, parent: int, handle: int, size: int, *, cached: bool, notif
 
 
 def map_system_to_cpu(rm, device: int, mem: Memory, *, label: str) -> Memory:
-    """System memory mapped for the CPU through a fresh nvidiactl fd (one mapping per fd)."""
+    """System memory mapped for the CPU through a new nvidiactl fd (one mapping per fd)."""
     mem.fd = rm.shim.open(CTL_PATH, label=f"{label}:open")
     mem.cpu = rm.map_to_cpu(device, mem.handle, mem.size, mem.fd, label=label)
     return mem
@@ -81,7 +81,7 @@ class SessionMemory:
         return mem
 
     def map_cpu(self, mem: Memory, *, through_card: bool = False, flags: int = 0, label: str) -> Memory:
-        """Map for the CPU on a fresh fd: nvidiactl for system memory, a registered
+        """Map for the CPU on a new fd: nvidiactl for system memory, a registered
         /dev/nvidiaN for objects of the card itself (the usermode doorbell)."""
         if through_card:
             mem.fd = self.rm.shim.open(f"/dev/nvidia{self.session.card.minor}", label=f"{label}:open")

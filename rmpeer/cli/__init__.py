@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="64MiB,256MiB,1GiB", help="copy sizes (default: 64MiB,256MiB,1GiB)")
     b.add_argument("--no-boost", action="store_true", help="measure at the clocks the host has")
     b.add_argument("--no-cuda", action="store_true", help="skip CUDA's own peer copy for comparison")
-    b.add_argument("--record", help="also record a transcript of every RM call into this folder")
+    b.add_argument("--record", help="also make a recording of every RM call in this folder")
     b.add_argument("--output", default="reports", help="where bench.json and bench.svg go (default: reports)")
     h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
     h.add_argument("--rm-abi")
@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--extent", default="64MiB", help="buffer size per session (default: 64MiB)")
     pl.add_argument("--host-cards", type=_card_count, metavar="N",
                     help="refuse the layout unless it fits a host of N cards")
-    s = sub.add_parser("show", help="print a transcript readably, field by field")
-    s.add_argument("transcript")
+    s = sub.add_parser("show", help="print a recording readably, field by field")
+    s.add_argument("transcript", metavar="RECORDING")
     s.add_argument("--calls", action="store_true", help="every call, not only the summary")
     from rmpeer.abi.headers.fromheaders import add_parser as add_abi
     from rmpeer.diff.compare import add_parser as add_diff

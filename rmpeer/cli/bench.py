@@ -28,19 +28,19 @@ SETUP_REPEATS = 3
 CUDA_SCRIPT = Path(__file__).parent.parent / "traffic" / "cuda_copy.py"   # run as a script: no rmpeer import there
 
 
-def setup_cost(host: HostRun, sessions: int) -> dict:
-    """Pairs + windows of `sessions` sessions dealt over the cards (the C reference's measure),
+def setup_cost(host_run: HostRun, sessions: int) -> dict:
+    """Pairs + windows of `sessions` sessions dealt over the cards (the seed's measure),
     the median of a few builds, with the time per NV50_P2P, reservation and map."""
-    cards = host.target.cards
+    cards = host_run.target.cards
     layout = Layout(f"setup-{sessions}", tuple(i % cards for i in range(sessions)))
     runs = []
     for _ in range(SETUP_REPEATS):
-        built = host.layout(Case(host.target, layout, SETUP_EXTENT))
+        built = host_run.layout(Case(host_run.target, layout, SETUP_EXTENT))
         r = built.setup.report
         per = lambda steps: statistics.median([s.record.duration_ns for s in steps]) / 1e6 if steps else None
         runs.append({"sessions": sessions, "ms": r.setup_ns / 1e6, "pairs": len(r.pairs), "windows": len(r.maps),
                      "per_pair_ms": per(r.pairs), "per_reservation_ms": per(r.reserves), "per_map_ms": per(r.maps)})
-        host.release_layout()
+        host_run.release_layout()
     best = sorted(runs, key=lambda x: x["ms"])[len(runs) // 2]
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in best.items()}
 
@@ -106,19 +106,19 @@ def bench(args) -> int:
                             "measures a live host only") from None
     target = spec.target
     out.mkdir(parents=True, exist_ok=True)
-    host = HostRun(spec, with_staging=False).open()   # no byte is checked here
+    host_run = HostRun(spec, with_staging=False).open()   # no byte is checked here
     started = time.time()
     try:
-        rig = Rig(host.layout_factory, host.shim, target.cards, max(sizes))
+        rig = Rig(host_run.layout_factory, host_run.shim, target.cards, max(sizes))
         try:
             results = [f.as_dict() for n in sizes for f in measure(rig, n)]
-            host.fitness.read_clocks("after-traffic")
+            host_run.fitness.read_clocks("after-traffic")
         finally:
             rig.close()
-        setup = [setup_cost(host, n) for n in SETUP_SESSIONS if n <= 16]
+        setup = [setup_cost(host_run, n) for n in SETUP_SESSIONS if n <= 16]
     finally:
-        host.close()
-    whole = not host.facts.selection or len(host.facts.selection["cards"]) == len(host.facts.selection["of"])
+        host_run.close()
+    whole = not host_run.facts.selection or len(host_run.facts.selection["cards"]) == len(host_run.facts.selection["of"])
     # CUDA opens the cards its own order names: on a selection it could touch the others
     cuda = ({} if args.no_cuda else cuda_figures(sizes, target.cards) if whole
             else {"reason": "CUDA comparison not run: only some of the host's cards were selected"})
@@ -126,12 +126,12 @@ def bench(args) -> int:
         key = f"{r['src_card']}->{r['dst_card']}:{r['bytes']}"
         if r["op"] in ("read", "write", "same-card") and key in cuda.get("copies", {}):
             r["cuda_gbps"] = round(cuda["copies"][key], 2)
-    facts = host.facts
+    facts = host_run.facts
     result = {"tool": "rmpeer", "version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "host": {"label": target.label, "cards": [{"name": c.name, "pci": c.pci, "uuid": c.uuid}
                                                          for c in facts.cards]},
               "driver": f"{facts.driver_version} ({facts.flavour})", "boost": spec.boost,
-              "clocks": host.fitness.clocks, "results": results, "setup": setup,
+              "clocks": host_run.fitness.clocks, "results": results, "setup": setup,
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}
     from rmpeer.run.costmodel import calibration_logs, projection, render_projection

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     where = n.add_mutually_exclusive_group(required=True)
     where.add_argument("--output", help="the folder for this node's status.json and certificate")
     where.add_argument("--shared", help="a sweep's shared folder: this node writes <shared>/<node>/")
-    n.add_argument("--if-stale", help="a certificate that, while valid for this platform and tier, skips the run")
+    n.add_argument("--if-stale", help="a certificate that, while fresh for this platform and tier, skips the run")
     n.add_argument("--require-idle", action="store_true", help="no verdict (exit 7) while other processes hold the GPUs")
     n.add_argument("--deadline", metavar="SECONDS",
                    help="certify's --deadline: the run ends INCOMPLETE (exit 5) if it has not ended by then")

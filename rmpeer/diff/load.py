@@ -1,6 +1,6 @@
 """Reading `rmpeer diff`'s A and B into what each tells, one loader per kind of input:
 
-- a transcript (`certify --record`): every call, attributed to the layout whose segment it
+- a recording (`certify --record`): every call, attributed to the layout whose segment it
   ran in; the host note; the fitness note (clocks, links, boost) where the recording has one;
 - a certificate, format "rmpeer-result/1" (`RunResult.to_dict()`), read through
   `RunResult.from_dict`;
@@ -64,7 +64,7 @@ class Side:
     """What one file tells; None where it cannot tell it, with the reason in `why_not`."""
 
     path: str
-    kind: str                                   # transcript | certificate
+    kind: str                                   # "transcript" (a recording) | "certificate"
     context: dict = field(default_factory=dict)
     layouts: list | None = None                 # the layouts the run ran; None: unknown
     calls: list | None = None                   # [(layout or None, step label, outcome)] in call order
@@ -90,7 +90,7 @@ def _text(path: Path) -> str:
 def load(path_text: str) -> Side:
     path = Path(path_text)
     if not path.is_file():
-        raise ConfigError(f"{path_text}: no such file (give a transcript *.jsonl[.gz] or a certificate *.json[.gz])")
+        raise ConfigError(f"{path_text}: no such file (give a recording *.jsonl[.gz] or a certificate *.json[.gz])")
     try:
         text = _text(path)
         if not text.strip():
@@ -98,17 +98,17 @@ def load(path_text: str) -> Side:
         first = text.lstrip().split("\n", 1)[0]
         head = json.loads(first) if first.startswith("{") and first.rstrip().endswith("}") else None
         if isinstance(head, dict) and "header" in head:
-            return _transcript(path)
+            return _recording(path)
         doc = json.loads(text)
         if isinstance(doc, dict) and "format" in doc:
             return _result(path, doc)
         if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("host"), dict):
-            raise ConfigError(f"{path_text}: not an rmpeer transcript or certificate (no header line; no 'host' "
+            raise ConfigError(f"{path_text}: not an rmpeer recording or certificate (no header line; no 'host' "
                               f"and 'tests' in the JSON)")
         return _legacy_certificate(path, doc)
     except (OSError, EOFError, ValueError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError, TypeError,
             KeyError, AttributeError, IndexError) as exc:
-        raise ConfigError(f"{path_text}: not a readable rmpeer transcript or certificate ({_short(exc)})") from None
+        raise ConfigError(f"{path_text}: not a readable rmpeer recording or certificate ({_short(exc)})") from None
 
 
 def _short(exc) -> str:
@@ -138,9 +138,9 @@ def segment_layout(key: str, layouts) -> str | None:
     return name if name in layouts else None
 
 
-# ---- a transcript -----------------------------------------------------------------------
+# ---- a recording ------------------------------------------------------------------------
 
-def _transcript(path: Path) -> Side:
+def _recording(path: Path) -> Side:
     from rmpeer.shim.records import END_NOTE, read_transcript
 
     header, lines = read_transcript(path)
@@ -174,7 +174,7 @@ def _transcript(path: Path) -> Side:
     if host is not None:
         side.facts = host["facts"]
     else:
-        side.why_not["reply fields"] = "the transcript holds no host note (cut short?)"
+        side.why_not["reply fields"] = "the recording holds no host note (cut short?)"
     fitness = next((n.get("summary") for n in notes if n.get("note") == "fitness"), None)
     _fitness(side, fitness, "the recording has no fitness note (made before clocks and links were recorded, "
                             "or cut short)")
@@ -183,13 +183,13 @@ def _transcript(path: Path) -> Side:
         side.tests = {_test_id(n): (_test_layout(n, side.layouts), n["outcome"]) for n in verdicts}
         side.sources["tests"] = PYTEST_IDS
     else:
-        side.why_not["test outcomes"] = "a transcript records calls, not test outcomes (diff the certificates)"
+        side.why_not["test outcomes"] = "a recording records calls, not test outcomes (diff the certificates)"
     for note in (n for n in notes if n.get("note") == "bandwidth"):
         rows = next((v for v in note.values() if isinstance(v, list) and v and isinstance(v[0], dict)), [])
         side.bandwidth = _bandwidth(rows)
-        side.sources["bandwidth"] = "the transcript's bandwidth note"
+        side.sources["bandwidth"] = "the recording's bandwidth note"
     if side.bandwidth is None:
-        side.why_not["bandwidth"] = "a transcript's copy records carry no GB/s, and it has no bandwidth note"
+        side.why_not["bandwidth"] = "a recording's copy records carry no GB/s, and it has no bandwidth note"
     return side
 
 
@@ -264,7 +264,7 @@ def _legacy_certificate(path: Path, doc: dict) -> Side:
     fitness = doc.get("fitness") if isinstance(doc.get("fitness"), dict) else {}
     side.facts = host
     _fitness(side, fitness, "the certificate records no clocks and no links (made before they were recorded)")
-    side.why_not["calls"] = "this certificate holds test results, not RM calls (diff the transcripts)"
+    side.why_not["calls"] = "this certificate holds test results, not RM calls (diff the recordings)"
     side.verdict = doc.get("verdict")
     side.structs = _abi_struct_sizes(host.get("abi_release"))
     _structs_source(side, host)

@@ -29,10 +29,10 @@ def _copy_tree(src, dest: Path, written: list) -> None:
         if item.is_dir():
             _copy_tree(item, dest / item.name, written)
             continue
-        target = dest / item.name
+        copy = dest / item.name
         script = not item.name.endswith((".json", ".yaml", ".nhc"))     # the hook scripts run
-        write_file(target, item.read_bytes(), mode=0o755 if script else 0o644)
-        written.append(target)
+        write_file(copy, item.read_bytes(), mode=0o755 if script else 0o644)
+        written.append(copy)
 
 
 def npd_configmap(npd: Path) -> str:

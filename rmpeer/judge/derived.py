@@ -1,6 +1,6 @@
 """Floors derived from what RM reports, for a host no topologies.yaml entry calibrates.
 
-A pure function of facts (the cards, the P2P capability matrix, each card's NVLink reading,
+A pure function of facts (the cards, the P2P capability table, each card's NVLink reading,
 the class numbers of the driver's ABI) and matrices/efficiencies.yaml: links x rate x
 efficiency per pair, PCEs x per-PCE rate x efficiency per card. Every floor carries the
 formula that made it and whether its efficiency was measured (derived) or not (provisional).

@@ -2,7 +2,7 @@
 exit 5 (INCOMPLETE). Exit 1 is the judge's alone (a scheduler drains a node on it), so
 nothing that was not expected may reach it.
 
-The traceback file is created fresh (O_CREAT|O_EXCL|O_NOFOLLOW, an unpredictable name) in
+The traceback file is created new (O_CREAT|O_EXCL|O_NOFOLLOW, an unpredictable name) in
 the first folder that takes it: the run's output folder, the state folder, else the system's
 temporary folder. Nothing is opened through a link, and nothing existing is overwritten."""
 

@@ -115,6 +115,6 @@ def finish(code: int) -> "NoReturn":   # noqa: F821
 
 
 def reset_for_tests() -> None:
-    """A fresh record (in-process tests only)."""
+    """A new record (in-process tests only)."""
     global _record
     _record = _Record()

@@ -441,8 +441,8 @@ def passed_on(args) -> tuple:
 
 def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
     """None when a certificate (its `host` facts) covers the cards `request` names, else why
-    not. A certificate of the whole host, or of a superset of the selection, holds for it; a
-    subset's holds only for itself or a subset of it. Names are resolved against the card list
+    not. A certificate of the whole host, or of a superset of the selection, covers it; a
+    subset's covers only itself or a subset of it. Names are resolved against the card list
     the certificate's run had from RM, once /proc (`proc_cards`: [{pci, uuid}], read now)
     confirms that list still describes this host; without it nothing is assumed."""
     recorded = cert_host.get("selection")

@@ -10,7 +10,7 @@ user who ran rmpeer (root, for a service) can read.
 - The signature: certificate["signature"] = {alg, key_id, mac, signer}; mac is the HMAC of the
   certificate's JSON without "signature", keys sorted, no spaces (canonical()). key_id is the
   first 16 hex digits of the key's SHA-256: it names the key without revealing it.
-- Trust: `certify --if-stale` holds only a certificate whose mac verifies with this host's
+- Trust: `certify --if-stale` takes as fresh only a certificate whose mac verifies with this host's
   key. Anyone can still read an unsigned or foreign certificate (diff, report, fleet
   label), and each says how far it could be checked (trust_line).
 """

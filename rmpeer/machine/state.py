@@ -74,7 +74,7 @@ def load_state(path: Path) -> tuple[dict, str | None]:
 
 
 def save_state(path: Path, state: dict) -> str | None:
-    """Written safely (rmpeer.safewrite: a fresh temp file, renamed); None, or why it could
+    """Written safely (rmpeer.safewrite: a new temp file, renamed); None, or why it could
     not be written."""
     from rmpeer.errors import ConfigError
     from rmpeer.safewrite import make_folder, write_file

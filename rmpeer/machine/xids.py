@@ -52,7 +52,7 @@ def kmsg_messages(data: bytes) -> list[str]:
 
 
 def read_kmsg_all(path: str = KMSG) -> bytes:
-    """Every record the kernel's ring buffer still holds, oldest first (a fresh /dev/kmsg
+    """Every record the kernel's ring buffer still holds, oldest first (a new /dev/kmsg
     reader starts at the oldest); records overwritten while reading are passed over."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     data = bytearray()

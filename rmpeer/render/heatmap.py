@@ -1,5 +1,5 @@
 """Card x card pictures as plain SVG text: what RM says each pair can do (the P2P capability
-matrix) and what the pairs did (median GB/s with pass/fail marks).
+table) and what the pairs did (median GB/s with pass/fail marks).
 
 Plain SVG, no plotting library: the pictures are attached to Allure results and embedded in a
 report that must open offline, and a certification host should not need matplotlib. Every
@@ -71,7 +71,7 @@ def _empty(testid: str, title: str, why: str) -> str:
                                          + _text(MARGIN, 50, why, size=13, fill="#444", anchor="start") + "</g>"])
 
 
-# -- what RM says: the P2P capability matrix ------------------------------------------------
+# -- what RM says: the P2P capability table -------------------------------------------------
 
 def link_kind(caps) -> str:
     """The link RM reports for a pair, from the decoded *_SUPPORTED cap names."""

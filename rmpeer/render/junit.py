@@ -165,7 +165,7 @@ def junit_xml(results: list[RunResult]) -> str:
 
 
 def write_junit(results: list[RunResult], path) -> Path:
-    """Write junit_xml(results) to path (rmpeer.safewrite: a fresh temp file, then a rename: a
+    """Write junit_xml(results) to path (rmpeer.safewrite: a new temp file, then a rename: a
     CI job that collects the file never reads half of it, and a link or a device node at the
     path is refused, never followed or replaced)."""
     from rmpeer.safewrite import make_folder, write_file

@@ -1,7 +1,7 @@
 """`--prometheus DIR`: the run as node_exporter's textfile collector reads it (DIR/rmpeer.prom).
 
 Rendered with prometheus-client (a registry of gauges, `generate_latest`) and written by
-rmpeer.safewrite: a fresh temporary file of unpredictable name beside the target (ending in
+rmpeer.safewrite: a new temporary file of unpredictable name beside the destination (ending in
 .tmp, a name the collector ignores), renamed into place, so a scrape never reads half a file
 (prometheus-client's own write_to_textfile uses a predictable temporary name). The format
 carries no timestamps and no host label (the scrape adds the instance); values are in base

@@ -25,7 +25,7 @@ export default {
   },
   categories: [
     // A request differs from the recording, field by field: the ABI in matrices/drivers.yaml
-    // does not match the driver the transcript was recorded on.
+    // does not match the driver the recording was made on.
     rule("ABI mismatch", /replay of [\s\S]*(field|bytes, the recording sent)/),
     rule("Host does not match topology", /host is not|does not match the expected topology/),
     // RmError messages start with the step label, then the NV_ERR_* name; allure-pytest puts

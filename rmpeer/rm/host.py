@@ -58,7 +58,7 @@ class HostFacts:
 
     @classmethod
     def from_dict(cls, d: dict) -> "HostFacts":
-        """The inverse of as_dict (a transcript's host note, a certificate's host)."""
+        """The inverse of as_dict (a recording's host note, a certificate's host)."""
         d = dict(d)
         d["cards"] = [Card(**{**c, "ce_caps": {int(k): v for k, v in c.get("ce_caps", {}).items()},
                               "ce_pces": {int(k): v for k, v in c.get("ce_pces", {}).items()}})

@@ -12,6 +12,9 @@ from rmpeer.rm.host import PROC_VERSION, Host, HostFacts, checked_version, query
 
 
 class Runtime:
+    """The runtime of one run (docs/architecture.md, Glossary): the RM connection it opens, from
+    runtime:open to runtime:close: the shim, the RM client, the ABI chosen, the host discovered."""
+
     def __init__(self, shim, *, forced_abi: str | None = None, matrix: DriverMatrix | None = None,
                  select=None):
         self.shim = shim

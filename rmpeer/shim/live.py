@@ -36,25 +36,25 @@ class HostBuffer:
 
 
 class Recorder:
-    """Numbers records and streams them to a transcript, if one is open."""
+    """Numbers records and streams them to a recording's writer, if one is open."""
 
-    def __init__(self, transcript=None):
-        self.transcript, self.seq = transcript, 0
+    def __init__(self, writer=None):
+        self.writer, self.seq = writer, 0
 
     @property
     def recording(self) -> bool:
-        return self.transcript is not None
+        return self.writer is not None
 
     def add(self, record: CallRecord) -> CallRecord:
         self.seq += 1
         record.seq = self.seq
-        if self.transcript:
-            self.transcript.write(record)
+        if self.writer:
+            self.writer.write(record)
         return record
 
     def note(self, kind: str, **data) -> None:
-        if self.transcript:
-            self.transcript.note(kind, **data)
+        if self.writer:
+            self.writer.note(kind, **data)
 
 
 class LiveMapping:
@@ -114,7 +114,7 @@ class LiveMapping:
         return seen == value, seen, waited
 
     def fill(self, offset: int, data) -> None:
-        """Write a large block (a pattern); the transcript keeps a digest, not the bytes."""
+        """Write a large block (a pattern); the recording keeps a digest, not the bytes."""
         view = memoryview(data).cast("B")
         self._check(offset, len(view))
         src, dst = ffi.cast("unsigned char *", ffi.from_buffer(view)), self._ptr + offset
@@ -125,7 +125,7 @@ class LiveMapping:
 
     def view(self, offset: int, n: int):
         """A large block (data read back), as bytes the caller compares without copying.
-        The transcript keeps it as word runs (records.word_runs), from which a replay
+        The recording keeps it as word runs (records.word_runs), from which a replay
         rebuilds the same bytes for the same comparison."""
         import numpy as np
 
@@ -144,8 +144,8 @@ def _volatile_word(mapping: LiveMapping, offset: int, width: int):
 class LiveShim:
     mode = "live"
 
-    def __init__(self, transcript=None):
-        self.rec = Recorder(transcript)
+    def __init__(self, writer=None):
+        self.rec = Recorder(writer)
         self.header = {}
 
     def segment(self, key: str, state=None):
@@ -158,8 +158,8 @@ class LiveShim:
         """Live, a stretch has no end to check."""
 
     def finish(self) -> None:
-        if self.rec.transcript:
-            self.rec.transcript.close()
+        if self.rec.writer:
+            self.rec.writer.close()
 
     def buffer(self, data) -> HostBuffer:
         return HostBuffer(data)

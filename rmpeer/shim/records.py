@@ -1,7 +1,7 @@
-"""What the shim records of every call, and transcripts: JSON lines of those records.
+"""What the shim records of every call, and recordings: JSON lines of those records.
 
-A transcript starts with one header line (tool, version, host, driver, run
-seed); every later line is one record. Bytes are hex; big buffers are never
+A recording starts with one header line (tool, version, host, driver, the
+run: its pattern seed among them); every later line is one record. Bytes are hex; big buffers are never
 stored, only a sampled digest of them (fixtures/transcripts/README.md).
 """
 
@@ -59,7 +59,7 @@ class CallRecord:
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
-        """Empty and default fields are left out to keep transcripts small; an RM status
+        """Empty and default fields are left out to keep recordings small; an RM status
         is always kept, 0 included."""
         d = {k: v for k, v in asdict(self).items()
              if k in ("seq", "op") or (k == "status" and v is not None) or v not in (None, "", {}, 0)}
@@ -171,14 +171,14 @@ def host_header(**extra) -> dict:
 
 
 def new_transcript(folder, target, run: dict, *, kind: str = "") -> "TranscriptWriter":
-    """A transcript of this live run of `target` in `folder`, named by its label, its kind
+    """A recording of this live run of `target` in `folder`, named by its label, its kind
     (e.g. "passive") and the time, with the host header every recording carries."""
     from pathlib import Path
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     name = "-".join(part for part in (target.label, kind, stamp) if part)
     header = host_header(label=target.label, cards=target.cards, driver_text=read_proc_version_text(), run=run)
-    for n in range(1, 100):        # made fresh (O_EXCL): a second recording in the same second gets -2
+    for n in range(1, 100):        # made new (O_EXCL): a second recording in the same second gets -2
         try:
             return TranscriptWriter(Path(folder) / f"{name}{'' if n == 1 else f'-{n}'}.jsonl.gz", header)
         except FileExistsError:
@@ -192,7 +192,7 @@ class TranscriptWriter:
     def __init__(self, path: Path, header: dict):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # streamed, not renamed at the end (a crash keeps what came before), so made fresh:
+        # streamed, not renamed at the end (a crash keeps what came before), so made new:
         # O_EXCL|O_NOFOLLOW, never through a link or over a file someone planted at the name
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         self._raw = os.fdopen(fd, "wb")
@@ -266,7 +266,7 @@ def read_transcript(path: Path) -> tuple[dict, list]:
                 if header is None:
                     if n != 1 or "header" not in d or not isinstance(d["header"], dict) \
                             or d["header"].get("format") != FORMAT:
-                        raise TranscriptError(f"{path}: line {n}: not an {FORMAT} transcript "
+                        raise TranscriptError(f"{path}: line {n}: not an {FORMAT} recording "
                                               f"(its first line must be the header)")
                     header = d["header"]
                 elif "note" in d:
@@ -282,7 +282,7 @@ def read_transcript(path: Path) -> tuple[dict, list]:
     except OSError as exc:
         raise TranscriptError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     if header is None:
-        raise TranscriptError(f"{path}: empty, not a transcript")
+        raise TranscriptError(f"{path}: empty, not a recording")
     return header, lines
 
 
@@ -290,12 +290,12 @@ def _parse_line(path, n, raw_line: bytes, *, after_header: bool) -> dict:
     try:
         d = json.loads(raw_line.decode("utf-8"))
     except UnicodeDecodeError:
-        raise TranscriptError(f"{path}: line {n}: not text (not an {FORMAT} transcript)") from None
+        raise TranscriptError(f"{path}: line {n}: not text (not an {FORMAT} recording)") from None
     except ValueError as exc:
         if after_header and not raw_line.endswith(b"\n"):
             raise TranscriptError(f"{path}: line {n}: truncated: the last line is cut off "
                                   f"(the recording stopped mid-write)") from None
-        what = "" if after_header else f"; not an {FORMAT} transcript"
+        what = "" if after_header else f"; not an {FORMAT} recording"
         raise TranscriptError(f"{path}: line {n}: not JSON ({exc.msg} at column {exc.colno}){what}") from None
     if not isinstance(d, dict):
         raise TranscriptError(f"{path}: line {n}: not a JSON object")

@@ -25,7 +25,7 @@ def _load(path: str):
         problem = str(exc).removeprefix(f"{path}: ")
         raise TranscriptError(f"recording {path} cannot be replayed: {problem}") from None
     except (OSError, ValueError, EOFError) as exc:
-        raise ConfigError(f"transcript {path} cannot be replayed: {exc}") from None
+        raise ConfigError(f"recording {path} cannot be replayed: {exc}") from None
 
 
 def transcript_summary(path) -> dict:
@@ -40,7 +40,7 @@ def recorded_note(path, kind: str) -> dict:
     _, lines = _load(str(path))
     note = next((line for line in lines if isinstance(line, dict) and line.get("note") == kind), None)
     if note is None:
-        raise ConfigError(f"transcript {path} holds no {kind!r} note (was it cut short?)")
+        raise ConfigError(f"recording {path} holds no {kind!r} note (was it cut short?)")
     return note
 
 

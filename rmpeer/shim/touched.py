@@ -1,11 +1,11 @@
-"""Which cards a recorded run touched: every RM call of a transcript walked, each handle it
+"""Which cards a recorded run touched: every RM call of a recording walked, each handle it
 uses traced to the card whose device object it hangs under.
 
 A card is touched when its device node is opened, when a device object is allocated on it
 (NV01_DEVICE_0's deviceId is its device instance), when any handle allocated under that
 device (subdevice, memory, channel, engine, peer object) is used by a later call, or when a
 client-level control names its gpuId. RM can do nothing on a card without one of these, so a
-run of some cards whose transcript touches no other card did nothing on the others (issue 25:
+run of some cards whose recording touches no other card did nothing on the others (issue 25:
 no allocation, channel, boost, copy or reset there). Used by tests on recordings and by the
 live evidence on the recording a subset run makes."""
 
@@ -59,7 +59,7 @@ def _flat(d: dict, prefix: str = ""):
 
 
 def walk(lines, abi) -> Touches:
-    """The Touches of a transcript's records (rmpeer.shim.records.read_transcript's lines)."""
+    """The Touches of a recording's records (rmpeer.shim.records.read_transcript's lines)."""
     t = Touches()
     owner: dict = {}          # handle -> device instance
     for line in lines:

@@ -2,7 +2,7 @@
 (docs/peer-setup.md explains it).
 
 From a layout (the card of each session), the buffer extent and the window
-function, it yields the ordered operations the runtime performs: every
+function, it yields the ordered operations the seed performs: every
 NV50_P2P pair, then every session's window of every session, with handles,
 reservation ranges and the NVOS46 flags by name. What it cannot express is
 refused here, before anything reaches RM.
@@ -26,7 +26,7 @@ MAX_SESSIONS = PAIR_HANDLE_STRIDE
 # GPU virtual addresses (NVOS46 dmaOffset, the reservation's offset and limit) are 64-bit.
 VA_LIMIT = 1 << 64
 
-# NVOS46 flags by field name: the runtime's direct-DMA flags, plus the peer flag.
+# NVOS46 flags by field name: the seed's direct-DMA flags, plus the peer flag.
 DIRECT_DMA_FLAGS = (("DMA_OFFSET_FIXED", "TRUE"), ("PAGE_SIZE", "HUGE"))
 PEER_FLAGS = (("P2P_ENABLE", "NOSLI"),)
 

@@ -65,7 +65,7 @@ def test_the_plan_command_prints_a_header_then_the_seed_order():
 
 def test_a_missing_transcript_exits_2():
     rc, _, err = rmpeer("certify", "--replay", "/nonexistent/transcript.jsonl.gz")
-    assert rc == 2 and "transcript" in err and "Traceback" not in err
+    assert rc == 2 and "recording /nonexistent/transcript.jsonl.gz cannot be replayed" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("code,exc", [(errno.EACCES, AccessError), (errno.ENOENT, NoDeviceError)])

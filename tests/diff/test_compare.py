@@ -219,11 +219,11 @@ def test_allure_results_one_per_aspect_and_same_behaviour_when_nothing_differs(t
 
 @pytest.mark.parametrize("make,message", [
     (lambda d: d / "missing.jsonl.gz", "no such file"),
-    (lambda d: _file(d / "garbage.json", b"not json at all"), "not a readable rmpeer transcript or certificate"),
+    (lambda d: _file(d / "garbage.json", b"not json at all"), "not a readable rmpeer recording or certificate"),
     (lambda d: _file(d / "cut.jsonl.gz", gzip.compress(ONE.read_bytes()[:0] + b'{"header": {}}\n' * 3)[:20]),
      "not a readable"),
     (lambda d: _file(d / "empty.jsonl", b""), "the file is empty"),
-    (lambda d: _file(d / "other.json", b'{"tool": "something else"}'), "not an rmpeer transcript or certificate"),
+    (lambda d: _file(d / "other.json", b'{"tool": "something else"}'), "not an rmpeer recording or certificate"),
     (lambda d: _file(d / "header.jsonl", b'{"header": {"format": "x/9"}}\n'), "not an rmpeer-transcript/2"),
     (lambda d: _file(d / "binary.jsonl", bytes(range(256))), "not a readable"),
     (lambda d: _file(d / "cards.json", b'{"host": {"cards": 5}, "tests": []}'), "not a readable"),

@@ -36,7 +36,7 @@ def test_fingerprint_reads_what_the_host_shows(host, tmp_path):
     assert fp["acs"] == {CARDS[0][0]: {BRIDGE: "SrcValid ReqRedir CmpltRedir UpstreamFwd"},
                          CARDS[1][0]: "no bridge above the card (on a root bus)"}
     assert fp["matrices"] == MATRICES and fp["rmpeer"] == __version__
-    assert "nvlinks" not in fp     # only RM knows them; the fresh path has none
+    assert "nvlinks" not in fp     # only RM knows them; the fast path has none
 
 
 def test_nvlinks_are_keyed_by_the_uuid_rm_gave_each_card(host):

@@ -1,4 +1,4 @@
-"""Whether a certificate still holds (rmpeer certify --if-stale), against a fake host tree."""
+"""Whether a certificate is fresh (rmpeer certify --if-stale), against a fake host tree."""
 
 from __future__ import annotations
 
@@ -171,7 +171,7 @@ def test_nvlinks_are_compared_when_both_sides_have_them(tmp_path, host):
     old = dict(fp, nvlinks={CARDS[0][1]: 18, CARDS[1][1]: 18})
     cert = RunResult(node=NODE, tier="full", target={"kind": "live"}, verdict=CERTIFIED,
                      valid_until="2030-01-01T00:00:00Z", fingerprint=old)
-    assert why_stale(cert, fp, "full", NOW, node=NODE) == []      # the fresh path reads none
+    assert why_stale(cert, fp, "full", NOW, node=NODE) == []      # the fast path reads none
     now = dict(fp, nvlinks={CARDS[0][1]: 18, CARDS[1][1]: 16})
     assert why_stale(cert, now, "full", NOW, node=NODE) == [f"active NVLinks of {CARDS[1][1]} changed 18 -> 16"]
 

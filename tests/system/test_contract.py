@@ -100,18 +100,18 @@ ROWS = [
         env={"RMPEER_MATRICES": "{in}/drivers-dup"}),
     row("drivers-wrong-type", ["show", "{good}"], 2, r"drivers-type/drivers.yaml: release 535.43.02: bitfields\.\w+: "
         r"must be dict, found \[1\]", env={"RMPEER_MATRICES": "{in}/drivers-type"}),
-    # -- show: every way a transcript can be bad
+    # -- show: every way a recording can be bad
     row("show", ["show", "{good}"], 0, r"label: h200x\d.*\n(.*\n)*  \d+ calls: "),
     row("show-relative-path", ["show", "../inputs/good.jsonl.gz"], 0, r"transcript \.\./inputs/good\.jsonl\.gz"),
     row("show-has-no-python-tuples", ["show", "{good}"], 0, r"layouts: one-per-card \(cards [\d,]+\)"),
     row("show-missing", ["show", "{in}/missing.jsonl.gz"], 2, r"missing\.jsonl\.gz: no such file"),
     row("show-directory", ["show", "{in}"], 2, r"inputs: not a file"),
-    row("show-empty", ["show", "{in}/empty.jsonl"], 2, r"empty\.jsonl: empty, not a transcript"),
-    row("show-empty-gz", ["show", "{in}/empty.jsonl.gz"], 2, r"empty\.jsonl\.gz: empty, not a transcript"),
+    row("show-empty", ["show", "{in}/empty.jsonl"], 2, r"empty\.jsonl: empty, not a recording"),
+    row("show-empty-gz", ["show", "{in}/empty.jsonl.gz"], 2, r"empty\.jsonl\.gz: empty, not a recording"),
     row("show-garbage", ["show", "{in}/garbage.jsonl"], 2, r"garbage\.jsonl: line 1: not JSON .*not an rmpeer-transcript"),
     row("show-binary", ["show", "{in}/binary.jsonl"], 2, r"binary\.jsonl: line 1: not (text|JSON)"),
     row("show-garbage-gz", ["show", "{in}/garbage.jsonl.gz"], 2, r"garbage\.jsonl\.gz: corrupt compressed data"),
-    row("show-no-header", ["show", "{in}/noheader.jsonl"], 2, r"line 1: not an rmpeer-transcript/2 transcript"),
+    row("show-no-header", ["show", "{in}/noheader.jsonl"], 2, r"line 1: not an rmpeer-transcript/2 recording"),
     row("show-not-an-object", ["show", "{in}/array.jsonl"], 2, r"array\.jsonl: line 1: not a JSON object"),
     row("show-not-a-record", ["show", "{in}/badrecord.jsonl"], 2, r"badrecord\.jsonl: line 2: not a call record"),
     row("show-bad-line", ["show", "{in}/badline.jsonl"], 2, r"badline\.jsonl: line 6: not JSON"),
