@@ -37,6 +37,14 @@ def test_nothing_reaches_the_plugin_by_name():
     assert offending(r"get_plugin\(|RUN_OPTIONS_PLUGIN|_GivenOptions") == []
 
 
+def test_only_the_command_line_builds_parsers():
+    """argparse, its parsers and their options live in cli/ alone: every layer below takes
+    plain values. machine/selection.py's add_options (--cards) is the one left: it moves to
+    cli/ once cli/certify_options.py imports it from there (TODO issue 26)."""
+    hits = offending(r"(?m)^\s*(?:import argparse|from argparse import)|\.add_subparsers\(|\.add_parser\(|\.add_argument\(")
+    assert [hit for hit in hits if not hit.startswith(("cli/", "machine/selection.py:"))] == []
+
+
 def test_the_copy_engine_leaves_the_clients_object_list_to_rm():
     """The RM client alone keeps its list of objects (rm/client.py); the engine never assigns it."""
     assert [hit for hit in offending(r"\.objects\s*=") if hit.startswith("ce/")] == []
@@ -50,6 +58,8 @@ def test_the_rules_can_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "sources", lambda: [("planted.py", planted.read_text())])
     assert offending(r"removeprefix\(\s*['\"]AssertionError") and offending(r"['\"]test_[a-z_]+['\"]\s*:")
     assert offending(r"get_plugin\(")
+    planted.write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\n")
+    assert len(offending(r"(?m)^\s*(?:import argparse|from argparse import)|\.add_argument\(")) == 2
 
 
 def test_the_architecture_page_names_the_spine():
