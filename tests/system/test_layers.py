@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from lacking import lacking
 
 import rmpeer
 
@@ -30,9 +31,8 @@ def need_import_linter():
     try:
         import importlinter  # noqa: F401
     except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("import-linter is not installed under CI (.ci/run installs the `test` extra)")
-        pytest.skip("import-linter is not installed (pip install 'import-linter>=2.1', or the `test` extra)")
+        lacking("import-linter is not installed (pip install 'import-linter>=2.17', or the `test` extra)",
+                "import-linter is not installed under CI (.ci/run installs the `test` extra)")
 
 
 def contract_names() -> list:
