@@ -8,7 +8,8 @@ be shown, and the check says it is not applicable here, naming that process."""
 import pytest
 
 from rmpeer.rm.objects import Pair, Window
-from rmpeer.judge.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair, snapshot_runtime
+from rmpeer.judge.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair
+from rmpeer.rm.snapshots import snapshot_runtime
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh, pytest.mark.rm_min_cards(2),
               pytest.mark.rm_layouts("one-per-card")]

@@ -2,7 +2,8 @@
 
 import pytest
 
-from rmpeer.judge.sharedhost import judge_teardown, own_vidmem, snapshot_runtime
+from rmpeer.judge.sharedhost import judge_teardown
+from rmpeer.rm.snapshots import own_vidmem, snapshot_runtime
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh]
 

@@ -58,18 +58,6 @@ class CopyResult:
         return self.length / self.gpu_ns if self.gpu_ns > 0 else 0.0
 
 
-def pick_lce(card, p2p: bool = True) -> int:
-    """The LCE the caps name for NVLink P2P; else the one with the most PCEs that is no GRCE."""
-    if p2p:
-        named = [lce for lce, caps in sorted(card.ce_caps.items()) if "CE_NVLINK_P2P" in caps]
-        if named:
-            return named[0]
-    candidates = [lce for lce, caps in card.ce_caps.items() if "CE_GRCE" not in caps] or list(card.ce_caps)
-    if not candidates:
-        raise RmpeerError(f"card {card.index} ({card.name}) reports no copy engine")
-    return max(candidates, key=lambda lce: (bin(card.ce_pces.get(lce, 0)).count("1"), -lce))
-
-
 FAULTED_GROUP = "free-faulted-group"    # the label's end when a faulted channel's group is freed
 CHANNEL_PARTS = ("channel-group", "context-share", "gpfifo", "copy")   # _channel's objects, in order
 CHANNEL_LABEL = re.compile(r"ce:s(\d+):g(\d+):(" + "|".join(CHANNEL_PARTS) + ")")

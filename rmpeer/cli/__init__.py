@@ -20,12 +20,6 @@ def _exit_codes() -> str:
 EXIT_CODES = _exit_codes()
 
 
-def _card_count(text: str) -> int:
-    if not text.isdecimal() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of cards (1 or more)")
-    return int(text)
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
                                 "(NV50_P2P + windows), driven by raw ioctls, on this host.",
@@ -49,27 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-cuda", action="store_true", help="skip CUDA's own peer copy for comparison")
     b.add_argument("--record", help="also make a recording of every RM call in this folder")
     b.add_argument("--output", default="reports", help="where bench.json and bench.svg go (default: reports)")
-    h = sub.add_parser("host", help="print what RM says about this host's driver, cards and P2P links")
-    h.add_argument("--rm-abi")
-    add_card_options(h)
+    from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
+
+    add_card_options(host.add_parser(sub))
     add_card_options(b)
-    pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
-    pl.add_argument("cards", help="the card of each session, e.g. 0,1,1,0")
-    pl.add_argument("--extent", default="64MiB", help="buffer size per session (default: 64MiB)")
-    pl.add_argument("--host-cards", type=_card_count, metavar="N",
-                    help="refuse the layout unless it fits a host of N cards")
-    s = sub.add_parser("show", help="print a recording readably, field by field")
-    s.add_argument("transcript", metavar="RECORDING")
-    s.add_argument("--calls", action="store_true", help="every call, not only the summary")
-    from rmpeer.abi.headers.fromheaders import add_parser as add_abi
-    from rmpeer.diff.compare import add_parser as add_diff
-    add_diff(sub)
-    from rmpeer.cli.calibrate import add_parser as add_calibrate
-    add_calibrate(sub)
-    from rmpeer.abi.headers.fitnessfacts import add_parser as add_fitness_facts
-    add_fitness_facts(add_abi(sub))
-    from rmpeer.cli.fleet import add_parser as add_fleet
-    add_fleet(sub)
+    plan.add_parser(sub)
+    show.add_parser(sub)
+    diff.add_parser(sub)
+    calibrate.add_parser(sub)
+    abi.add_parser(sub)
+    fleet.add_parser(sub)
     return p
 
 
@@ -129,30 +112,13 @@ def _dispatch(args) -> int:
     if args.command == "report":
         from rmpeer.report.allure_html import main_report
         return main_report(args)
-    if args.command == "host":
-        from rmpeer.cli.commands import host
-        return host(args)
-    if args.command == "plan":
-        from rmpeer.cli.commands import plan
-        return plan(args)
-    if args.command == "show":
-        from rmpeer.cli.commands import show
-        return show(args)
-    if args.command == "calibrate":
-        from rmpeer.cli.calibrate import run as run_calibrate
-        return run_calibrate(args)
-    if args.command == "diff":
-        from rmpeer.diff.compare import run
-        return run(args)
-    if args.command == "fleet":
-        from rmpeer.cli.fleet import run as run_fleet
-        return run_fleet(args)
-    if args.command == "abi" and args.abi_command == "fitness-facts":
-        from rmpeer.abi.headers.fitnessfacts import run
-        return run(args)
-    if args.command == "abi":
-        from rmpeer.abi.headers.fromheaders import run
-        return run(args)
+    from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
+
+    # each of these modules is one command: add_parser(sub) above, run(args) here
+    command = {"host": host, "plan": plan, "show": show, "diff": diff, "calibrate": calibrate, "abi": abi,
+               "fleet": fleet}.get(args.command)
+    if command is not None:
+        return command.run(args)
     return EXIT_CONFIG
 
 

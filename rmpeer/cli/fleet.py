@@ -66,8 +66,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     if args.fleet_command == "node":
+        from rmpeer.cli.certify_options import run_argv
         from rmpeer.fleet.node import main_node
-        return main_node(args)
+        return main_node(args, run_argv)
     if args.fleet_command == "sweep":
         from rmpeer.fleet.sweep import submit
         return submit(args)

@@ -5,9 +5,21 @@ from __future__ import annotations
 from collections import Counter
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.errors import TranscriptError, UnknownDriverError
+from rmpeer.errors import EXIT_OK, TranscriptError, UnknownDriverError
 from rmpeer.shim.records import END_NOTE, read_transcript
 from rmpeer.shim.replay import is_truncated
+
+
+def add_parser(sub):
+    s = sub.add_parser("show", help="print a recording readably, field by field")
+    s.add_argument("transcript", metavar="RECORDING")
+    s.add_argument("--calls", action="store_true", help="every call, not only the summary")
+    return s
+
+
+def run(args) -> int:
+    show_transcript(args.transcript, calls=args.calls)
+    return EXIT_OK
 
 
 def _abi_for(lines):

@@ -26,7 +26,8 @@ the two files hold:
   (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
-Reading the files is diff_load.py; the table, JSON and Allure results are diff_report.py.
+Reading the files is rmpeer.diff.load; the table, JSON and Allure results are rmpeer.diff.render;
+the command line is rmpeer.cli.diff.
 """
 
 from __future__ import annotations
@@ -34,10 +35,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from rmpeer.diff.load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, load, percent
-from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from rmpeer.diff.load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
@@ -398,55 +397,3 @@ def compare(a: Side, b: Side, tolerance: float = 0.05) -> list[Aspect]:
     return [*compare_calls(a, b, cover), compare_structs(a, b), compare_selection(a, b), compare_facts(a, b),
             compare_clocks(a, b, tolerance), compare_links(a, b), compare_tests(a, b, cover),
             compare_bandwidth(a, b, tolerance)]
-
-
-# ---- the command --------------------------------------------------------------------------
-
-TOLERANCE_FORM = "give a percentage from 0% to 100%, written with %, such as 5%"
-
-
-def parse_tolerance(text: str) -> float:
-    """'5%' -> 0.05. A bare number is refused: 0.05 could mean 5% or 0.05%."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", str(text))
-    if not m or float(m.group(1)) > 100:
-        raise ConfigError(f"--tolerance {text}: {TOLERANCE_FORM}")
-    return float(m.group(1)) / 100
-
-
-def add_parser(sub) -> None:
-    d = sub.add_parser("diff", help="what changed in RM's behaviour between two runs (transcripts or certificates)",
-                       description="Compares two runs (transcripts or certificates): RM statuses per step label, "
-                       "calls per step, struct sizes, reply fields of the host facts, clocks, links, test outcomes, "
-                       "and bandwidth per pair. Volatile readings (timestamps, durations, free memory, idle clock "
-                       "MHz) are left out; an aspect a file does not record is not comparable; runs of different "
-                       "layouts compare the layouts both ran.",
-                       epilog="exit codes: 0 same behaviour, 1 behaviour differs, 2 usage error "
-                       "(unreadable file, bad option)")
-    # '--tolerance -1%' must reach parse_tolerance (one line), not argparse's "expected one argument".
-    d._negative_number_matcher = re.compile(r"^-\d*\.?\d+%?$")
-    d.add_argument("a", metavar="A", help="a transcript (*.jsonl[.gz]) or a certificate (*.json[.gz])")
-    d.add_argument("b", metavar="B", help="the run to compare it with")
-    d.add_argument("--tolerance", default="5%",
-                   help="change allowed in bandwidth per pair and in boosted clock MHz, 0%%..100%% (default 5%%)")
-    d.add_argument("--json", metavar="FILE", help="also write every difference as JSON")
-    d.add_argument("--alluredir", metavar="DIR", help="also write Allure results: one per aspect")
-    d.add_argument("--limit", type=int, default=25, help="rows shown per aspect (default 25; 0: all)")
-
-
-def run(args) -> int:
-    from rmpeer.diff.render import render_table, to_json, write_allure, write_json
-
-    tolerance = parse_tolerance(args.tolerance)
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        raise ConfigError(f"--json {args.json}: its folder does not exist")
-    if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
-        raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
-    a, b = load(args.a), load(args.b)
-    aspects = compare(a, b, tolerance)
-    cover = coverage(a, b)
-    print(render_table(a, b, aspects, cover, tolerance, limit=args.limit))
-    if args.json:
-        write_json(args.json, to_json(a, b, aspects, cover, tolerance))
-    if args.alluredir:
-        write_allure(args.alluredir, a, b, aspects, tolerance)
-    return EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK

@@ -110,16 +110,16 @@ def _this_runs_certificate(output: Path, wall: float):
     return cert, data
 
 
-def run_certify(args: list) -> tuple[int, str]:
-    """certify in this process (no second interpreter start in a prolog's budget): its exit
-    code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is an
-    INCOMPLETE run (a tool error), never a verdict."""
-    from rmpeer.cli.certify_options import run_argv
-
+def run_certify(certify, args: list) -> tuple[int, str]:
+    """certify(args) in this process (no second interpreter start in a prolog's budget): its
+    exit code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is
+    an INCOMPLETE run (a tool error), never a verdict. `certify` is the command line's
+    (rmpeer.cli.certify_options.run_argv), passed in by rmpeer.cli.fleet: fleet sits below
+    the command line and never imports it."""
     err = _Tee(sys.stderr)
     try:
         with contextlib.redirect_stdout(sys.stderr), contextlib.redirect_stderr(err):
-            code = int(run_argv(args) or 0)
+            code = int(certify(args) or 0)
     except SystemExit as exc:       # argparse: a usage error
         code = exc.code if isinstance(exc.code, int) else EXIT_CONFIG
     except KeyboardInterrupt as exc:
@@ -133,7 +133,7 @@ def run_certify(args: list) -> tuple[int, str]:
 
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
-             run_id: str = "", cards: tuple = (), *, deadline: str | None = None,
+             run_id: str = "", cards: tuple = (), *, certify, deadline: str | None = None,
              require_complete: bool = False) -> tuple[int, str]:
     from rmpeer.machine import interrupts
 
@@ -153,7 +153,7 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
                                "duration_s": round(time.monotonic() - started, 2),
                                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     with owed_at_exit(at_deadline):
-        code, said = run_certify(args)
+        code, said = run_certify(certify, args)
     mine = _this_runs_certificate(output, wall)
     verdict, cert_id = (mine[1].get("verdict", ""), mine[1].get("certificate_id", "")) if mine else ("", "")
     if interrupts.seen() and code != EXIT_INCOMPLETE:
@@ -189,12 +189,12 @@ def _write_status(output: Path, status: dict) -> bool:
     return True
 
 
-def main_node(args) -> int:
+def main_node(args, certify) -> int:
     output = Path(args.output) if args.output else Path(args.shared) / node_name()
     from rmpeer.machine.selection import passed_on
 
     code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
-                          passed_on(args), deadline=getattr(args, "deadline", None),
+                          passed_on(args), certify=certify, deadline=getattr(args, "deadline", None),
                           require_complete=bool(getattr(args, "require_complete", False)))
     if line:
         print(line, flush=True)

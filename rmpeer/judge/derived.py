@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmpeer.tables.lce import pick_lce
 from rmpeer.tables.load import MATRICES, load_yaml, require
 from rmpeer.errors import MatrixError
 
@@ -205,8 +206,6 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
     """Floors per card and pair from RM's facts (pure). cards: rm.host.Card; p2p: HostFacts.p2p
     ((a, b) -> {caps}); links: card index -> rm.nvlink.link_health; class_numbers: the ABI's
     {class name: number}."""
-    from rmpeer.ce.engine import pick_lce
-
     same, cross, both, missing = {}, {}, {}, []
     gens = {c.index: eff.generation_of(c, class_numbers) for c in cards}
     for c in cards:

@@ -1,19 +1,16 @@
 """What counts as a healthy NVLink, as pure comparisons of rm.nvlink's readings (dicts in,
-sentences out): the judge uses them, and the reader imports only the words it records.
+sentences out): the judge uses them; the words both sides share are rmpeer.model.nvlink's.
 Nothing here reads a device."""
 
 from __future__ import annotations
 
-# A trained link RM reports as ACTIVE or, between bursts of traffic, SLEEP (low power): on
-# 2 x H200 (580.159.04) every link read SLEEP before and after carrying 395 GB/s.
-UP_STATES = ("ACTIVE", "SLEEP")
+from rmpeer.model.nvlink import UP_STATES
+
 # Judged: the counters nvidia-smi reports as NVLink errors (flit CRC, replay, recovery).
 # Per-lane CRC and ECC counts are what the link's forward error correction repaired: they
 # grow under healthy traffic (seen on 2 x H200, 580.159.04: 11 -> 33 over one run while
 # nvidia-smi showed 0 CRC errors) and are reported, not judged.
 JUDGED_COUNTERS = ("crc", "replay_tx", "replay_rx", "recovery")
-# link_health's reason for a card RM says has no NVLink: a fact, not a failure to read.
-NO_NVLINK = "RM reports no NVLink on this card"
 
 
 def check_active(health: dict, expected: int | None) -> list[str]:

@@ -11,7 +11,8 @@ An unfinished run outranks a failure: what a cut-short run saw may be the cut's 
 from __future__ import annotations
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
-from rmpeer.judge.nvlink import NO_NVLINK, check_active, compare_counters
+from rmpeer.judge.nvlink import check_active, compare_counters
+from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                      Finding)
 

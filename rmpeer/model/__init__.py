@@ -1,1 +1,1 @@
-"""Frozen types every layer shares: the RunResult, and the words of NVLink. Imports nothing of rmpeer but errors."""
+"""Frozen types every layer shares: the RunResult, and the words of NVLink (nvlink). Imports nothing of rmpeer but errors."""

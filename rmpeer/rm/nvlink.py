@@ -6,7 +6,7 @@ Counters are read before and after the traffic; rmpeer.judge.nvlink judges the r
 
 from __future__ import annotations
 
-from rmpeer.judge.nvlink import NO_NVLINK, UP_STATES
+from rmpeer.model.nvlink import NO_NVLINK, UP_STATES
 
 CAPS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS"
 STATUS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS"

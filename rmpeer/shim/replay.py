@@ -356,3 +356,16 @@ class ReplayMapping:
 
             self._block = np.empty(n // 8, dtype=np.uint64)
         return words_from_runs(rec.extra["runs"], n, out=self._block).view("u1")
+
+
+def recorded_next(shim, op: str, label: str) -> bool:
+    """Live: True. Replay: whether the recording's next call (in this stretch) is `op`
+    labelled `label`, i.e. whether the recorded run made this optional reading here."""
+    if getattr(shim, "mode", "live") != "replay":
+        return True
+    for line in shim.lines[shim.pos:]:
+        if isinstance(line, CallRecord):
+            return line.op == op and line.label == label
+        if isinstance(line, dict) and line.get("note") == "segment":
+            return False
+    return False

@@ -15,7 +15,8 @@ from rmpeer.traffic import bytecheck
 from rmpeer.traffic import patterns
 from rmpeer.tables.load import MATRICES, load_yaml
 from rmpeer.ce.classes import pick_generation
-from rmpeer.ce.engine import CopyEngine, pick_lce
+from rmpeer.ce.engine import CopyEngine
+from rmpeer.tables.lce import pick_lce
 from rmpeer.ce.memory import Memory, alloc_system, map_system_to_cpu
 from rmpeer.tables.handles import STAGING_BASE, STAGING_STRIDE
 

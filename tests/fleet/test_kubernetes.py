@@ -13,6 +13,7 @@ import subprocess
 import pytest
 import yaml
 from fleet_nodes import RMPEER, make_sweep
+from lacking import lacking
 from slurm.recordings import HEALTHY, IDLE_CLOCKS
 
 from rmpeer import errors
@@ -27,9 +28,8 @@ def kubernetes_validate():
     try:
         import kubernetes_validate as kv
     except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs kubernetes-validate (.ci/run, the `fleet` extra)")
-        pytest.skip("no kubernetes-validate: pip install 'rmpeer[fleet]'")
+        lacking("no kubernetes-validate: pip install 'rmpeer[fleet]'",
+                "CI installs kubernetes-validate (.ci/run, the `fleet` extra)")
     return kv
 
 

@@ -146,16 +146,14 @@ def test_the_shipped_slurm_files_are_executable_shell(tmp_path):
 def test_a_crash_inside_certify_is_a_tool_error_never_a_verdict(tmp_path, monkeypatch):
     """Fault injection: certify raising something it never should. The node gives no verdict
     (exit 5, INCOMPLETE): a hook neither passes nor drains it on that."""
-    import rmpeer.cli.certify_options
     from rmpeer.fleet import node
 
     def broken(argv=None):
         raise RuntimeError("injected fault")
 
-    monkeypatch.setattr(rmpeer.cli.certify_options, "run_argv", broken)
     monkeypatch.setenv("RMPEER_STAND_IN", str(HEALTHY))
     monkeypatch.setenv("NODE_NAME", "crashy")
-    code, line = node.run_node("full", tmp_path / "crashy")
+    code, line = node.run_node("full", tmp_path / "crashy", certify=broken)
     assert code == 5 and line == "rmpeer: tool: certify exit 5: certify stopped: injected fault"
     got = oc.load_node(tmp_path / "crashy")
     assert got.state == "error" and got.exit_code == 5

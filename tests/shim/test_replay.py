@@ -11,6 +11,8 @@ import pytest
 import yaml
 
 from rmpeer.paths import matrices_dir, pytest_args, pytest_env, suites_dir, transcripts_dir
+from rmpeer.shim.live import LiveShim
+from rmpeer.shim.replay import ReplayShim, recorded_next
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
@@ -149,3 +151,15 @@ def test_a_moved_offset_fails_at_that_field(tmp_path):
     rc, out = replay(matrices=mutated_matrices(tmp_path, swap))
     assert rc != 0
     assert "params NV503B_ALLOC_PARAMETERS field" in out and "the recording has" in out, out[-3000:]
+
+
+@needs_transcript
+def test_a_replay_takes_an_optional_reading_only_where_the_recording_made_it():
+    shim = ReplayShim(TWO_GPU[0])
+    at = next(i for i, line in enumerate(shim.lines) if isinstance(line, dict) and line.get("note") == "segment")
+    first = next(line for line in shim.lines[at:] if not isinstance(line, dict))
+    shim.segment(shim.lines[at]["key"])          # the replay stands where that stretch begins
+    assert recorded_next(shim, first.op, first.label)
+    assert not recorded_next(shim, first.op, first.label + ":another")
+    assert not recorded_next(shim, "observe", "teardown:own:before:pid")
+    assert recorded_next(LiveShim(), "observe", "anything")   # live: always taken

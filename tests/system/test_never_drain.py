@@ -390,9 +390,8 @@ def test_fleet_node_exit_1_without_its_certificate_is_no_verdict(tmp_path, monke
     status.json a hook never drains on (no verdict, no certificate id)."""
     from rmpeer.fleet import node
 
-    monkeypatch.setattr(node, "run_certify", lambda args: (1, ""))
     monkeypatch.setenv("RMPEER_NODE_NAME", "n1")
-    code, line = node.run_node("passive", tmp_path / "n1", run_id="r-1")
+    code, line = node.run_node("passive", tmp_path / "n1", run_id="r-1", certify=lambda argv: 1)
     status = json.loads((tmp_path / "n1" / "status.json").read_text())
     assert code == EXIT_INCOMPLETE and line == f"rmpeer: tool: exit 1 but no certificate of this run in {tmp_path / 'n1'}"
     assert status["exit"] == 5 and status["verdict"] == "" and status["run_id"] == "r-1"
@@ -407,8 +406,7 @@ def test_fleet_node_takes_no_earlier_runs_certificate(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "certificate.json").write_text(json.dumps({"verdict": "NOT CERTIFIED", "started": "2026-01-01T00:00:00Z",
                                                          "certificate_id": "old"}))
-    monkeypatch.setattr(node, "run_certify", lambda args: (1, ""))
-    code, _ = node.run_node("passive", folder, run_id="r-2")
+    code, _ = node.run_node("passive", folder, run_id="r-2", certify=lambda argv: 1)
     assert code == EXIT_INCOMPLETE
     assert json.loads((folder / "status.json").read_text())["certificate_id"] == ""
 
@@ -670,18 +668,17 @@ def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdic
 
     folder = tmp_path / "n1"
 
-    def certify_says_certified(args):
+    def certify_says_certified(argv):
         folder.mkdir(exist_ok=True)
         (folder / "certificate.json").write_text(json.dumps({
             "verdict": "CERTIFIED", "certificate_id": "c-1",
             "started": clock.strftime("%Y-%m-%dT%H:%M:%SZ", clock.gmtime())}))
-        return 1, ""
+        return 1
     for module, expected in ((node, EXIT_INCOMPLETE),
                              (mutated("rmpeer.fleet.node", "and mine and verdict == VERDICT_OF_EXIT[code]:",
                                       "and mine:"), 1)):
-        monkeypatch.setattr(module, "run_certify", certify_says_certified)
         monkeypatch.setattr(module, "load_certificate", lambda n, p: type("O", (), {"line": "rmpeer: x: y"})())
-        code, _ = module.run_node("passive", folder, run_id="r-3")
+        code, _ = module.run_node("passive", folder, run_id="r-3", certify=certify_says_certified)
         assert code == expected
     status = json.loads((folder / "status.json").read_text())
     assert status["exit"] == 1      # the mutant's status: what the check above refuses

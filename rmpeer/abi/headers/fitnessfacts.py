@@ -10,7 +10,7 @@ NV_ERR_NOT_SUPPORTED on a live host.
 
 SRC (or RMPEER_DRIVER_SRC) is a clone of open-gpu-kernel-modules: each tag is read from its
 history with `git archive`. The tags are every drivers.yaml entry plus the first and last
-tag of each of its branches, or those named with --tags.
+tag of each of its branches, or those named with --tags. The command line is rmpeer.cli.abi.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from rmpeer.errors import EXIT_OK, ConfigError
+from rmpeer.errors import ConfigError
 from rmpeer.paths import fixtures_dir
 from rmpeer.abi.drivers import DriverMatrix, parse_version, version_key
 from rmpeer.tables.load import load_yaml
 from rmpeer.abi.headers.parity import archive_into
 from rmpeer.abi.headers.probe import ANY, INCLUDE_ROOTS, Wanted, probe
-from rmpeer.abi.headers.sources import HOW_TO_GET, driver_source, tags_of
+from rmpeer.abi.headers.sources import HOW_TO_GET, tags_of
 
 NAMES = fixtures_dir() / "abi/fitness-facts.names.yaml"
 OUTPUT = fixtures_dir() / "abi/fitness-facts.json"
@@ -104,25 +104,3 @@ def collect(src: Path, tags: list[str], names: dict) -> dict[str, dict]:
 def render(per_tag: dict[str, dict]) -> bytes:
     """The fixture's bytes: compact, keys sorted, no trailing newline (same facts, same bytes)."""
     return json.dumps({"about": ABOUT, "tags": per_tag}, separators=(",", ":"), sort_keys=True).encode()
-
-
-def run(args, out=print) -> int:
-    src = driver_source(args.src)
-    names = load_names(Path(args.names) if args.names else NAMES)
-    tags = args.tags or default_tags(tags_of(src), DriverMatrix())
-    data = render(collect(src, tags, names))
-    from rmpeer.safewrite import write_file
-
-    write_file(Path(args.output), data)
-    out(f"{len(tags)} tags ({tags[0]} .. {tags[-1]}) -> {args.output} ({len(data)} bytes)")
-    return EXIT_OK
-
-
-def add_parser(asub) -> None:
-    f = asub.add_parser("fitness-facts", help="write the perf/NVLink facts of many tags, read from their headers "
-                        "with the C compiler (fixtures/abi/fitness-facts.json, the fitness tests' oracle)")
-    f.add_argument("src", nargs="?", help="a clone of open-gpu-kernel-modules (default: $RMPEER_DRIVER_SRC)")
-    f.add_argument("--tags", nargs="+", metavar="TAG",
-                   help="the tags to read (default: every drivers.yaml entry plus each branch's first and last tag)")
-    f.add_argument("--names", help=f"the names to measure (default: {NAMES.name} beside the fixture)")
-    f.add_argument("-o", "--output", default=str(OUTPUT), help="where to write the JSON (default: the fixture)")

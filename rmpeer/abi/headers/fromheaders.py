@@ -4,20 +4,18 @@ The names come from drivers.yaml itself (every name any entry uses); the values 
 the C compiler reading the tree (probe.py). The entry printed holds only what differs from
 the entry the release derives from (its parent), in drivers.yaml's own form: a changed
 struct or bit-field group is restated whole. `--check` compares the ABI drivers.yaml
-resolves for the release with the tree's, key by key.
+resolves for the release with the tree's, key by key. The command line is rmpeer.cli.abi.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import yaml
 
-from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
-from rmpeer.abi.drivers import SECTIONS, DriverMatrix, parse_version
+from rmpeer.abi.drivers import SECTIONS, DriverMatrix
 from rmpeer.tables.load import parse_bits
-from rmpeer.abi.headers.probe import Wanted, check_tree, field_spec, probe, tree_release
+from rmpeer.abi.headers.probe import Wanted, field_spec, probe
 
 
 def wanted_names(matrix: DriverMatrix) -> tuple[Wanted, dict]:
@@ -220,58 +218,3 @@ def render_entry(entry: dict, *, gone=(), notes=(), base=None) -> str:
             out += [f"      {name}:{said('structs', name)}", f"        size: {spec['size']}", "        fields:"]
             out += [f"          {f}: [{', '.join(str(x) for x in s)}]" for f, s in spec["fields"].items()]
     return "\n".join(out) + "\n"
-
-
-def run(args, out=print, matrix: DriverMatrix | None = None) -> int:
-    """`rmpeer abi from-headers SRC [--check] [--release X]`."""
-    src = Path(args.src)
-    check_tree(src)
-    release = args.release or tree_release(src)
-    if not release:
-        raise ConfigError(f"{src}: no version.mk saying which release it is; name it with --release X")
-    parse_version(release)
-    matrix = matrix or DriverMatrix()
-    tree = tree_abi(src, matrix)
-    if args.check:
-        problems = check(matrix, release, tree)
-        chosen = matrix.choose(release)
-        for p in problems:
-            out(f"  {p}")
-        verdict = "differs from" if problems else "equals"
-        print(f"{release}: drivers.yaml's ABI ({chosen.release}) {verdict} the headers' "
-              f"({sum(len(tree[s]) for s in SECTIONS)} keys compared)", file=sys.stderr)
-        return EXIT_NOT_CERTIFIED if problems else EXIT_OK
-    entry, gone = entry_for(matrix, release, tree)
-    base = matrix.merged(entry["parent"]) if entry.get("parent") else {s: {} for s in SECTIONS}
-    changed = [s for s in SECTIONS if entry.get(s)]
-    try:
-        matrix.choose(release)
-        selectable = True
-    except UnknownDriverError:   # a new branch (or older than its branch's first entry)
-        selectable = False
-    if not changed and not gone and selectable:
-        out(f"# {release}: nothing differs from {entry.get('parent')}: no entry needed")
-        return EXIT_OK
-    exists = release in matrix.by_version
-    notes = [(f"{release} ({'an existing entry' if exists else 'not in drivers.yaml yet'}), "
-              f"against its parent {entry.get('parent')}")]
-    if not selectable:
-        notes.append(f"drivers.yaml has no entry {release} can select: add this one, in version order, "
-                     f"even where it states no change")
-    out(render_entry(entry, gone=gone, notes=notes, base=base).rstrip("\n"))
-    return EXIT_OK
-
-
-def add_parser(sub):
-    """`rmpeer abi from-headers`; returns the abi subcommands, for `fitness-facts` (rmpeer.cli)."""
-    a = sub.add_parser("abi", help="driver ABIs from NVIDIA's headers (matrices/drivers.yaml)")
-    asub = a.add_subparsers(dest="abi_command", required=True)
-    f = asub.add_parser("from-headers", help="print a release's drivers.yaml entry, read from its headers "
-                        "with the C compiler; with --check, verify drivers.yaml against them")
-    f.add_argument("src", help="an open-gpu-kernel-modules source tree at a release tag")
-    f.add_argument("--check", action="store_true",
-                   help="verify that drivers.yaml's ABI for this release equals the headers' (exit 1 if not)")
-    f.add_argument("--release", help="the release the tree is (default: NVIDIA_VERSION in its version.mk)")
-    return asub
-
-

@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.abi.headers.fromheaders import check, entry_for, normalise, render_entry, run, tree_abi
+from rmpeer.abi.headers.fromheaders import check, entry_for, normalise, render_entry, tree_abi
+from rmpeer.cli.abi import from_headers
 from rmpeer.abi.headers.probe import INCLUDE_ROOTS
 from rmpeer.errors import ConfigError
 
@@ -130,11 +131,11 @@ def test_a_newer_tree_gives_an_entry_with_only_what_changed(tmp_path):
 def test_a_new_branch_gets_an_entry_even_when_nothing_changed(tmp_path, matrix):
     src = make_tree(tmp_path / "src", "101.1.1")
     lines = []
-    assert run(SimpleNamespace(src=str(src), release=None, check=False), out=lines.append, matrix=matrix) == 0
+    assert from_headers(SimpleNamespace(src=str(src), release=None, check=False), out=lines.append, matrix=matrix) == 0
     entry = yaml.safe_load("releases:\n" + lines[-1])["releases"][0]
     assert entry == {"version": "101.1.1", "parent": "100.10.01", "source": "open-gpu-kernel-modules tag 101.1.1"}
     lines = []
-    assert run(SimpleNamespace(src=str(src), release="100.10.07", check=False), out=lines.append, matrix=matrix) == 0
+    assert from_headers(SimpleNamespace(src=str(src), release="100.10.07", check=False), out=lines.append, matrix=matrix) == 0
     assert lines == ["# 100.10.07: nothing differs from 100.10.01: no entry needed"]
 
 
@@ -197,4 +198,4 @@ def test_the_real_tags_reproduce_their_entries(tmp_path, tag):
         assert {k: normalise(section, v) for k, v in (entry.get(section) or {}).items()} == \
             {k: normalise(section, v) for k, v in (existing.get(section) or {}).items()}
     lines = []
-    assert run(SimpleNamespace(src=str(src), release=None, check=True), out=lines.append) == 0
+    assert from_headers(SimpleNamespace(src=str(src), release=None, check=True), out=lines.append) == 0

@@ -1,24 +1,28 @@
-"""The small commands: host, plan, show."""
+"""`rmpeer plan CARDS`: the peer plan of a layout (rmpeer.tables.plan), printed; no GPU needed."""
 
 from __future__ import annotations
 
-import json
+import argparse
 
 from rmpeer.errors import EXIT_OK
 
 
-def host(args) -> int:
-    from rmpeer.rm.open import Runtime
-    from rmpeer.machine.selection import Chooser, request_of_args
-    from rmpeer.shim.live import LiveShim
-
-    select = Chooser(request=request_of_args(args))
-    with Runtime(LiveShim(), forced_abi=args.rm_abi, select=select) as runtime:
-        print(json.dumps(runtime.facts.as_dict(), indent=1, default=str))
-    return EXIT_OK
+def _card_count(text: str) -> int:
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of cards (1 or more)")
+    return int(text)
 
 
-def plan(args) -> int:
+def add_parser(sub):
+    pl = sub.add_parser("plan", help="print the peer plan of a layout (no GPU needed)")
+    pl.add_argument("cards", help="the card of each session, e.g. 0,1,1,0")
+    pl.add_argument("--extent", default="64MiB", help="buffer size per session (default: 64MiB)")
+    pl.add_argument("--host-cards", type=_card_count, metavar="N",
+                    help="refuse the layout unless it fits a host of N cards")
+    return pl
+
+
+def run(args) -> int:
     from rmpeer.tables.layouts import LayoutMatrix, parse_cards, parse_size, size_text
     from rmpeer.tables.plan import plan_peers
 
@@ -41,11 +45,4 @@ def plan(args) -> int:
     for op in p.maps:
         print(f"{op.reserve_label:<15} s={op.s} t={op.t} handle={op.handle:#x} [{op.offset:#x}, {op.limit:#x}]")
         print(f"{op.map_label:<15} s={op.s} t={op.t} flags={' | '.join(f'{k}={v}' for k, v in op.flags)}")
-    return EXIT_OK
-
-
-def show(args) -> int:
-    from rmpeer.cli.show import show_transcript
-
-    show_transcript(args.transcript, calls=args.calls)
     return EXIT_OK
