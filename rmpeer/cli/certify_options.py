@@ -66,7 +66,7 @@ def cards_of(args):
                       cards_env=getattr(args, "cards_env", None))
 
 
-def request_of(args, ran_because=()):
+def certify_request(args, ran_because=()):
     """certify's arguments as plain values (rmpeer.model.spec.CertifyRequest): nothing below
     the command line sees the argparse Namespace."""
     from rmpeer.model.spec import CertifyRequest
@@ -136,7 +136,7 @@ def run(args) -> int:
             return EXIT_OK
     from rmpeer.cli.certify import certify
 
-    return certify(request_of(args, why))
+    return certify(certify_request(args, why))
 
 
 def run_argv(argv: list) -> int:
