@@ -7,7 +7,7 @@ import pytest
 from rmpeer.judge import sharedhost
 from rmpeer.errors import NotIdleError
 from rmpeer.run.hostrun import HostRun
-from rmpeer.run.spec import Policies
+from rmpeer.model.spec import Policies
 from rmpeer.run.targets import Target
 
 pytestmark = pytest.mark.offline
