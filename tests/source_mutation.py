@@ -102,16 +102,13 @@ MUTANTS = {
               "        if key not in old:\n            continue"),)),
     "lock-released-before-the-run": M(
         "the host lock is taken and released before the run, not held through it", "rmpeer/cli/certify.py",
-        "    with HostLock(wait_s=spec.policies.wait_s):    # one run per host: BusyError (exit 6) after --wait\n"
-        "        return _certify(spec, args, started, valid_for)",
-        "    with HostLock(wait_s=spec.policies.wait_s):\n        pass\n    return _certify(spec, args, started, valid_for)",
-        ("tests/cli/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",),
-        alt=(("    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) "
-              "after --wait\n        if lock.note:",
-              "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
-              "    with __import__('contextlib').nullcontext():\n        if lock.note:"),)),
+        "    with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) "
+        "after --wait\n        if lock.note:",
+        "    with HostLock(wait_s=spec.policies.wait_s) as lock:\n        pass\n"
+        "    with __import__('contextlib').nullcontext():\n        if lock.note:",
+        ("tests/cli/test_certify_live_rules.py::test_the_lock_is_held_while_the_run_is_under_way",)),
     "passive-ignores-require-idle": M(
-        "--require-idle is ignored in the passive tier", "rmpeer/cli/certify.py",
+        "--require-idle is ignored in the passive tier", "rmpeer/run/execute.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
         ("tests/cli/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
     "prolog-drains-on-no-verdict": M(
@@ -143,8 +140,11 @@ MUTANTS = {
         "    known = verdict if verdict in EXIT_CODES else CERTIFIED",
         ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
-        "the certificate's tier is always written as full", "rmpeer/cli/certify.py",
-        "    result.target, result.tier = target, spec.tier", '    result.target, result.tier = target, "full"',
+        "the certificate's tier is always written as full", "rmpeer/run/assemble.py",
+        "    result = RunResult(node=node_name(), tier=spec.tier, target=target_of(spec), version=__version__,\n"
+        "                       matrices=matrices,",
+        '    result = RunResult(node=node_name(), tier="full", target=target_of(spec), version=__version__,\n'
+        "                       matrices=matrices,",
         ("tests/render/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(
         "a replayed CPU write compares only its first 8 bytes", "rmpeer/shim/replay.py",

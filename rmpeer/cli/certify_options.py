@@ -58,24 +58,48 @@ def add_parser(sub, epilog: str):
     return c
 
 
-def still_holds(args) -> bool:
-    """certify --if-stale CERT: the fast path reads /proc and /sys only (no RM, no pytest), so a
-    prolog pays for a run only when the platform, the tier or the clock says so."""
+def cards_of(args):
+    """The selection.Request of the command's --cards, --all-cards and --cards-env."""
+    from rmpeer.machine.selection import request_of
+
+    return request_of(getattr(args, "cards", None), all_cards=bool(getattr(args, "all_cards", False)),
+                      cards_env=getattr(args, "cards_env", None))
+
+
+def certify_request(args, ran_because=()):
+    """certify's arguments as plain values (rmpeer.model.spec.CertifyRequest): nothing below
+    the command line sees the argparse Namespace."""
+    from rmpeer.model.spec import CertifyRequest
+
+    return CertifyRequest(
+        output=args.output, layouts=tuple(args.layout or ()), expect_topology=args.expect_topology,
+        rm_abi=args.rm_abi, extent=args.extent, record=args.record, replay=args.replay,
+        tier=getattr(args, "tier", None), quick=bool(getattr(args, "quick", False)),
+        require_idle=bool(getattr(args, "require_idle", False)), no_floors=bool(getattr(args, "no_floors", False)),
+        wait=getattr(args, "wait", 0), no_boost=bool(args.no_boost), valid_for=getattr(args, "valid_for", None),
+        deadline=getattr(args, "deadline", None), require_complete=bool(getattr(args, "require_complete", False)),
+        json=bool(args.json), junit=getattr(args, "junit", None), prometheus=getattr(args, "prometheus", None),
+        cards_given=getattr(args, "cards", None) is not None, cards=None if args.replay else cards_of(args),
+        ran_because=tuple(ran_because))
+
+
+def still_holds(args) -> tuple[bool, list]:
+    """certify --if-stale CERT: (whether it still holds, why not). The fast path reads /proc
+    and /sys only (no RM, no pytest), so a prolog pays for a run only when the platform, the
+    tier or the clock says so."""
     from rmpeer.model.result import node_name
     from rmpeer.run.spec import tier_of
-    from rmpeer.machine.selection import request_of_args
     from rmpeer.run.freshness import check_fresh
 
-    tier = tier_of(args)
-    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=request_of_args(args))
+    tier = tier_of(getattr(args, "tier", None), bool(getattr(args, "quick", False)))
+    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=cards_of(args))
     if holds:
         print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
               file=sys.stderr if args.json else sys.stdout)
-        return True
-    args.ran_because = why
+        return True, []
     shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
     print(f"rmpeer: running the {tier} tier: {shown}", file=sys.stderr if args.json else sys.stdout)
-    return False
+    return False, list(why)
 
 
 def folders(args) -> list:
@@ -105,11 +129,14 @@ def check_environment() -> None:
 
 def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
-    if args.if_stale and still_holds(args):
-        return EXIT_OK
+    why = []
+    if args.if_stale:
+        holds, why = still_holds(args)
+        if holds:
+            return EXIT_OK
     from rmpeer.cli.certify import certify
 
-    return certify(args)
+    return certify(certify_request(args, why))
 
 
 def run_argv(argv: list) -> int:

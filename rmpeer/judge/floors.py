@@ -224,17 +224,18 @@ def _covered(missing: str, calibrated: HostFloors) -> bool:
     return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)
 
 
-def judged_topology(spec, host) -> tuple[dict | None, list]:
+def judged_topology(spec, host_floors: tuple, bandwidth: list) -> tuple[dict | None, list]:
     """(the RunResult's topology, the floor findings to add): the entry (named or matched) with
-    the floors the run was judged by, each with its basis and formula; matched_by "derived"
-    where no entry calibrates the host."""
-    floors, findings = host.floors
+    the floors the run was judged by (host_floors: (HostFloors or None, findings)), each with
+    its basis and formula, and the run's figures against them; matched_by "derived" where no
+    entry calibrates the host."""
+    floors, findings = host_floors
     entry = spec.topology
     if entry is None and floors is None:
         return None, findings
     given = floors.as_dict() if floors is not None else None
     if given is not None:
-        given["judged"] = judged_figures(floors, host.result.bandwidth or [])
+        given["judged"] = judged_figures(floors, bandwidth or [])
     return ({"name": entry.name if entry is not None else None,
              "matched_by": spec.topology_matched_by if entry is not None else "derived",
              "floors": given}, findings)

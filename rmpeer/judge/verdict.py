@@ -27,16 +27,26 @@ def short(text: str, limit: int = REASON_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_findings(checks: list) -> list:
+def check_findings(checks: list, findings: list = ()) -> list:
     """A failed or erroring check is a finding: FAIL, or DEGRADE in the fitness area (its
-    reason is the check's own sentence, which says expected and found)."""
+    reason is the check's own sentence, which says expected and found). A check whose reason
+    is the findings it made (the passive tier's checks: their texts, joined by "; ") is
+    already in the verdict through them: a finding appears once in the reasons."""
+    texts = {f.text for f in findings if f.severity != INFO}
     out = []
     for c in checks:
-        if c.outcome in ("failed", "error"):
+        if c.outcome in ("failed", "error") and not _restates(c.reason, texts):
             severity = DEGRADE if c.area == FITNESS_AREA else FAIL
             subject = c.subject if not c.layout or c.subject == c.layout else f"{c.layout} {c.subject}"
             out.append(Finding(c.check, subject, "the check to pass", c.reason or c.outcome, severity))
     return out
+
+
+def _restates(reason: str, texts: set) -> bool:
+    """Whether `reason` is findings' texts joined by "; " (cut at 300 characters), from the first."""
+    reason = reason or ""
+    return any(reason == t or reason.startswith(t + "; ") or (len(reason) >= 300 and t.startswith(reason))
+               for t in texts) if reason else False
 
 
 def verdict(findings: list, checks: list) -> tuple[str, list]:
@@ -46,7 +56,7 @@ def verdict(findings: list, checks: list) -> tuple[str, list]:
     if not ran:
         everything.append(Finding("run", "host", "at least one hardware check run", "no hardware check ran",
                                   UNFINISHED))
-    everything += check_findings(checks)
+    everything += check_findings(checks, findings)
     for severity, name in ((UNFINISHED, INCOMPLETE), (FAIL, NOT_CERTIFIED), (DEGRADE, DEGRADED)):
         chosen = [f for f in everything if f.severity == severity]
         if chosen:

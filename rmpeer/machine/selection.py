@@ -391,15 +391,21 @@ def add_options(parser, *, env_help: bool = True) -> None:
 
 
 def request_of_args(args, environ=None) -> Request:
-    """The Request of a command's --cards, --all-cards and --cards-env VAR[,VAR] (the
-    variables a fleet hook reads, in order; default CUDA_VISIBLE_DEVICES)."""
-    env = getattr(args, "cards_env", None)
+    """The Request of a command's --cards, --all-cards and --cards-env (request_of)."""
+    return request_of(getattr(args, "cards", None), all_cards=bool(getattr(args, "all_cards", False)),
+                      cards_env=getattr(args, "cards_env", None), environ=environ)
+
+
+def request_of(cards: str | None, *, all_cards: bool = False, cards_env: str | None = None,
+               environ=None) -> Request:
+    """The Request of --cards LIST, --all-cards and --cards-env VAR[,VAR] (the variables a
+    fleet hook reads, in order; default CUDA_VISIBLE_DEVICES)."""
+    env = cards_env
     variables = tuple(v.strip() for v in env.split(",") if v.strip()) if env else CERTIFY_ENV
     unknown = [v for v in variables if v not in VARIABLES]
     if unknown:
         raise ConfigError(f"--cards-env {env!r}: {', '.join(unknown)} is none of {', '.join(VARIABLES)}")
-    return request_from(getattr(args, "cards", None), all_cards=bool(getattr(args, "all_cards", False)),
-                        variables=variables, environ=environ)
+    return request_from(cards, all_cards=all_cards, variables=variables, environ=environ)
 
 
 def certify_line(facts) -> str:

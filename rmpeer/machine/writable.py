@@ -71,20 +71,20 @@ def check_inside(option: str, folder: Path, *, files=(), folders=()) -> None:
             raise ConfigError(f"{option}: {Path(folder) / name}: refused: {problem}")
 
 
-def certify_outputs(args, output: Path) -> None:
+def certify_outputs(output: Path, *, replay: bool = False, junit=None, prometheus=None) -> None:
     """Everything `rmpeer certify` will write, checked before the run: the certificate and the
     Allure results in --output, --junit, --prometheus's rmpeer.prom, the state file, RMPEER_LOCK,
     and the host key that signs the certificate (a key another user could read: exit 2)."""
-    check_inside("--output", output, files=(REPLAY_CERTIFICATE if getattr(args, "replay", None) else CERTIFICATE,),
+    check_inside("--output", output, files=(REPLAY_CERTIFICATE if replay else CERTIFICATE,),
                  folders=(ALLURE_RESULTS,))
-    if getattr(args, "junit", None) is not None:
-        writable("--junit", args.junit, folder=False)
-    if getattr(args, "prometheus", None) is not None:
-        check_inside("--prometheus", writable("--prometheus", args.prometheus, folder=True), files=(PROMETHEUS_FILE,))
+    if junit is not None:
+        writable("--junit", junit, folder=False)
+    if prometheus is not None:
+        check_inside("--prometheus", writable("--prometheus", prometheus, folder=True), files=(PROMETHEUS_FILE,))
     from rmpeer.machine.signing import load_key
 
     load_key(create=True)     # the key that will sign the certificate: made at the first run, or refused now
-    if not getattr(args, "replay", None):
+    if not replay:
         from rmpeer.machine.lock import checked_forced_path
         from rmpeer.machine.state import checked_state_path
 

@@ -4,14 +4,16 @@ of that run, filled in as it goes.
 
 The pytest plugin, `rmpeer certify` (through the plugin) and `rmpeer bench` all use these
 two classes; nothing else builds RM objects of a layout. What the run does comes from its
-RunSpec (rmpeer.run.spec), resolved before; nothing here resolves an option again.
+RunSpec (rmpeer.run.spec), resolved before; nothing here resolves an option again. What the
+run sees (layouts, pairs, findings, the other GPU processes) is kept here as it goes;
+rmpeer.run.assemble alone turns it into the RunResult.
 """
 
 from __future__ import annotations
 
 
 from rmpeer.tables.layouts import LayoutMatrix
-from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult, RunResult
+from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
 from rmpeer.run.targets import Case
 
 
@@ -32,7 +34,7 @@ class LayoutRun:
         self.left_allocated: list = []
         self.held_at_teardown = self.frees_accepted = 0
         self.result = LayoutResult(case.layout.name, list(case.layout.cards), case.extent)
-        host.result.layouts.append(self.result)
+        host.layout_results.append(self.result)
         try:
             self.setup.create_sessions()
             self.setup.run()
@@ -67,9 +69,9 @@ class LayoutRun:
         ok = check.ok and all(check.spots.values())
         pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], op, ok, check.length,
                           round(check.first_gbps, 2), round(check.steady_gbps, 2), check.mismatch)
-        self.host.result.pairs.append(pair)
+        self.host.pairs.append(pair)
         if not ok:
-            self.host.result.findings.append(pair_finding(pair, check.spots))
+            self.host.findings.append(pair_finding(pair, check.spots))
         return pair
 
     def refused(self, s: int, t: int, status: str) -> PairResult:
@@ -77,7 +79,7 @@ class LayoutRun:
         cards = self.plan.cards
         pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], "map", None)
         pair.mismatch = {"refused_as_expected": status}
-        self.host.result.pairs.append(pair)
+        self.host.pairs.append(pair)
         return pair
 
     def close(self) -> list:
@@ -158,7 +160,8 @@ def pair_finding(pair: PairResult, spots: dict | None = None) -> Finding:
 
 class HostRun:
     """The run of one target: its RM client and host facts, the cards' staging buffers, at
-    most one layout built at a time, and the RunResult the run fills in."""
+    most one layout built at a time, and what the run saw (rmpeer.run.assemble makes the
+    RunResult of it)."""
 
     def __init__(self, spec, layouts: LayoutMatrix | None = None, *, with_staging: bool = True):
         self.spec, self.with_staging = spec, with_staging
@@ -174,7 +177,11 @@ class HostRun:
         self.open_error = None            # why open() failed, for every later test of the target
         self.closed = False
         self.close_problems: list = []    # a close that failed at the run's end, for the judge
-        self.result = RunResult(tier=spec.tier, left_out=list(spec.left_out))
+        self.layout_results: list = []    # LayoutResult, one per layout built
+        self.pairs: list = []             # PairResult, one per read, write or refused map
+        self.findings: list = []          # what the traffic found wrong
+        self.gpu_processes: dict = {}     # {before: [...], after: [...], <when>_error: why}
+        self.host_facts: dict = {}        # HostFacts.as_dict(), once open
         self.shim = self._shim()
 
     def _shim(self):
@@ -199,10 +206,11 @@ class HostRun:
     def open(self) -> "HostRun":
         from rmpeer.rm.errors import RmError
         from rmpeer.rm.open import Runtime
+        from rmpeer.run.spec import chooser, with_facts
 
         shim = self.shim
         shim.segment("runtime:open")
-        self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=self.spec.chooser())
+        self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
         try:
             try:
                 self.runtime.open()
@@ -218,8 +226,8 @@ class HostRun:
             from rmpeer.rm.host import read_proc_gpus
 
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
-            self.spec = self.spec.with_facts(self.runtime.facts)
-            self.result.host = self.runtime.facts.as_dict()
+            self.spec = with_facts(self.spec, self.runtime.facts)
+            self.host_facts = self.runtime.facts.as_dict()
             self._other_processes("before")
             from rmpeer.run.fitness import Fitness
 
@@ -249,11 +257,11 @@ class HostRun:
         if snap is None or snap.get("error"):
             why = snap["error"] if snap else "not recorded"
             if snap is not None:
-                self.result.gpu_processes[f"{when}_error"] = why
+                self.gpu_processes[f"{when}_error"] = why
             if refuse:     # idle unproven is not idle
                 raise NotIdleError(f"--require-idle: could not tell whether other processes use the GPUs ({why})")
             return
-        self.result.gpu_processes[when] = snap.get("processes", [])
+        self.gpu_processes[when] = snap.get("processes", [])
         if refuse:
             from rmpeer.machine.selection import count_for_idle
 
@@ -349,20 +357,15 @@ class HostRun:
             _quietly(self.fitness.close_watch)
         _quietly(self.runtime.close)
 
-    def fill_result(self) -> RunResult:
-        """The run's measurements and the fitness findings, into its result."""
-        r = self.result
-        if self.fitness is not None:
-            summary = self.fitness.summary()
-            r.clocks, r.boost, r.links = summary["clocks"], summary["boost"], summary["links"]
-            r.bandwidth, r.xids = summary["bandwidth"], summary["xids"]
-            from rmpeer.judge.sharedhost import name_other_users
+    def fitness_findings(self) -> list:
+        """The fitness findings of the run (none without a fitness reading); a figure below its
+        floor on a card another process used names that process."""
+        if self.fitness is None:
+            return []
+        from rmpeer.judge.sharedhost import name_other_users
 
-            # a figure below its floor on a card another process used names that process
-            found = name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
-                                     r.gpu_processes.get("before"), r.gpu_processes.get("after"))
-            r.findings += [f for f in found if f not in r.findings]
-        return r
+        return name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
+                                self.gpu_processes.get("before"), self.gpu_processes.get("after"))
 
 
 def recorded_provoked_xids(shim, abi) -> set:

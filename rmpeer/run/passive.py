@@ -20,9 +20,9 @@ import copy
 import time
 from pathlib import Path
 
-from rmpeer import __version__
-from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
-                     CheckResult, Finding, RunResult, node_name)
+from dataclasses import dataclass, field
+
+from rmpeer.model.result import FAIL, INFO, UNFINISHED, CheckResult, Finding
 from rmpeer.machine.selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
 from rmpeer.shim.replay import ReplayShim
 
@@ -184,15 +184,15 @@ def _close(shim, runtime) -> None:
     shim.finish()
 
 
-def _check(result: RunResult, name: str, area: str, subject: str, findings: list, duration_s: float = 0.0):
+def _check(seen: "PassiveSeen", name: str, area: str, subject: str, findings: list, duration_s: float = 0.0):
     """One CheckResult per aspect: failed when it found a problem, error when it could not
     tell, skipped when a replay's recording does not hold what it reads, passed otherwise."""
     mine = [f for f in findings if f.severity != INFO]
     outcome = ("error" if any(f.severity == UNFINISHED for f in mine) else "failed" if mine else
                "skipped" if any(f.found.startswith("not recorded") for f in findings) else "passed")
-    result.checks.append(CheckResult(f"passive/{name}", name, area, subject, outcome,
-                                      "; ".join(f.text for f in mine)[:300], None, duration_s))
-    result.findings.extend(findings)
+    seen.checks.append(CheckResult(f"passive/{name}", name, area, subject, outcome,
+                                   "; ".join(f.text for f in mine)[:300], None, duration_s))
+    seen.findings.extend(findings)
 
 
 def _card_findings(facts, proc_gpus, last) -> list:
@@ -281,73 +281,80 @@ def _process_findings(procs: dict | None, replay: bool) -> list:
     return []
 
 
-def _health_check(result: RunResult, topology) -> None:
+def _health_check(seen: "PassiveSeen", topology) -> None:
     """RM's health facts (rmpeer.judge.health): one check, and what could not be checked."""
     from rmpeer.judge.health import health_findings
 
-    found, _ = health_findings(result.host, (topology.links or {}).get("kind") if topology else None)
-    _check(result, "health", "host", "host", found)     # its INFO findings: rmpeer.judge.unchecked
+    found, _ = health_findings(seen.host, (topology.links or {}).get("kind") if topology else None)
+    # in the fitness area: the judge reads a failed check of it as DEGRADED at most, so a health
+    # finding's own severity decides (Confidential Computing on: DEGRADED, never NOT CERTIFIED)
+    _check(seen, "health", "fitness", "host", found)     # its INFO findings: rmpeer.judge.unchecked
 
 
-def judge_passive(findings: list) -> tuple[str, list]:
-    """The verdict from the findings: INCOMPLETE, NOT CERTIFIED, DEGRADED, CERTIFIED, first
-    match wins (the order of rmpeer.judge.verdict), one reason per finding."""
-    for severity, name in ((UNFINISHED, INCOMPLETE), (FAIL, NOT_CERTIFIED), (DEGRADE, DEGRADED)):
-        chosen = [f.text for f in findings if f.severity == severity]
-        if chosen:
-            return name, list(dict.fromkeys(chosen))
-    return CERTIFIED, []
+@dataclass
+class PassiveSeen:
+    """What a passive run read and found, for rmpeer.run.assemble (which alone makes the
+    RunResult of it)."""
+
+    started_s: float                   # time.time() at the start
+    started: str                       # the same, ISO 8601 UTC (the state file's "at")
+    matrices: str = ""
+    host: dict = field(default_factory=dict)
+    fingerprint: dict = field(default_factory=dict)
+    topology: dict | None = None
+    clocks: dict = field(default_factory=dict)
+    links: dict = field(default_factory=dict)
+    xids: dict | None = None
+    gpu_processes: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+    duration_s: float = 0.0
 
 
-def run_passive(target, *, state_path=None, topology_name: str | None = None, allowed_xids=(),
-                record: str | None = None, abi: str | None = None, save: bool = True,
-                node: str | None = None, valid_for=None, select=None) -> RunResult:
-    """The passive tier against `target` (targets.Target: live, or a recording): a judged
-    RunResult with its fingerprint and valid_until (valid_for: a timedelta, default 24 h),
-    and the state file updated for the next run (save=False: left as it was)."""
+def observe(spec, *, state_path=None, allowed_xids=(), save: bool = True) -> PassiveSeen:
+    """The passive tier's steps against spec.target (live, or a recording): RM's facts read,
+    each aspect checked into findings, and the state file updated for the next run
+    (save=False: left as it was). Not judged here: rmpeer.run.execute judges once."""
     from rmpeer.paths import matrices_digest
-    from rmpeer.run.freshness import parse_valid_for, valid_until
     from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
+    from rmpeer.run.spec import chooser
     from rmpeer.tables.topology import TopologyMatrix
 
+    target, topology_name = spec.target, spec.topology_name
     t0 = time.monotonic()
     started = time.time()
-    result = RunResult(node=node or node_name(), tier=TIER, version=__version__,
-                       started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-                       valid_until=valid_until(started, valid_for or parse_valid_for(None)),
-                       matrices=matrices_digest(),
-                       target={"kind": target.kind, "label": target.label, "transcript": target.path})
+    seen = PassiveSeen(started_s=started, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                       matrices=matrices_digest())
     state_path = Path(state_path or default_state_path())
     state, state_problem = load_state(state_path)
     key = state_key(target)
     last = state.get("runs", {}).get(key)
-    read = read_passive(target, last, record=record, abi=abi, select=select)
+    read = read_passive(target, last, record=spec.record, abi=spec.abi, select=chooser(spec))
     facts = read.get("facts")
     if facts is None:
-        _check(result, "host", "host", "host", [Finding("rm", "host", "the host's facts through RM",
-                                                        "; ".join(read["problems"]) or "nothing read", UNFINISHED)])
-        result.verdict, result.reasons = judge_passive(result.findings)
-        result.duration_s = round(time.monotonic() - t0, 3)
-        return result
+        _check(seen, "host", "host", "host", [Finding("rm", "host", "the host's facts through RM",
+                                                      "; ".join(read["problems"]) or "nothing read", UNFINISHED)])
+        seen.duration_s = round(time.monotonic() - t0, 3)
+        return seen
     matrix = TopologyMatrix()
     topology = matrix.get(topology_name) if topology_name else matrix.match(host_view(facts))
-    result.host = facts.as_dict()
+    seen.host = facts.as_dict()
     if target.is_replay:
         from rmpeer.run.fingerprint import recorded_fingerprint
 
-        result.fingerprint = recorded_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
-                                                  header=read.get("header"))
+        seen.fingerprint = recorded_fingerprint(facts, links=read.get("links"), matrices=seen.matrices,
+                                                header=read.get("header"))
     else:
         from rmpeer.run.fingerprint import platform_fingerprint
 
-        result.fingerprint = platform_fingerprint(facts, links=read.get("links"), matrices=result.matrices,
-                                                  cache=module_hash_cache(state_path))
-    result.topology = ({"name": topology.name, "matched_by": "expected" if topology_name else "match"}
-                       if topology else None)
-    result.clocks = {TIER: read.get("clocks", {})}
-    result.links = read.get("links", {})
-    result.xids = read.get("xids")
-    result.gpu_processes = {"now": read.get("gpu_processes")}
+        seen.fingerprint = platform_fingerprint(facts, links=read.get("links"), matrices=seen.matrices,
+                                                cache=module_hash_cache(state_path))
+    seen.topology = ({"name": topology.name, "matched_by": "expected" if topology_name else "match"}
+                     if topology else None)
+    seen.clocks = {TIER: read.get("clocks", {})}
+    seen.links = read.get("links", {})
+    seen.xids = read.get("xids")
+    seen.gpu_processes = {"now": read.get("gpu_processes")}
     history = []
     if state_problem:
         history.append(Finding("state", "host", "the last run's state", state_problem, UNFINISHED))
@@ -355,21 +362,20 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
         history.append(Finding("state", "host", "a last run to compare with",
                                f"none in {state_path}: this run is the baseline", INFO))
     problems = [Finding("rm", "host", "every passive reading", p, UNFINISHED) for p in read["problems"]]
-    _check(result, "cards", "host", "host", _card_findings(facts, read.get("proc_gpus"), last) + history + problems)
-    _check(result, "p2p-caps", "host", "host", _p2p_findings(facts, topology, bool(topology_name)))
+    _check(seen, "cards", "host", "host", _card_findings(facts, read.get("proc_gpus"), last) + history + problems)
+    _check(seen, "p2p-caps", "host", "host", _p2p_findings(facts, topology, bool(topology_name)))
     last_links = (last or {}).get("links", {})
-    _check(result, "nvlink", "fitness", "host", _link_findings(read.get("links", {}), last_links, facts, topology))
-    _check(result, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
+    _check(seen, "nvlink", "fitness", "host", _link_findings(read.get("links", {}), last_links, facts, topology))
+    _check(seen, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
     xids = other_cards_xids_dropped(read.get("xids"), facts)
-    _check(result, "xids", "fitness", "host", _xid_findings(xids, facts, set(allowed_xids), target.is_replay))
-    _check(result, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
-    _health_check(result, topology)
-    result.verdict, result.reasons = judge_passive(result.findings)
-    result.duration_s = round(time.monotonic() - t0, 3)
+    _check(seen, "xids", "fitness", "host", _xid_findings(xids, facts, set(allowed_xids), target.is_replay))
+    _check(seen, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
+    _health_check(seen, topology)
+    seen.duration_s = round(time.monotonic() - t0, 3)
     if save:
         xids = read.get("xids") or {}
         runs = dict(state.get("runs", {}))
-        runs[key] = {"at": result.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
+        runs[key] = {"at": seen.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
                      "kmsg_seq": xids.get("last_seq", (last or {}).get("kmsg_seq")),
                      "cards": state_cards(facts, (last or {}).get("cards", [])),
                      # links not read this time (RM refused): the last reading stays the baseline
@@ -377,8 +383,8 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
                                                 if c.index in read.get("links", {})}}}
         problem = save_state(state_path, {**state, "runs": runs})
         if problem:
-            result.findings.append(Finding("state", "host", "the state saved for the next run", problem, INFO))
-    return result
+            seen.findings.append(Finding("state", "host", "the state saved for the next run", problem, INFO))
+    return seen
 
 
 def remember_kmsg_position(target, state_path=None, *, kmsg: str | None = None,

@@ -1,6 +1,6 @@
 """RunSpec: what one run of one target will do, resolved once and frozen.
 
-Built in one place from `rmpeer certify`'s options (`from_certify_args`), from a plain pytest
+Built in one place from `rmpeer certify`'s options (`from_request`, plain values), from a plain pytest
 run's options (`from_pytest_options`), or for `rmpeer bench`; a replay takes what the
 recording's header says (its seed, boost, ABI, layouts and extents). Everything below the
 builder (HostRun, the pytest plugin, the renderers) reads the spec and never resolves an
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import ConfigError, NoDeviceError
 from rmpeer.machine.lock import checked_wait
 from rmpeer.model.result import PARTIAL, TIERS
+from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.machine.writable import certify_outputs, writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
@@ -27,78 +27,29 @@ NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (n
              "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
 
 
-@dataclass(frozen=True)
-class Policies:
-    """How the run treats a shared or unfamiliar host (carried; the lock, the GPU-process
-    listing and the floors' defaults act on them)."""
+def with_facts(spec: RunSpec, facts) -> RunSpec:
+    """The spec once the host is open: its facts, the topology entry it matches when none
+    was asked for (of the whole host, when the run took some of its cards), and how it
+    differs from the one asked for."""
+    from rmpeer.machine.selection import host_view
 
-    require_idle: bool = False     # --require-idle: other GPU processes are a refusal (exit 7)
-    no_floors: bool = False        # --no-floors: a host without floors is not DEGRADED for it
-    wait_s: float = 0.0            # --wait: how long to wait for another run's lock
+    topology = spec.topology
+    if topology is None and not spec.topology_name and facts is not None:
+        from rmpeer.tables.topology import TopologyMatrix
+
+        topology = TopologyMatrix().match(host_view(facts))
+    mismatches = ()
+    if spec.topology_name and topology is not None and facts is not None:
+        mismatches = tuple(topology.mismatches(host_view(facts)))
+    return dataclasses.replace(spec, facts=facts, topology=topology, mismatches=mismatches)
 
 
-@dataclass(frozen=True, eq=False)
-class RunSpec:
-    target: object                 # targets.Target: the live host or a recording
-    cases: tuple                   # targets.Case: layout x extent, in run order
-    left_out: tuple = ()           # "layout: why" for layouts this target cannot run
-    tier: str = "full"
-    boost: bool = True
-    pattern_seed: int = 0
-    abi: str | None = None         # --rm-abi (a replay: the recording's forced ABI)
-    record: str | None = None      # folder for a transcript of this run
-    extent: int | None = None      # --extent as asked (each case holds its own)
-    topology_name: str | None = None   # --expect-topology
-    topology: object | None = None     # the entry: the one asked for, else the one the host matches
-    policies: Policies = field(default_factory=Policies)
-    output: Path | None = None
-    facts: object | None = None    # rm.host.HostFacts, once the host is open (a replay: recorded)
-    header: dict = field(default_factory=dict)   # a replay's recording header
-    cards: object | None = None    # selection.Request: the cards asked for (a replay: as recorded)
+def chooser(spec: RunSpec):
+    """Which cards the run's one RM open takes (rmpeer.machine.selection.Chooser)."""
+    from rmpeer.machine.selection import chooser_for
 
-    @property
-    def is_replay(self) -> bool:
-        return self.target.is_replay
-
-    @property
-    def staging_extent(self) -> int:
-        """The staging buffers' size: the largest extent of the run (a replay: as recorded)."""
-        if self.is_replay and "extent" in self.header.get("run", {}):
-            return self.header["run"]["extent"]
-        return max(c.extent for c in self.cases)
-
-    @property
-    def topology_matched_by(self) -> str | None:
-        if self.topology is None:
-            return None
-        return "expected" if self.topology_name else "match"
-
-    def with_facts(self, facts) -> "RunSpec":
-        """The spec once the host is open: its facts, and the topology entry it matches when
-        none was asked for (of the whole host, when the run took some of its cards)."""
-        from rmpeer.machine.selection import host_view
-
-        topology = self.topology
-        if topology is None and not self.topology_name and facts is not None:
-            from rmpeer.tables.topology import TopologyMatrix
-
-            topology = TopologyMatrix().match(host_view(facts))
-        return dataclasses.replace(self, facts=facts, topology=topology)
-
-    def chooser(self):
-        """Which cards the run's one RM open takes (rmpeer.machine.selection.Chooser)."""
-        from rmpeer.machine.selection import chooser_for
-
-        recorded = (self.facts.selection if self.facts is not None else None) if self.is_replay else None
-        return chooser_for(self.cards, recorded, replay=self.is_replay)
-
-    def topology_problems(self) -> list:
-        """How the host differs from the topology asked for (none asked: nothing)."""
-        from rmpeer.machine.selection import host_view
-
-        if not self.topology_name or self.topology is None or self.facts is None:
-            return []
-        return self.topology.mismatches(host_view(self.facts))
+    recorded = (spec.facts.selection if spec.facts is not None else None) if spec.is_replay else None
+    return chooser_for(spec.cards, recorded, replay=spec.is_replay)
 
 
 # -- builders ---------------------------------------------------------------------------------
@@ -188,7 +139,7 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
                    extent=run.get("extent"), topology_name=topology_name, topology=topology,
                    policies=policies, output=output, header=header)
-    return spec.with_facts(facts)
+    return with_facts(spec, facts)
 
 
 def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, topology_name=None, tier="full",
@@ -224,44 +175,58 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
                    topology_name=topology_name, topology=topology, policies=policies, output=output, cards=cards)
 
 
-def tier_of(args) -> str:
-    tier = getattr(args, "tier", None) or ("quick" if getattr(args, "quick", False) else "full")
+def tier_of(tier: str | None, quick: bool = False) -> str:
+    """The tier asked for: --tier, or --quick (the same as --tier quick), else full."""
+    tier = tier or ("quick" if quick else "full")
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
-    if getattr(args, "quick", False) and tier != "quick":   # two answers to "how deep": neither is guessed
+    if quick and tier != "quick":   # two answers to "how deep": neither is guessed
         raise ConfigError(f"--quick and --tier {tier}: give one of them (--quick is --tier quick)")
     return tier
 
 
-def from_certify_args(args) -> RunSpec:
-    """`rmpeer certify`'s options, checked (options first, then the device), as one spec."""
+def from_request(req: CertifyRequest) -> RunSpec:
+    """`rmpeer certify`'s options, checked (options first, then the device), as one spec
+    that carries what its outputs need (RunSpec.outputs)."""
+    from rmpeer.machine.deadline import parse_deadline
+    from rmpeer.run.freshness import parse_valid_for
     from rmpeer.tables.layouts import parse_size
 
-    output = checked_output(args.output)
-    certify_outputs(args, output)    # every file the run will write: no link, no device node (exit 2)
-    policies = Policies(require_idle=bool(getattr(args, "require_idle", False)),
-                        no_floors=bool(getattr(args, "no_floors", False)),
-                        wait_s=checked_wait(getattr(args, "wait", 0)))   # before the device
-    tier = tier_of(args)
-    if args.expect_topology is not None and not args.expect_topology.strip():
+    valid_for = parse_valid_for(req.valid_for)     # an option: checked first
+    asked = tier_of(req.tier, req.quick)
+    outputs = Outputs(json=req.json, junit=req.junit, prometheus=req.prometheus, valid_for=valid_for,
+                      deadline_s=parse_deadline(req.deadline, asked, replay=bool(req.replay)),
+                      require_complete=req.require_complete, ran_because=tuple(req.ran_because), tier_asked=asked)
+    output = checked_output(req.output)
+    # every file the run will write: no link, no device node (exit 2)
+    certify_outputs(output, replay=bool(req.replay), junit=req.junit, prometheus=req.prometheus)
+    policies = Policies(require_idle=req.require_idle, no_floors=req.no_floors,
+                        wait_s=checked_wait(req.wait))   # before the device
+    if req.expect_topology is not None and not req.expect_topology.strip():
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
-    if args.replay:
-        refused = [flag for flag, given in (("--rm-abi", args.rm_abi), ("--extent", args.extent),
-                                            ("--record", args.record), ("--no-boost", args.no_boost),
-                                            ("--cards", getattr(args, "cards", None)))
+    if req.replay:
+        refused = [flag for flag, given in (("--rm-abi", req.rm_abi), ("--extent", req.extent),
+                                            ("--record", req.record), ("--no-boost", req.no_boost),
+                                            ("--cards", req.cards_given))
                    if given not in (None, False)]
         if refused:
             raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "
                               f"(its ABI, extent, boost, cards and calls); these options cannot apply to it")
-        layouts = list(args.layout or [])
-        return replay_spec(str(Path(args.replay).resolve()), layouts=layouts, topology_name=args.expect_topology,
-                           tier=tier, output=output, policies=policies)
-    extent = parse_size(args.extent) if args.extent else None
-    from rmpeer.machine.selection import request_of_args
+        spec = replay_spec(str(Path(req.replay).resolve()), layouts=list(req.layouts),
+                           topology_name=req.expect_topology, tier=asked, output=output, policies=policies)
+    else:
+        extent = parse_size(req.extent) if req.extent else None
+        spec = live_spec(layouts=list(req.layouts), extent=extent, abi=req.rm_abi, record=req.record,
+                         boost=not req.no_boost, topology_name=req.expect_topology, tier=asked, output=output,
+                         policies=policies, cards=req.cards)
+    return dataclasses.replace(spec, outputs=outputs)
 
-    return live_spec(layouts=list(args.layout or []), extent=extent, abi=args.rm_abi, record=args.record,
-                     boost=not args.no_boost, topology_name=args.expect_topology, tier=tier, output=output,
-                     policies=policies, cards=request_of_args(args))
+
+def passive_spec(target, *, topology_name=None, record=None, abi=None, valid_for=None, output=None,
+                 policies=Policies()) -> RunSpec:
+    """The passive tier of `target` as a spec of its own (no case: no layout is built)."""
+    return RunSpec(target=target, cases=(), tier="passive", abi=abi, record=record, topology_name=topology_name,
+                   policies=policies, output=output, outputs=Outputs(valid_for=valid_for, tier_asked="passive"))
 
 
 def from_pytest_options(getoption) -> list:

@@ -16,7 +16,7 @@ import pytest
 from rmpeer.cli import main
 from rmpeer.errors import EXIT_NOT_IDLE, EXIT_OK
 from rmpeer.machine.lock import LOCK_ENV
-from rmpeer.model.result import CheckResult, RunResult
+from rmpeer.model.result import CheckResult
 from rmpeer.run.targets import Target
 
 pytestmark = pytest.mark.offline
@@ -58,11 +58,13 @@ def test_the_lock_is_held_while_the_run_is_under_way(live_host, monkeypatch):
     assert second_run(lock) == "free"          # and given back when the run ends
 
 
-def passive_result(processes) -> RunResult:
+def passive_result(processes):
     """What a passive run read on a host where `processes` hold the GPUs (rmpeer.run.passive's shape)."""
-    return RunResult(tier="passive", target={"kind": "live"},
-                     checks=[CheckResult("passive/cards", "cards", "host", "host", "passed")],
-                     gpu_processes={"now": {"available": True, "processes": processes, "unreadable": []}})
+    from rmpeer.run.passive import PassiveSeen
+
+    return PassiveSeen(started_s=0.0, started="1970-01-01T00:00:00Z",
+                       checks=[CheckResult("passive/cards", "cards", "host", "host", "passed")],
+                       gpu_processes={"now": {"available": True, "processes": processes, "unreadable": []}})
 
 
 @pytest.mark.parametrize("require_idle, want", [(True, EXIT_NOT_IDLE), (False, EXIT_OK)])
@@ -72,7 +74,7 @@ def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeyp
     from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.run.passive.run_passive", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.passive.observe", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--output", str(live_host / "out")]
     assert main(argv + (["--require-idle"] if require_idle else [])) == want
     if require_idle:
@@ -88,7 +90,7 @@ def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
     from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.run.passive.run_passive", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.passive.observe", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--require-idle", "--output", str(live_host / "out")]
     assert main(argv) == EXIT_NOT_IDLE
     watchdogs = [t for t in threading.enumerate() if t.name == "rmpeer-deadline"]

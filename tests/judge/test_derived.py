@@ -17,7 +17,7 @@ from rmpeer.abi import DriverMatrix
 from rmpeer.judge.derived import derive_floors, load_efficiencies
 from rmpeer.errors import MatrixError
 from rmpeer.judge.floors import ANY, HostFloors, class_numbers, judge_bandwidth, resolve_floors
-from rmpeer.run.passive import run_passive
+from rmpeer.run.execute import run_passive
 from rmpeer.paths import matrices_dir
 from rmpeer.rm.host import HostFacts
 from rmpeer.run.targets import replay_target

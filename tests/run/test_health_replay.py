@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.run.passive import run_passive
+from rmpeer.run.execute import run_passive
 from rmpeer.paths import transcripts_dir
 from rmpeer.run.targets import replay_target
 

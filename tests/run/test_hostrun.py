@@ -7,8 +7,7 @@ import pytest
 from rmpeer.judge import sharedhost
 from rmpeer.errors import NotIdleError
 from rmpeer.run.hostrun import HostRun
-from rmpeer.model.result import RunResult
-from rmpeer.run.spec import Policies
+from rmpeer.model.spec import Policies
 from rmpeer.run.targets import Target
 
 pytestmark = pytest.mark.offline
@@ -24,10 +23,10 @@ class Spec:
 def run_with(monkeypatch, snapshot, *, require_idle, live=True):
     monkeypatch.setattr(sharedhost, "snapshot_runtime", lambda *a, **k: snapshot)
     host = HostRun.__new__(HostRun)
-    host.spec, host.shim, host.runtime, host.result = Spec(require_idle), None, None, RunResult()
+    host.spec, host.shim, host.runtime, host.gpu_processes = Spec(require_idle), None, None, {}
     host.target = Target("live" if live else "replay", "h200x2", 2)
     host._other_processes("before")
-    return host.result
+    return host
 
 
 def test_a_busy_host_is_refused_naming_the_process(monkeypatch):

@@ -10,7 +10,8 @@ import pytest
 
 from rmpeer.run import passive
 from rmpeer.errors import ReplayMismatch
-from rmpeer.run.passive import PassiveReplay, run_passive, xids_since
+from rmpeer.run.execute import run_passive
+from rmpeer.run.passive import PassiveReplay, xids_since
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, INCOMPLETE, NOT_CERTIFIED, RunResult
 from rmpeer.rm.host import Card, HostFacts
 from rmpeer.run.targets import committed_transcripts, replay_target

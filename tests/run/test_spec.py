@@ -8,7 +8,8 @@ import pytest
 
 from rmpeer.errors import ConfigError
 from rmpeer.paths import transcripts_dir
-from rmpeer.run.spec import Policies, replay_spec
+from rmpeer.model.spec import Policies
+from rmpeer.run.spec import replay_spec
 
 pytestmark = pytest.mark.offline
 TWO = sorted(transcripts_dir().glob("h200x2-*.jsonl.gz"))
@@ -37,7 +38,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     import rmpeer.rm.open as runtime_module
     from rmpeer.run.hostrun import HostRun
     from rmpeer.rm.errors import RmError
-    from rmpeer.run.spec import RunSpec
+    from rmpeer.model.spec import RunSpec
     from rmpeer.run.targets import Case, Target
 
     refusal = RmError.__new__(RmError)
@@ -129,3 +130,35 @@ def test_mutant_a_spec_that_keeps_the_asked_tier_claims_full_for_one_layout():
     broken = mutated("rmpeer.run.spec", "    tier = covered_tier(tier, cases, target.cards, matrix)\n    seed",
                      "    seed")
     assert broken.live_spec(layouts=("one-per-card",), tier="full", target=_live(2)).tier == "full"
+
+
+@pytest.mark.skipif(not TWO, reason="no two-card recording")
+def test_the_spec_carries_what_the_outputs_need(tmp_path):
+    """certify's outputs come from the spec (rmpeer.model.spec.Outputs), never from the
+    command line's arguments: each option given reaches spec.outputs as given."""
+    from datetime import timedelta
+
+    from rmpeer.model.spec import CertifyRequest
+    from rmpeer.run.spec import from_request
+
+    out = tmp_path / "out"
+    out.mkdir()
+    request = CertifyRequest(output=str(out), replay=str(TWO[0]), tier="passive", json=True,
+                             junit=str(tmp_path / "j.xml"), prometheus=str(tmp_path), valid_for="2h", deadline="9",
+                             require_complete=True, ran_because=("the tier asked is deeper",))
+    spec = from_request(request)
+    o = spec.outputs
+    assert (o.json, o.junit, o.prometheus) == (True, str(tmp_path / "j.xml"), str(tmp_path))
+    assert o.valid_for == timedelta(hours=2) and o.deadline_s == 9.0 and o.require_complete
+    assert o.ran_because == ("the tier asked is deeper",) and o.tier_asked == "passive"
+    assert spec.certificate_path == out / "replay-certificate.json"
+
+
+def test_the_builder_takes_no_namespace_and_refuses_a_bad_tier_first():
+    from rmpeer.model.spec import CertifyRequest
+    from rmpeer.run.spec import from_request
+
+    with pytest.raises(ConfigError, match="--tier 'deep'"):
+        from_request(CertifyRequest(tier="deep"))
+    with pytest.raises(ConfigError, match="--quick and --tier full"):
+        from_request(CertifyRequest(tier="full", quick=True))

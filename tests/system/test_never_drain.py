@@ -126,10 +126,10 @@ def _plain_file(tmp: Path) -> Path:
 
 INJECTED = textwrap.dedent("""
     import sys
-    import rmpeer.cli.certify as c
+    import rmpeer.run.assemble as c
     def broken(*a, **k):
         raise RuntimeError("injected fault")
-    c._stamp = broken
+    c.host_result = broken
 """)
 IN_THE_PLUGIN = textwrap.dedent("""
     import sys
@@ -689,25 +689,21 @@ def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdic
     (None, 1, True, "info"), (None, 0, False, "fail")],
     ids=["after-a-signal", "after-an-internal-error", "after-a-failed-check", "nothing-before"])
 def test_a_failed_close_is_judged_by_what_came_before_it(stopped, code, failed, severity):
-    from types import SimpleNamespace
-
-    from rmpeer.cli.certify import _close_findings
+    from rmpeer.run.assemble import close_findings
     from rmpeer.model.result import CheckResult
 
     checks = [CheckResult("read/x", "read", "read/write", "s0->t1", "failed" if failed else "passed")]
-    found = _close_findings(["replay:h200x2: replay of x: the recording has calls the run never made"], stopped,
-                            code, SimpleNamespace(internal_error=False), checks)
+    found = close_findings(["replay:h200x2: replay of x: the recording has calls the run never made"], stopped,
+                           code, False, checks)
     assert [f.severity for f in found] == [severity]
 
 
 def test_mutant_a_failed_close_that_is_always_a_failure_is_caught():
     """The severity rule broken to FAIL: a replay cut by a signal would read NOT CERTIFIED
     (the issue's exit 1), which the row above refuses."""
-    from types import SimpleNamespace
-
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.cli.certify", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
+    broken = mutated("rmpeer.run.assemble", "severity = UNFINISHED if unfinished else INFO if failed else FAIL",
                      "severity = FAIL")
-    found = broken._close_findings(["x"], "SIGTERM", None, SimpleNamespace(internal_error=False), [])
+    found = broken.close_findings(["x"], "SIGTERM", None, False, [])
     assert [f.severity for f in found] == ["fail"]

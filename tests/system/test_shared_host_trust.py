@@ -1103,8 +1103,7 @@ def attack_certificate_name_at_a_link(m, tmp):
     out = tmp / "out"
     out.mkdir()
     os.symlink(tmp / "elsewhere", out / "replay-certificate.json")
-    args = type("A", (), {"replay": "x", "junit": None, "prometheus": None})()
-    return _raises(ConfigError, m.certify_outputs, args, out)
+    return _raises(ConfigError, lambda: m.certify_outputs(out, replay=True))
 
 
 def attack_state_folder(m, tmp, monkeypatch):

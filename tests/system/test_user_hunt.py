@@ -224,7 +224,7 @@ ROWS = [
     Row("certify --replay > /dev/full: one line, no pytest INTERNALERROR traceback",
         lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"], EXIT_INCOMPLETE, "internal error",
         stdout="full", on_disk=_no_certificate,
-        xfail="certify.Progress (fc): its write to a full stdout raises inside pytest's hook, which prints an "
+        xfail="certify.Lines (fc): its write to a full stdout raises inside pytest's hook, which prints an "
               "INTERNALERROR> traceback on stderr before rmpeer's one line (and the line says 'closing the "
               "host', a stale step)"),
     Row("RMPEER_KEY relative and not UTF-8 makes no key in the working folder",

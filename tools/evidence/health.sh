@@ -66,7 +66,7 @@ if [ -n "$rec" ]; then
   python3 - "$repo" "$ev" <<'PY' | tee -a "$summary"
 import glob, importlib.util, sys
 sys.path.insert(0, sys.argv[1])
-from rmpeer.run.passive import run_passive
+from rmpeer.run.execute import run_passive
 from rmpeer.run.targets import replay_target
 spec = importlib.util.spec_from_file_location("d", f"{sys.argv[1]}/tools/derive_health_fixtures.py")
 d = importlib.util.module_from_spec(spec); spec.loader.exec_module(d)

@@ -1,0 +1,128 @@
+"""One run of one RunSpec, for every tier: RunSpec -> run -> assemble -> judge (once).
+
+The tiers differ only in the steps their spec asks for: passive reads RM's facts
+(rmpeer.run.passive.observe: no video memory, no copy, no boost, no pytest); quick and full
+open the HostRun, run the suites (a step handed in by the caller, who owns pytest: the run
+layer sits below it) and close it. Either way rmpeer.run.assemble builds the RunResult and
+asks the judge once. Signal handling is one context manager around the run's steps
+(rmpeer.machine.interrupts.during_run)."""
+
+from __future__ import annotations
+
+import time
+
+from rmpeer.machine import interrupts
+from rmpeer.machine.crash import at
+from rmpeer.run import assemble
+
+PASSIVE = "passive"
+
+
+class Progress:
+    """What a run in progress shows its deadline's outputs: the spec as it stands (with the
+    host's facts once open) and the checks that have ended."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.checks = list      # a callable: the CheckResults so far
+
+
+def run(spec, *, suites=None, started: float | None = None, progress: Progress | None = None,
+        state_path=None, save: bool = True, allowed_xids=()):
+    """The judged RunResult of `spec`. suites(host) -> (pytest's exit code, checks callable,
+    internal_error callable): the quick and full tiers' checks, run on the open HostRun."""
+    started = time.time() if started is None else started
+    progress = progress or Progress(spec)
+    if spec.tier == PASSIVE:
+        result = _passive(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
+    else:
+        result = _host(spec, suites, started, progress)
+    at("judging")
+    return assemble.judged(result, spec.outputs.require_complete)
+
+
+def _passive(spec, *, state_path, save, allowed_xids):
+    from rmpeer.run.passive import observe
+
+    with interrupts.during_run():
+        try:
+            seen = observe(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
+        except KeyboardInterrupt:
+            seen = None
+    if seen is None or interrupts.seen():   # cut short before its verdict: nothing certifies
+        raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
+    if spec.policies.require_idle and not spec.is_replay:
+        from rmpeer.judge.sharedhost import require_idle
+        from rmpeer.machine.selection import count_for_idle
+
+        require_idle(count_for_idle(((seen.gpu_processes.get("now") or {}).get("processes")) or [],
+                                    seen.host.get("selection")))
+    if spec.output is not None:
+        spec.output.mkdir(parents=True, exist_ok=True)
+    return assemble.passive_result(spec, seen)
+
+
+def _host(spec, suites, started, progress):
+    from rmpeer.errors import ReplayMismatch
+    from rmpeer.rm.errors import RmError
+    from rmpeer.run.hostrun import HostRun
+
+    host, stopped, code, refused = HostRun(spec), None, None, None
+    checks, internal_error = list, (lambda: False)
+    progress.spec = spec
+    with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
+        try:
+            try:
+                at("opening the host")
+                try:
+                    host.open()
+                except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
+                    refused = exc
+                progress.spec = host.spec
+                if refused is None:
+                    host.spec.output.mkdir(parents=True, exist_ok=True)
+                    at("running the checks")
+                    code, checks, internal_error = suites(host, progress)
+            except KeyboardInterrupt:
+                stopped = interrupts.seen() or "SIGINT"
+            finally:
+                stopped = stopped or interrupts.seen()      # pytest caught it and said "interrupted"
+                at("closing the host")
+                _close(host, abandon=bool(stopped) or code == 2)
+        except KeyboardInterrupt:        # a signal while closing: the client is freed by the exit
+            stopped = stopped or interrupts.seen() or "SIGINT"
+            _close(host, abandon=True)
+    at("judging")
+    result = assemble.host_result(host.spec, host, checks(), started=started, stopped=stopped, code=code,
+                                  internal_error=internal_error(), refused=refused)
+    if not spec.is_replay and not stopped:
+        from rmpeer.run.passive import remember_kmsg_position
+
+        remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
+    return result
+
+
+def _close(host, *, abandon: bool) -> None:
+    """The run's end: an interrupted run frees the RM client at once (every object and any
+    boost go with it); a finished one closes in order. A failed close is kept for the judge
+    (host.close_problems), never raised past the verdict."""
+    from rmpeer.errors import RmpeerError
+
+    if abandon:
+        host.abandon()
+        return
+    try:
+        host.close()
+    except RmpeerError as exc:
+        host.close_problems.append(f"{host.target.label}: {exc}")
+
+
+def run_passive(target, *, state_path=None, topology_name: str | None = None, allowed_xids=(),
+                record: str | None = None, abi: str | None = None, save: bool = True, valid_for=None):
+    """The passive tier against `target` (targets.Target: live, or a recording), by the same
+    path as certify's: a judged RunResult with its fingerprint and valid_until (valid_for:
+    a timedelta, default 24 h), and the state file updated (save=False: left as it was)."""
+    from rmpeer.run.spec import passive_spec
+
+    spec = passive_spec(target, topology_name=topology_name, record=record, abi=abi, valid_for=valid_for)
+    return run(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
