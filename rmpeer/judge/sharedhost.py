@@ -22,10 +22,6 @@ from dataclasses import dataclass, field, replace
 
 from rmpeer.errors import NotIdleError
 from rmpeer.machine.gpuprocs import GpuProcess
-# TODO(issue 26): run/hostrun.py and run/passive.py (onepath's) still import snapshot_runtime
-# from here; once they import it from rmpeer.rm.snapshots this line goes, and with it the
-# ignore_imports entry of pyproject.toml's "the judge is pure" contract.
-from rmpeer.rm.snapshots import snapshot_runtime  # noqa: F401
 
 HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
 

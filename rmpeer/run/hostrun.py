@@ -250,7 +250,8 @@ class HostRun:
         """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
         replay serves them; before the run --require-idle refuses a host that has any."""
         from rmpeer.errors import NotIdleError
-        from rmpeer.judge.sharedhost import require_idle, snapshot_runtime
+        from rmpeer.judge.sharedhost import require_idle
+        from rmpeer.rm.snapshots import snapshot_runtime
 
         snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
         refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay

@@ -111,7 +111,7 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
 def gpu_processes(shim, runtime) -> dict | None:
     """The other processes holding the GPUs, from /proc and RM's own list (rmpeer.judge.sharedhost),
     or why they are not known; None in a replay of a recording that did not list them."""
-    from rmpeer.judge.sharedhost import snapshot_runtime
+    from rmpeer.rm.snapshots import snapshot_runtime
 
     snap = snapshot_runtime(shim, runtime, label="gpu-processes:now")
     if snap is None:

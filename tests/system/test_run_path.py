@@ -42,11 +42,10 @@ ASSEMBLER = "rmpeer/run/assemble.py"
 # and the reports' command-line entries, the ABI generator's and diff's (being moved to cli/
 # by their own change), and the card options' shorthands for the other commands. Hand-written; the list may only shrink.
 NAMESPACE_PENDING = {
-    ("rmpeer/abi/headers/fitnessfacts.py", "run"), ("rmpeer/abi/headers/fromheaders.py", "run"),
     ("rmpeer/fleet/collect.py", "rerun"), ("rmpeer/fleet/collect.py", "collect"),
     ("rmpeer/fleet/files.py", "main_files"), ("rmpeer/fleet/label.py", "main_label"),
     ("rmpeer/fleet/node.py", "main_node"), ("rmpeer/fleet/sweep.py", "submit"),
-    ("rmpeer/report/allure_html.py", "main_report"), ("rmpeer/diff/compare.py", "run"),
+    ("rmpeer/report/allure_html.py", "main_report"),
     ("rmpeer/machine/selection.py", "request_of_args"), ("rmpeer/machine/selection.py", "passed_on"),
 }
 
