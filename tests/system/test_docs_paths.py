@@ -125,7 +125,7 @@ def test_a_stale_path_is_caught():
         "rmpeer/judge.py", "rmpeer/spec.py", "rmpeer.hostrun.HostRun", "rmpeer.run.spec.no_such_function",
         "rmpeer.judge.nothing_here", "rmpeer.cli.no_entry", "rmpeer/matrices/no-such.yaml", "judge/spec.py"]
     today = ("The judge (`rmpeer/judge/verdict.py`) reads `rmpeer/run/spec.py`; see rmpeer.run.hostrun.HostRun,\n"
-             "rmpeer.run.spec.from_certify_args, rmpeer.judge.verdict, rmpeer.cli.entry and rmpeer/render/.\n"
+             "rmpeer.run.spec.from_request, rmpeer.judge.verdict, rmpeer.cli.entry and rmpeer/render/.\n"
              "A wheel reads rmpeer/matrices/drivers.yaml and rmpeer/fixtures/transcripts/.\n"
              "`run/spec.py` builds it; `tests/conftest.py` and `tools/verdict_table.py` help.\n"
              "The lock is /run/rmpeer/rmpeer.lock, the key ~/.local/state/rmpeer/host.key; rmpeer.prom.\n")
