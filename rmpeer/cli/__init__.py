@@ -111,7 +111,7 @@ def _dispatch(args) -> int:
         return bench(args)
     if args.command == "report":
         from rmpeer.report.allure_html import main_report
-        return main_report(args)
+        return main_report(args.results, args.output, title=args.title)
     from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
 
     # each of these modules is one command: add_parser(sub) above, run(args) here

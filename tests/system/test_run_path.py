@@ -45,7 +45,6 @@ NAMESPACE_PENDING = {
     ("rmpeer/fleet/collect.py", "rerun"), ("rmpeer/fleet/collect.py", "collect"),
     ("rmpeer/fleet/files.py", "main_files"), ("rmpeer/fleet/label.py", "main_label"),
     ("rmpeer/fleet/node.py", "main_node"), ("rmpeer/fleet/sweep.py", "submit"),
-    ("rmpeer/report/allure_html.py", "main_report"),
     ("rmpeer/machine/selection.py", "request_of_args"), ("rmpeer/machine/selection.py", "passed_on"),
 }
 
