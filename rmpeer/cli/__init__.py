@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"rmpeer {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     from rmpeer.cli.certify_options import add_parser as add_certify
-    from rmpeer.machine.selection import add_options as add_card_options
+    from rmpeer.cli.cards import add_options as add_card_options
 
     add_card_options(add_certify(sub, EXIT_CODES))
     r = sub.add_parser("report", help="build the HTML report: one self-contained file, no network needed")
@@ -111,7 +111,7 @@ def _dispatch(args) -> int:
         return bench(args)
     if args.command == "report":
         from rmpeer.report.allure_html import main_report
-        return main_report(args)
+        return main_report(args.results, args.output, title=args.title)
     from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
 
     # each of these modules is one command: add_parser(sub) above, run(args) here

@@ -97,7 +97,7 @@ def bench(args) -> int:
 
     check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
-        from rmpeer.machine.selection import request_of_args
+        from rmpeer.cli.cards import request_of_args
 
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
                          output=out, cards=request_of_args(args))

@@ -60,10 +60,9 @@ def add_parser(sub, epilog: str):
 
 def cards_of(args):
     """The selection.Request of the command's --cards, --all-cards and --cards-env."""
-    from rmpeer.machine.selection import request_of
+    from rmpeer.cli.cards import request_of_args
 
-    return request_of(getattr(args, "cards", None), all_cards=bool(getattr(args, "all_cards", False)),
-                      cards_env=getattr(args, "cards_env", None))
+    return request_of_args(args)
 
 
 def certify_request(args, ran_because=()):
@@ -142,7 +141,7 @@ def run(args) -> int:
 def run_argv(argv: list) -> int:
     """`rmpeer certify ARGV...` in this process, guarded as the command line runs it (for
     rmpeer.fleet.node: certify's options alone, no other command's)."""
-    from rmpeer.machine.selection import add_options as add_card_options
+    from rmpeer.cli.cards import add_options as add_card_options
 
     parser = argparse.ArgumentParser(prog="rmpeer")
     add_card_options(add_parser(parser.add_subparsers(dest="command", required=True), ""))

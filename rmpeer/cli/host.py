@@ -15,7 +15,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from rmpeer.machine.selection import Chooser, request_of_args
+    from rmpeer.cli.cards import request_of_args
+    from rmpeer.machine.selection import Chooser
     from rmpeer.rm.open import Runtime
     from rmpeer.shim.live import LiveShim
 

@@ -70,13 +70,14 @@ def _later(at, submitted) -> bool:
         return False
 
 
-def rerun(outcome: NodeOutcome, shared: Path, tier: str, args, run_id: str = "") -> NodeOutcome:
+def rerun(outcome: NodeOutcome, shared: Path, tier: str, *, rmpeer: str | None = None, time_min: int = 30,
+          run_id: str = "") -> NodeOutcome:
     """The one second chance of a node DEGRADED by floors alone (under the sweep's run id)."""
-    cmd = [*(args.rmpeer.split() if args.rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
+    cmd = [*(rmpeer.split() if rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
            "--shared", str(shared), *(["--run-id", run_id] if run_id else [])]
     print(f"{outcome.node}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
     before = _status_stamp(shared / outcome.node)
-    code = slurmctl.run_on(outcome.node, cmd, time_limit_min=args.time, timeout=args.time * 60 + 120)
+    code = slurmctl.run_on(outcome.node, cmd, time_limit_min=time_min, timeout=time_min * 60 + 120)
     if _status_stamp(shared / outcome.node) == before:     # no new status.json: the re-run did not run
         return NodeOutcome(outcome.node, ERROR, outcome.verdict, outcome.reasons,
                            reason_line("tool", f"the re-run did not run (srun exit {code}, no new status.json): "
@@ -192,28 +193,29 @@ def act(outcomes: list[NodeOutcome], degraded: str) -> list[str]:
     return done
 
 
-def collect(args) -> int:
-    shared = Path(args.dir).resolve()
+def collect(folder: str, *, drain: bool = False, degraded: str = "drain", time_min: int = 30,
+            rmpeer: str | None = None, report: bool = True) -> int:
+    shared = Path(folder).resolve()
     if not shared.is_dir():
         raise ConfigError(f"{shared}: no such folder (the --shared folder of a sweep)")
     outcomes, record = gather(shared)
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (each node writes <dir>/<node>/status.json)")
-    if args.drain:
+    if drain:
         if not shutil.which("srun"):
             raise ConfigError("--drain needs Slurm's client commands (srun, scontrol) on this machine")
         tier = record.get("tier", "full")
-        outcomes = [rerun(o, shared, tier, args, record.get("run_id") or "")
+        outcomes = [rerun(o, shared, tier, rmpeer=rmpeer, time_min=time_min, run_id=record.get("run_id") or "")
                     if o.state == DEGRADED_STATE and o.floors_only else o
                     for o in outcomes]
     print(table(outcomes))
     print(signatures(outcomes))
     write_summary(outcomes, shared / "summary.jsonl")
     notes = [f"wrote {shared / 'summary.jsonl'}", write_junit(outcomes, shared / "junit.xml")]
-    if not args.no_report:
+    if report:
         notes.append(write_report(outcomes, shared / "report.html"))
-    if args.drain:
-        notes += act(outcomes, args.degraded)
+    if drain:
+        notes += act(outcomes, degraded)
     for n in notes:
         print(n)
     states = {o.state for o in outcomes}

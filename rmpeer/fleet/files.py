@@ -62,7 +62,7 @@ def copy_out(engine: str, dest: Path) -> list[Path]:
     return written
 
 
-def main_files(args) -> int:
-    for path in copy_out(args.engine, Path(args.dir)):
+def main_files(engine: str, dest: str) -> int:
+    for path in copy_out(engine, Path(dest)):
         print(path)
     return 0

@@ -113,8 +113,8 @@ def _apply(wants: list[dict]) -> list[str]:
     return done
 
 
-def main_label(args) -> int:
-    shared = Path(args.dir).resolve()
+def main_label(folder: str, *, apply: bool = False) -> int:
+    shared = Path(folder).resolve()
     if not shared.is_dir():
         raise ConfigError(f"{shared}: no such folder")
     outcomes = load_sweep(shared)
@@ -128,7 +128,7 @@ def main_label(args) -> int:
             print(f"{o.node}: error: {o.line}", file=sys.stderr)
         if o.trust and o.signature != VERIFIED:
             print(f"{o.node}: {o.trust}", file=sys.stderr)
-    if args.apply:
+    if apply:
         for line in _apply(wants):
             print(line)
     else:

@@ -189,13 +189,14 @@ def _write_status(output: Path, status: dict) -> bool:
     return True
 
 
-def main_node(args, certify) -> int:
-    output = Path(args.output) if args.output else Path(args.shared) / node_name()
-    from rmpeer.machine.selection import passed_on
-
-    code, line = run_node(args.tier, output, args.if_stale, args.require_idle, getattr(args, "run_id", None) or "",
-                          passed_on(args), certify=certify, deadline=getattr(args, "deadline", None),
-                          require_complete=bool(getattr(args, "require_complete", False)))
+def main_node(*, tier: str, output: str | None, shared: str | None, certify, if_stale: str | None = None,
+              require_idle: bool = False, run_id: str = "", cards: tuple = (), deadline: str | None = None,
+              require_complete: bool = False) -> int:
+    """`rmpeer fleet node`: its own folder (--output, or <shared>/<node>/), then run_node;
+    `cards` are certify's card arguments again (rmpeer.cli.cards.passed_on)."""
+    folder = Path(output) if output else Path(shared) / node_name()
+    code, line = run_node(tier, folder, if_stale, require_idle, run_id, cards, certify=certify, deadline=deadline,
+                          require_complete=require_complete)
     if line:
         print(line, flush=True)
     return code

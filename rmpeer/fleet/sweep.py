@@ -58,31 +58,32 @@ def batch_script(names: list[str], tier: str, shared: Path, rmpeer: list[str], t
     ])
 
 
-def submit(args) -> int:
-    if args.tier not in TIERS:
-        raise ConfigError(f"--tier {args.tier!r}: one of {', '.join(TIERS)}")
+def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min: int = 30,
+           partition: str | None = None, rmpeer: str | None = None, wait: bool = False) -> int:
+    if tier not in TIERS:
+        raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
     if not shutil.which("sbatch"):
         raise ConfigError("sbatch is not on PATH: the sweep submits a Slurm job")
-    shared = Path(args.shared).resolve()
+    shared = Path(shared).resolve()
     try:
         shared.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--shared {shared}: cannot create it ({exc.strerror})") from None
-    names = expand(args.nodes)
-    chunks = [names[i:i + args.max_nodes] for i in range(0, len(names), args.max_nodes)]
-    rmpeer = shlex.split(args.rmpeer) if args.rmpeer else rmpeer_command()
+    names = expand(nodes)
+    chunks = [names[i:i + max_nodes] for i in range(0, len(names), max_nodes)]
+    command = shlex.split(rmpeer) if rmpeer else rmpeer_command()
     jobs = []
     import uuid
 
     run_id = str(uuid.uuid4())
     for n, chunk in enumerate(chunks):
         script = shared / f"sweep-{n}.sh"
-        write_file(script, batch_script(chunk, args.tier, shared, rmpeer, args.time, run_id))
-        cmd = ["sbatch", "--parsable", *(["--wait"] if args.wait else []),
-               *([f"--partition={args.partition}"] if args.partition else []), str(script)]
+        write_file(script, batch_script(chunk, tier, shared, command, time_min, run_id))
+        cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []),
+               *([f"--partition={partition}"] if partition else []), str(script)]
         # With --wait each sbatch blocks: start them all, then wait for each.
         jobs.append((chunk, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    record = {"nodes": names, "tier": args.tier, "run_id": run_id, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+    record = {"nodes": names, "tier": tier, "run_id": run_id, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                           time.gmtime())}
     failed = False
     for chunk, proc in jobs:
@@ -93,7 +94,7 @@ def submit(args) -> int:
             failed = True
             print(f"rmpeer fleet sweep: sbatch refused {len(chunk)} node(s): {err.strip()}", file=sys.stderr)
         else:
-            print(f"submitted job {job}: {len(chunk)} node(s), tier {args.tier}, results under {shared}")
+            print(f"submitted job {job}: {len(chunk)} node(s), tier {tier}, results under {shared}")
     write_file(shared / SWEEP, json.dumps(record, indent=1) + "\n")
     if failed:
         raise ConfigError("the sweep was not (wholly) submitted; see the lines above")

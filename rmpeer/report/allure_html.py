@@ -272,12 +272,12 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     return _write(html, output)
 
 
-def main_report(args) -> int:
+def main_report(results, output, *, title: str | None = None) -> int:
     """`rmpeer report [--results DIR [DIR ...]] [--output FILE] [--title TEXT]`: one folder is one
     run's report; several folders, or a folder of per-host folders, one report of many hosts."""
     # one folder (a str, as callers in this process pass it) or several (the command line's list)
-    results = [args.results] if isinstance(args.results, (str, os.PathLike)) else list(args.results)
-    out = build_report(results, args.output, title=getattr(args, "title", None) or DEFAULT_TITLE)
+    results = [results] if isinstance(results, (str, os.PathLike)) else list(results)
+    out = build_report(results, output, title=title or DEFAULT_TITLE)
     print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")
     for line in signature_lines(results):

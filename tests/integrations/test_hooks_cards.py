@@ -68,7 +68,7 @@ def test_kubernetes_takes_nvidia_visible_devices():
 def test_fleet_node_passes_the_card_options_to_certify():
     from rmpeer.cli.fleet import add_parser
     from rmpeer.fleet.node import certify_args
-    from rmpeer.machine.selection import passed_on
+    from rmpeer.cli.cards import passed_on
     import argparse
 
     p = argparse.ArgumentParser()

@@ -8,7 +8,6 @@ RMPEER_UPDATE_DOCS=1 also writes the README's screenshots to docs/."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -287,8 +286,7 @@ def report(tmp_path_factory):
                     f"the code?), so there is nothing to report as passing:\n{out}")
     replay_run(transcripts[0], results, ["test_cross_card_rw.py"], grown_struct_matrices(tmp))
     html = tmp / "report.html"
-    args = argparse.Namespace(results=str(results), output=str(html), title="rmpeer report test")
-    assert allure_html.main_report(args) == 0
+    assert allure_html.main_report(str(results), str(html), title="rmpeer report test") == 0
     # What the report must show, from the results pytest wrote (not from the report itself).
     written = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
     counts = {}
@@ -590,8 +588,7 @@ def choose_host(browser, host: str) -> str:
 def test_x1_and_x2_in_one_report(fleet_runs, browser):
     runs = {n: fleet_runs["runs"][n]["dir"] for n in ("node-x1", "node-x2")}
     html = fleet_runs["tmp"] / "x1-x2.html"
-    args = argparse.Namespace(results=[str(d) for d in runs.values()], output=str(html), title="two hosts")
-    assert allure_html.main_report(args) == 0
+    assert allure_html.main_report([str(d) for d in runs.values()], str(html), title="two hosts") == 0
     hosts = expected_hosts(runs)
     fleet_page(browser, html)
     header = browser.text("[data-testid=report-title]")
@@ -614,8 +611,7 @@ def test_fifty_hosts_in_one_report(fleet_runs, browser):
     for i in range(50):
         as_host(sources[i % len(sources)]["dir"], f"node-{i:02d}", folder / f"node-{i:02d}")
     html = fleet_runs["tmp"] / "fleet-50.html"
-    args = argparse.Namespace(results=[str(folder)], output=str(html), title="fifty hosts")   # a folder of folders
-    assert allure_html.main_report(args) == 0
+    assert allure_html.main_report([str(folder)], str(html), title="fifty hosts") == 0   # a folder of folders
     hosts = expected_hosts({p.name: p for p in folder.iterdir()})
     assert len(hosts) == 50 and {v for v, _ in hosts.values()} == {"CERTIFIED", "DEGRADED", "NOT CERTIFIED"}
     seconds = fleet_page(browser, html)

@@ -868,8 +868,7 @@ def test_a_rerun_that_did_not_run_keeps_the_node_as_it_was(tmp_path, monkeypatch
     node_folder(shared, "vm", CERT_1X)
     monkeypatch.setattr(fc.slurmctl, "run_on", lambda *a, **k: 1)     # srun failed: nothing ran on the node
     old = NodeOutcome("vm", DEGRADED_STATE, "DEGRADED", ["below its floors"], "rmpeer: bandwidth-floor: ...", True)
-    args = type("A", (), {"rmpeer": "rmpeer", "time": 1})()
-    got = fc.rerun(old, shared, "full", args)
+    got = fc.rerun(old, shared, "full", rmpeer="rmpeer", time_min=1)
     assert got.state == ERROR and "the re-run did not run (srun exit 1, no new status.json)" in got.line
     assert got.line.endswith("the node keeps its state") and got.result is None
 
@@ -1222,7 +1221,7 @@ def attack_rerun_not_run(m, tmp, monkeypatch):
     node_folder(shared, "vm", CERT_1X)
     monkeypatch.setattr(m.slurmctl, "run_on", lambda *a, **k: 1)
     old = NodeOutcome("vm", DEGRADED_STATE, "DEGRADED", [], "rmpeer: bandwidth-floor: x", True)
-    return m.rerun(old, shared, "full", type("A", (), {"rmpeer": "rmpeer", "time": 1})()).state == "error"
+    return m.rerun(old, shared, "full", rmpeer="rmpeer", time_min=1).state == "error"
 
 
 def attack_cut_status(m, tmp):
