@@ -64,6 +64,12 @@ class Mutant:
 M = Mutant
 # Issue 27's rows (1-16), then the ones found since. Each names the tests that kill it.
 MUTANTS = {
+    "progress-lines-raise-on-a-full-stdout": M(
+        "certify's progress lines write to stdout unguarded, inside pytest's hooks", "rmpeer/cli/certify.py",
+        '        self.say(f"\\033[31m{line}\\033[0m" if bad else line)',
+        "        print(line, file=self.say.stream, flush=True)",
+        ("tests/system/test_user_hunt.py::test_row[certify --replay > /dev/full: the verdict stands, one line on "
+         "stderr, no pytest INTERNALERROR]",)),
     "junit-forgets-the-cards": M(
         "JUnit leaves out which cards the verdict covers", "rmpeer/render/junit.py",
         "    return props + _cards(result)", "    return props",

@@ -28,13 +28,28 @@ from rmpeer.run.spec import from_request
 REASONS_SHOWN = 20
 
 
+class Say:
+    """certify's lines to its stream. A write that fails (a full disk, a terminal gone with
+    SIGHUP) never stops the run or its outputs, and never raises inside pytest's hooks: the
+    first failure is kept (`lost`), and said once on stderr beside the verdict."""
+
+    def __init__(self, stream):
+        self.stream, self.lost = stream, None
+
+    def __call__(self, text=""):
+        try:
+            print(text, file=self.stream, flush=True)
+        except (OSError, ValueError) as exc:
+            self.lost = self.lost or exc
+
+
 class Lines:
     """One line per layout and check: counts and elapsed time; colour only on a terminal
     (and never with NO_COLOR)."""
 
-    def __init__(self, stream):
-        self.stream, self.start, self.group, self.counts = stream, time.monotonic(), None, Counter()
-        self.colour = use_colour(stream)
+    def __init__(self, say: Say):
+        self.say, self.start, self.group, self.counts = say, time.monotonic(), None, Counter()
+        self.colour = use_colour(say.stream)
 
     def pytest_runtest_logreport(self, report):
         if report.when != "call" and not (report.failed or report.skipped):
@@ -56,14 +71,14 @@ class Lines:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
         bad = self.counts["failed"] and self.colour
         line = f"  {time.monotonic() - self.start:6.1f}s  {self.group[0]:<16} {self.group[1]:<36} {counts}"
-        print(f"\033[31m{line}\033[0m" if bad else line, file=self.stream, flush=True)
+        self.say(f"\033[31m{line}\033[0m" if bad else line)
         self.group, self.counts = None, Counter()
 
     def pytest_sessionfinish(self):
         self.flush()
 
 
-def _run_pytest(spec, host, collector, stream) -> int:
+def _run_pytest(spec, host, collector, say) -> int:
     import os
 
     import pytest
@@ -80,7 +95,7 @@ def _run_pytest(spec, host, collector, stream) -> int:
     before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        return int(pytest.main(argv, plugins=[given, collector, Lines(stream)]))
+        return int(pytest.main(argv, plugins=[given, collector, Lines(say)]))
     finally:
         if before is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -102,7 +117,7 @@ def certify(request) -> int:
         return _certify(spec, started)
 
 
-def _suites(say, out_stream):
+def _suites(say):
     """The quick and full tiers' checks: pytest in this process, on the open HostRun."""
     def suites(host, progress):
         from rmpeer.pytest_plugin.results import Collector
@@ -125,7 +140,7 @@ def _suites(say, out_stream):
         tier_line = _tier_line(spec.tier, spec.outputs.tier_asked)
         if tier_line:
             say(tier_line)
-        code = _run_pytest(spec, host, collector, out_stream)
+        code = _run_pytest(spec, host, collector, say)
         return code, collector.checks, lambda: collector.internal_error
     return suites
 
@@ -150,14 +165,14 @@ def _tier_line(earned: str, asked: str) -> str:
 
 def _certify(spec, started) -> int:
     out_stream = sys.stderr if spec.outputs.json else sys.stdout
-    say = _sayer(out_stream)
+    say = Say(out_stream)
     if spec.is_replay:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     progress = Progress(spec)
     watchdog = _watchdog(progress, started, out_stream)
     with watchdog.until_error():
-        result = run(spec, suites=_suites(say, out_stream), started=started, progress=progress)
+        result = run(spec, suites=_suites(say), started=started, progress=progress)
         if spec.tier != "passive" and result.checks and spec.allure_dir.is_dir():
             # pytest ran: the card x card matrix, from the result
             from rmpeer.pytest_plugin.reporting import write_pair_matrix
@@ -192,15 +207,6 @@ def _watchdog(progress, started, out_stream):
 
             json_out(json_line(result, path))
     return Watchdog(progress.spec.outputs.deadline_s, on_deadline).start()
-
-
-def _sayer(stream):
-    def say(text=""):
-        try:
-            print(text, file=stream, flush=True)
-        except (OSError, ValueError):    # a terminal that went away (SIGHUP) must not stop the outputs
-            pass
-    return say
 
 
 def _report(result, spec, say, started, watchdog=None) -> int:
@@ -265,6 +271,10 @@ def _say_verdict(result, spec, say, started, path) -> int:
         say(f"  - {r}")
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
+    if say.lost is not None and not spec.outputs.json:
+        why = getattr(say.lost, "strerror", None) or say.lost
+        _said_on_stderr(f"rmpeer: the report could not be written to stdout ({why}); the verdict stands: "
+                        f"{result.verdict} (exit {_exit_code(result)})" + (f", certificate {path}" if path else ""))
     if spec.outputs.json:
         from rmpeer.render.jsonline import json_line
 
@@ -277,3 +287,10 @@ def _say_verdict(result, spec, say, started, path) -> int:
                   f"the verdict stands: {result.verdict} (exit {_exit_code(result)})"
                   + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
     return _exit_code(result)
+
+
+def _said_on_stderr(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):   # stderr gone too: the exit code and the certificate remain
+        pass
