@@ -16,7 +16,7 @@ OUTPUT = {"reports", "build", "dist", "node_modules"}      # what runs and build
 
 # A path inside the repository: not one under /run, /var/lib or ~/.local (the lock, the key).
 PATH = re.compile(r"(?<![\w/.~-])rmpeer/[\w/.*-]*[\w/*]")
-# A module named from inside the package, as the layer table does: `run/spec.py`, `tests/conftest.py`.
+# A module named from inside the package, as the layer table does: `run/spec.py`, `tests/mutants.py`.
 SHORT = re.compile(r"`([a-z_]+/[\w/]*\.py)`")
 # rmpeer.package.module[.name...]; one segment alone (rmpeer.prom, rmpeer.lock) is a file name.
 DOTTED = re.compile(r"(?<![\w/.-])rmpeer(?:\.[A-Za-z_]\w*){2,}")
@@ -127,7 +127,7 @@ def test_a_stale_path_is_caught():
     today = ("The judge (`rmpeer/judge/verdict.py`) reads `rmpeer/run/spec.py`; see rmpeer.run.hostrun.HostRun,\n"
              "rmpeer.run.spec.from_request, rmpeer.judge.verdict, rmpeer.cli.entry and rmpeer/render/.\n"
              "A wheel reads rmpeer/matrices/drivers.yaml and rmpeer/fixtures/transcripts/.\n"
-             "`run/spec.py` builds it; `tests/conftest.py` and `tools/verdict_table.py` help.\n"
+             "`run/spec.py` builds it; `tests/mutants.py` and `tools/verdict_table.py` help.\n"
              "The lock is /run/rmpeer/rmpeer.lock, the key ~/.local/state/rmpeer/host.key; rmpeer.prom.\n")
     assert stale(today) == []
 
