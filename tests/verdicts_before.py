@@ -20,8 +20,11 @@ def tool():
 
 
 def row(recording: Path, tier: str) -> dict:
-    """The table's row of a committed recording: tier "passive" or "own" (certify's default)."""
-    return TABLE[recording.relative_to(tool().RECORDINGS).as_posix()][tier]
+    """The table's row of a committed recording (the checkout's or the installed package's,
+    named by its place under the recordings' folder): tier "passive" or "own" (certify's default)."""
+    from rmpeer.paths import transcripts_dir
+
+    return TABLE[recording.resolve().relative_to(transcripts_dir().resolve()).as_posix()][tier]
 
 
 def now(output: str, code: int) -> dict:

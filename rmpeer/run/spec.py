@@ -24,7 +24,7 @@ from rmpeer.machine.writable import certify_outputs, writable
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
-             "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay TRANSCRIPT")
+             "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING")
 
 
 def with_facts(spec: RunSpec, facts) -> RunSpec:

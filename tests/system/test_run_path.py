@@ -136,32 +136,42 @@ def _recording(name_part: str) -> Path:
     return next(p for p in sorted(TRANSCRIPTS.glob("*.jsonl.gz")) if name_part in p.name)
 
 
+# certify in its own process, as a user runs it (in this process, the suites this test run
+# collected would clash with the ones certify's pytest loads), with judge counted in every
+# rmpeer module that holds it
+COUNTING = """
+import sys
+import rmpeer.cli.certify
+import rmpeer.judge.verdict as verdict
+from rmpeer.cli.certify_options import run_argv
+real, calls = verdict.judge, []
+def counted(*a, **k):
+    calls.append(1)
+    return real(*a, **k)
+for module in list(sys.modules.values()):
+    if getattr(module, "__name__", "").startswith("rmpeer") and getattr(module, "judge", None) is real:
+        module.judge = counted
+code = run_argv(sys.argv[2:])
+open(sys.argv[1], "w").write(str(len(calls)))
+sys.exit(code)
+"""
+
+
 @pytest.mark.parametrize("tier", ["passive", "quick", "full"])
-def test_a_replay_calls_the_judge_once_in_every_tier(tier, tmp_path, monkeypatch):
-    """certify --replay of a committed 1 x H200 recording, in this process, with
-    rmpeer.judge.verdict.judge counted wherever a module holds it."""
+def test_a_replay_calls_the_judge_once_in_every_tier(tier, tmp_path):
+    """certify --replay of a committed 1 x H200 recording, with rmpeer.judge.verdict.judge
+    counted wherever a module holds it: one call in every tier."""
+    import os
+    import subprocess
     import sys
 
-    import rmpeer.cli.certify  # noqa: F401 - the run path imported before judge is counted in it
-    import rmpeer.judge.verdict as verdict
-    from rmpeer.cli.certify_options import run_argv
-    from rmpeer.machine import interrupts
-
-    monkeypatch.setenv("RMPEER_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("RMPEER_STATE", str(tmp_path / "state.json"))
-    real, calls = verdict.judge, []
-
-    def counted(*a, **k):
-        calls.append(1)
-        return real(*a, **k)
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("rmpeer") and getattr(module, "judge", None) is real:
-            monkeypatch.setattr(module, "judge", counted)
-    code = run_argv(["certify", "--replay", str(_recording("h200x1-20261201")), "--tier", tier,
-                     "--output", str(tmp_path / "out")])
-    interrupts.reset_for_tests()
-    assert code == 0
-    assert len(calls) == 1, len(calls)
+    env = dict(os.environ, RMPEER_STATE_DIR=str(tmp_path / "state"), RMPEER_STATE=str(tmp_path / "state.json"))
+    count = tmp_path / "judge-calls"
+    done = subprocess.run([sys.executable, "-c", COUNTING, str(count), "certify", "--replay",
+                           str(_recording("h200x1-20261201")), "--tier", tier, "--output", str(tmp_path / "out")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert count.read_text() == "1"
 
 
 # -- rule 3: only the assembler writes a RunResult ------------------------------------------------
