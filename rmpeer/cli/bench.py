@@ -17,10 +17,15 @@ from pathlib import Path
 
 from rmpeer import __version__
 from rmpeer.errors import EXIT_OK, ConfigError, NoDeviceError
+from rmpeer.machine.writable import check_inside
+from rmpeer.render.bench_svg import bench_svg
+from rmpeer.run.costmodel import calibration_logs, projection, render_projection
 from rmpeer.run.hostrun import HostRun
-from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_size
 from rmpeer.run.spec import checked_output, live_spec
 from rmpeer.run.targets import Case
+from rmpeer.safewrite import write_file
+from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_size
+from rmpeer.traffic.bandwidth import Rig, measure
 
 SETUP_SESSIONS = (1, 2, 4, 8, 16)
 SETUP_EXTENT = 2 << 20         # the smallest extent: setup cost without allocation cost
@@ -80,9 +85,6 @@ def render(bench: dict) -> str:
 
 
 def bench(args) -> int:
-    from rmpeer.traffic.bandwidth import Rig, measure
-    from rmpeer.render.bench_svg import bench_svg
-
     sizes = sorted({parse_size(s) for s in args.sizes.split(",") if s.strip()}) if args.sizes else []
     if not sizes:
         raise ConfigError("--sizes: give one or more sizes such as 64MiB,256MiB,1GiB")
@@ -93,7 +95,6 @@ def bench(args) -> int:
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
     out = checked_output(args.output)
-    from rmpeer.machine.writable import check_inside
 
     check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
@@ -134,11 +135,9 @@ def bench(args) -> int:
               "clocks": host_run.fitness.clocks, "results": results, "setup": setup,
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}
-    from rmpeer.run.costmodel import calibration_logs, projection, render_projection
 
     # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
     result["cost_model"] = projection(result, calibration_logs(out))
-    from rmpeer.safewrite import write_file
 
     write_file(out / "bench.json", json.dumps(result, indent=1, default=str))
     write_file(out / "bench.svg", bench_svg(result))

@@ -19,7 +19,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rmpeer.errors import ConfigError
+from rmpeer.errors import ConfigError, EXIT_OK
+from rmpeer.machine.signing import CERT_LIMIT
+from rmpeer.paths import matrices_dir
+from rmpeer.rm.host import HostFacts
+from rmpeer.tables.topology import TopologyMatrix
 
 MARGIN = 0.9              # a floor is this fraction of the slowest healthy median
 DEFAULT_RUNS = 5
@@ -225,9 +229,6 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
     an entry the host already matches is replaced, so that one entry matches it."""
     import shutil
 
-    from rmpeer.paths import matrices_dir
-    from rmpeer.tables.topology import TopologyMatrix
-
     folder = Path(folder)
     if not (folder / "topologies.yaml").is_file():
         if folder.exists() and any(folder.iterdir()):
@@ -283,8 +284,6 @@ def _load(path: str) -> dict:
     import os
     import stat
 
-    from rmpeer.machine.signing import CERT_LIMIT
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
@@ -316,10 +315,6 @@ def _distinct(certs: list, paths: list) -> None:
 
 
 def run(args) -> int:
-    from rmpeer.errors import EXIT_OK
-    from rmpeer.rm.host import HostFacts
-    from rmpeer.tables.topology import TopologyMatrix
-
     if args.runs < 1:
         raise ConfigError(f"calibrate: --runs must be 1 or more, found {args.runs}")
     paths = list(args.certificates) if args.certificates else _run_certifies(args)

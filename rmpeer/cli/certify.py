@@ -15,11 +15,20 @@ import time
 from collections import Counter
 
 from rmpeer import __version__
+from rmpeer.errors import EXIT_UNCHECKED
+from rmpeer.judge.cards import verdict_text
+from rmpeer.judge.unchecked import refused, phrase
 from rmpeer.judge.verdict import EXIT_CODES
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
+from rmpeer.machine.deadline import Watchdog, writer
+from rmpeer.machine.lock import HostLock
+from rmpeer.machine.selection import certify_line
 from rmpeer.model.result import INCOMPLETE, PARTIAL
+from rmpeer.paths import pytest_args, suites_dir
 from rmpeer.render.certificate import write_certificate
+from rmpeer.render.jsonline import json_line
+from rmpeer.render.junit import write_junit
 from rmpeer.render.table import render_fitness, render_table, use_colour
 from rmpeer.run import assemble
 from rmpeer.run.execute import Progress, run
@@ -84,7 +93,6 @@ def _run_pytest(spec, host, collector, say) -> int:
     import pytest
 
     from rmpeer.pytest_plugin.plugin import GivenRun
-    from rmpeer.paths import pytest_args, suites_dir
 
     allure_dir = spec.allure_dir
     argv = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
@@ -109,7 +117,6 @@ def certify(request) -> int:
     spec = from_request(request)
     if spec.is_replay:
         return _certify(spec, started)
-    from rmpeer.machine.lock import HostLock
 
     with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) after --wait
         if lock.note:      # a lock of this user's own, or RMPEER_LOCK's: said, never silent
@@ -129,7 +136,6 @@ def _suites(say):
         say(f"rmpeer {__version__}: certifying {replay_of or 'this host'}: driver {facts.driver_version} "
             f"({facts.flavour}), ABI {facts.abi_release}{' (forced)' if facts.abi_forced else ''}, "
             f"{len(facts.cards)} card(s): {', '.join(c.name for c in facts.cards)}")
-        from rmpeer.machine.selection import certify_line
 
         if certify_line(facts):
             say(certify_line(facts))
@@ -185,8 +191,6 @@ def _watchdog(progress, started, out_stream):
     """The run's deadline (rmpeer.machine.deadline): at it, the INCOMPLETE outputs and exit 5. Its
     lines go to copies of the terminal's descriptors taken now: at the deadline pytest may
     be capturing the standard ones."""
-    from rmpeer.machine.deadline import Watchdog, writer
-
     say, json_out = writer(out_stream), writer(sys.stdout)
 
     def on_deadline(seconds):
@@ -203,8 +207,6 @@ def _watchdog(progress, started, out_stream):
         for r in result.reasons:
             say(f"  - {r}")
         if spec.outputs.json:
-            from rmpeer.render.jsonline import json_line
-
             json_out(json_line(result, path))
     return Watchdog(progress.spec.outputs.deadline_s, on_deadline).start()
 
@@ -229,9 +231,6 @@ def _report(result, spec, say, started, watchdog=None) -> int:
 
 
 def _exit_code(result) -> int:
-    from rmpeer.errors import EXIT_UNCHECKED
-    from rmpeer.judge.unchecked import refused
-
     return EXIT_UNCHECKED if result.verdict == INCOMPLETE and refused(result) else EXIT_CODES[result.verdict]
 
 
@@ -241,8 +240,6 @@ def _write_files(result, spec):
     if spec.output.is_dir():
         written = write_certificate(result, spec.certificate_path)
     if spec.outputs.junit:
-        from rmpeer.render.junit import write_junit
-
         write_junit([result], spec.outputs.junit)
     if spec.outputs.prometheus:
         from rmpeer.render.prometheus import write_textfile
@@ -253,7 +250,6 @@ def _write_files(result, spec):
 
 def _say_verdict(result, spec, say, started, path) -> int:
     replay_of = _replay_of(spec)
-    from rmpeer.judge.cards import verdict_text
 
     say("\n" + render_table(result))
     fitness = render_fitness(result)
@@ -262,7 +258,6 @@ def _say_verdict(result, spec, say, started, path) -> int:
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
-    from rmpeer.judge.unchecked import phrase
 
     unchecked = f"; not checked: {phrase(result.not_checked)}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
@@ -276,8 +271,6 @@ def _say_verdict(result, spec, say, started, path) -> int:
         _said_on_stderr(f"rmpeer: the report could not be written to stdout ({why}); the verdict stands: "
                         f"{result.verdict} (exit {_exit_code(result)})" + (f", certificate {path}" if path else ""))
     if spec.outputs.json:
-        from rmpeer.render.jsonline import json_line
-
         try:
             print(json_line(result, path), flush=True)
         except OSError as exc:

@@ -9,7 +9,14 @@ import argparse
 import sys
 
 from rmpeer import errors
+from rmpeer.cli.cards import request_of_args, add_options as add_card_options
+from rmpeer.cli.certify import certify
 from rmpeer.errors import EXIT_INCOMPLETE, EXIT_OK, RmpeerError
+from rmpeer.machine.crash import internal_error
+from rmpeer.model.result import node_name, NODE_ENV
+from rmpeer.model.spec import CertifyRequest
+from rmpeer.run.freshness import check_fresh
+from rmpeer.run.spec import tier_of
 
 
 def add_parser(sub, epilog: str):
@@ -60,16 +67,12 @@ def add_parser(sub, epilog: str):
 
 def cards_of(args):
     """The selection.Request of the command's --cards, --all-cards and --cards-env."""
-    from rmpeer.cli.cards import request_of_args
-
     return request_of_args(args)
 
 
 def certify_request(args, ran_because=()):
     """certify's arguments as plain values (rmpeer.model.spec.CertifyRequest): nothing below
     the command line sees the argparse Namespace."""
-    from rmpeer.model.spec import CertifyRequest
-
     return CertifyRequest(
         output=args.output, layouts=tuple(args.layout or ()), expect_topology=args.expect_topology,
         rm_abi=args.rm_abi, extent=args.extent, record=args.record, replay=args.replay,
@@ -86,10 +89,6 @@ def still_holds(args) -> tuple[bool, list]:
     """certify --if-stale CERT: (whether it still holds, why not). The fast path reads /proc
     and /sys only (no RM, no pytest), so a prolog pays for a run only when the platform, the
     tier or the clock says so."""
-    from rmpeer.model.result import node_name
-    from rmpeer.run.spec import tier_of
-    from rmpeer.run.freshness import check_fresh
-
     tier = tier_of(getattr(args, "tier", None), bool(getattr(args, "quick", False)))
     holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=cards_of(args))
     if holds:
@@ -113,8 +112,6 @@ def check_environment() -> None:
     node name of bytes that are not UTF-8 is refused (exit 2), never written half."""
     import os
 
-    from rmpeer.model.result import NODE_ENV
-
     for name in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
         value = os.environ.get(name, "").strip()
         try:
@@ -133,7 +130,6 @@ def run(args) -> int:
         holds, why = still_holds(args)
         if holds:
             return EXIT_OK
-    from rmpeer.cli.certify import certify
 
     return certify(certify_request(args, why))
 
@@ -141,8 +137,6 @@ def run(args) -> int:
 def run_argv(argv: list) -> int:
     """`rmpeer certify ARGV...` in this process, guarded as the command line runs it (for
     rmpeer.fleet.node: certify's options alone, no other command's)."""
-    from rmpeer.cli.cards import add_options as add_card_options
-
     parser = argparse.ArgumentParser(prog="rmpeer")
     add_card_options(add_parser(parser.add_subparsers(dest="command", required=True), ""))
     return guarded(parser.parse_args(argv), run)
@@ -166,8 +160,6 @@ def guarded(args, dispatch) -> int:
         return EXIT_INCOMPLETE
     except BrokenPipeError:   # the reader went away (rmpeer show ... | head)
         if args.command in ("certify", "fleet"):
-            from rmpeer.machine.crash import internal_error
-
             return internal_error(args.command, sys.exc_info()[1], folders(args))
         sys.stderr.close()
         return EXIT_OK

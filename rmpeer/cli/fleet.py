@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from rmpeer.cli.cards import add_options as add_card_options, passed_on
+from rmpeer.cli.certify_options import run_argv
+from rmpeer.fleet.collect import collect
+from rmpeer.fleet.files import main_files
+from rmpeer.fleet.label import main_label
+from rmpeer.fleet.node import main_node
+from rmpeer.fleet.sweep import submit
 from rmpeer.model.result import TIERS
 
 HELP = """Run rmpeer across a fleet from the cluster's own hooks. Files for Slurm (prolog,
@@ -31,7 +38,6 @@ def add_parser(sub) -> None:
     n.add_argument("--run-id", metavar="ID",
                    help="the hook's id of this run, written into status.json: a hook drains only on its own run's "
                         "status (rmpeer/integrations)")
-    from rmpeer.cli.cards import add_options as add_card_options
     add_card_options(n, env_help=False)
 
     s = fs.add_parser("sweep", help="submit one sbatch --exclusive job over the nodes (several above --max-nodes)")
@@ -67,22 +73,15 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     """The subcommand's options as plain values: nothing in rmpeer.fleet takes the Namespace."""
     if args.fleet_command == "node":
-        from rmpeer.cli.cards import passed_on
-        from rmpeer.cli.certify_options import run_argv
-        from rmpeer.fleet.node import main_node
         return main_node(tier=args.tier, output=args.output, shared=args.shared, certify=run_argv,
                          if_stale=args.if_stale, require_idle=args.require_idle, run_id=args.run_id or "",
                          cards=passed_on(args), deadline=args.deadline, require_complete=args.require_complete)
     if args.fleet_command == "sweep":
-        from rmpeer.fleet.sweep import submit
         return submit(nodes=args.nodes, tier=args.tier, shared=args.shared, max_nodes=args.max_nodes,
                       time_min=args.time, partition=args.partition, rmpeer=args.rmpeer, wait=args.wait)
     if args.fleet_command == "collect":
-        from rmpeer.fleet.collect import collect
         return collect(args.dir, drain=args.drain, degraded=args.degraded, time_min=args.time, rmpeer=args.rmpeer,
                        report=not args.no_report)
     if args.fleet_command == "label":
-        from rmpeer.fleet.label import main_label
         return main_label(args.dir, apply=args.apply)
-    from rmpeer.fleet.files import main_files
     return main_files(args.engine, args.dir)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+from rmpeer.cli.cards import request_of_args
 from rmpeer.errors import EXIT_OK
+from rmpeer.machine.selection import Chooser
+from rmpeer.rm.open import Runtime
 
 
 def add_parser(sub):
@@ -15,9 +18,6 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from rmpeer.cli.cards import request_of_args
-    from rmpeer.machine.selection import Chooser
-    from rmpeer.rm.open import Runtime
     from rmpeer.shim.live import LiveShim
 
     select = Chooser(request=request_of_args(args))

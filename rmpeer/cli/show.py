@@ -6,6 +6,8 @@ from collections import Counter
 
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import EXIT_OK, TranscriptError, UnknownDriverError
+from rmpeer.render.health_calls import describe_lists
+from rmpeer.render.health_text import health_lines
 from rmpeer.shim.records import END_NOTE, read_transcript
 from rmpeer.shim.replay import is_truncated
 
@@ -52,7 +54,6 @@ def describe_call(rec, abi) -> str:
             out.append(f"    params {rec.payload.struct}:")
             st = abi.struct(rec.payload.struct)
             out.append(st.render(bytes.fromhex(rec.payload.reply), indent="      "))
-            from rmpeer.render.health_calls import describe_lists
 
             out += describe_lists(abi, st.name, bytes.fromhex(rec.payload.reply))
         return "\n".join(out)
@@ -122,8 +123,6 @@ def _show(path, header, lines, abi, calls, out):
     for line in lines:
         if isinstance(line, dict):
             if line.get("note") == "host":
-                from rmpeer.render.health_text import health_lines
-
                 for card in (line.get("facts") or {}).get("cards", []):
                     out(_card_line(card))
                 for text in health_lines(line.get("facts") or {}):

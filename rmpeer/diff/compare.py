@@ -37,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rmpeer.diff.load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
+from rmpeer.machine.selection import selection_words
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
@@ -246,8 +247,6 @@ def _compare_trees(name: str, source: str, a: Side, b: Side, field: str) -> Aspe
 def compare_selection(a: Side, b: Side) -> Aspect:
     """Which of the host's cards each run took (rmpeer.machine.selection), shown; the runs differ when
     one took more or fewer cards, or of a larger host, than the other (UUIDs are identity)."""
-    from rmpeer.machine.selection import selection_words
-
     aspect = Aspect("cards selected", "the selection each run recorded (UUIDs, and how they were chosen)")
     if a.facts is None or b.facts is None:
         aspect.not_comparable = _why_not(a, b, "facts")

@@ -21,7 +21,12 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmpeer.abi import DriverMatrix
 from rmpeer.errors import ConfigError
+from rmpeer.machine.signing import verify
+from rmpeer.model.result import RunResult
+from rmpeer.shim.records import END_NOTE, read_transcript
+from rmpeer.tables.layouts import LayoutMatrix
 
 # What diff leaves out or words apart (rmpeer.diff.compare compares, rmpeer.diff.render renders).
 VOLATILE = [
@@ -141,8 +146,6 @@ def segment_layout(key: str, layouts) -> str | None:
 # ---- a recording ------------------------------------------------------------------------
 
 def _recording(path: Path) -> Side:
-    from rmpeer.shim.records import END_NOTE, read_transcript
-
     header, lines = read_transcript(path)
     notes = [line for line in lines if isinstance(line, dict)]
     if not any(n.get("note") == END_NOTE for n in notes):
@@ -207,8 +210,6 @@ def _fitness(side: Side, fitness, why: str) -> None:
 # ---- a certificate: RunResult.to_dict() -------------------------------------------------
 
 def _result(path: Path, doc: dict) -> Side:
-    from rmpeer.model.result import RunResult
-
     result = RunResult.from_dict(doc)     # a wrong format is a ValueError: one line, exit 2
     if not result.host and not result.checks and not result.layouts:
         # nothing a run writes: not a certificate to compare (every real one holds its host)
@@ -220,7 +221,6 @@ def _result(path: Path, doc: dict) -> Side:
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
                     "subject": result.target.get("kind"), "rmpeer": result.version}
-    from rmpeer.machine.signing import verify
 
     side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for
     side.facts = host
@@ -287,8 +287,6 @@ def _structs_source(side: Side, host: dict) -> None:
 
 
 def _layout_names() -> set:
-    from rmpeer.tables.layouts import LayoutMatrix
-
     return set(LayoutMatrix().entries)
 
 
@@ -328,8 +326,6 @@ def _test_layout(test: dict, layouts, target: str | None = None) -> str | None:
 
 
 def _abi_struct_sizes(release) -> dict | None:
-    from rmpeer.abi import DriverMatrix
-
     matrix = DriverMatrix()
     if release not in matrix.by_version:
         return None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rmpeer.diff.load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
 from rmpeer.errors import ConfigError
+from rmpeer.safewrite import make_folder
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value
 KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
@@ -146,8 +147,6 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     comparable), and a passed 'same behaviour' result when nothing differs."""
     from allure_commons.logger import AllureFileLogger
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
-
-    from rmpeer.safewrite import make_folder
 
     make_folder(folder)        # a link planted there is refused, never written through
     try:

@@ -22,12 +22,14 @@ import time
 from pathlib import Path
 
 from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from rmpeer.safewrite import write_file
 from rmpeer.fleet import slurmctl
 from rmpeer.fleet.checks import load_sweep
-from rmpeer.fleet.outcome import (DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node,
-                                  read_status, reason_line)
+from rmpeer.fleet.outcome import (
+    DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node, read_status, reason_line)
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
+from rmpeer.machine.selection import collect_cell
+from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+from rmpeer.safewrite import write_file
 
 
 def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
@@ -98,7 +100,6 @@ def _status_stamp(folder: Path):
 
 def table(outcomes: list[NodeOutcome]) -> str:
     width = max([4] + [len(o.node) for o in outcomes])
-    from rmpeer.machine.selection import collect_cell
 
     rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'cards':<8}  {'time':>6}  reason"]
     for o in outcomes:
@@ -113,8 +114,6 @@ def table(outcomes: list[NodeOutcome]) -> str:
 
 def signatures(outcomes: list[NodeOutcome]) -> str:
     """One line: how far each certificate's signature could be checked on this machine."""
-    from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
-
     kinds = {VERIFIED: "verified with this machine's key", OTHER_KEY: "signed by their nodes' own keys",
              NO_KEY: "signed by their nodes' own keys", UNSIGNED: "unsigned", BAD: "do not verify"}
     groups: dict = {}

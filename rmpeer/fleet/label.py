@@ -24,6 +24,7 @@ from pathlib import Path
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
+from rmpeer.machine.signing import VERIFIED
 
 DOMAIN = "rmpeer.io"
 RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",
@@ -121,7 +122,6 @@ def main_label(folder: str, *, apply: bool = False) -> int:
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
     wants = [desired(o, shared / o.node) for o in outcomes]
-    from rmpeer.machine.signing import VERIFIED
 
     for o in outcomes:      # on stderr, one line each: stdout stays the patches (or what --apply did)
         if o.state == ERROR and o.line:

@@ -28,12 +28,13 @@ import sys
 import time
 from pathlib import Path
 
-from rmpeer.errors import (EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError,
-                      RmpeerError)
-from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
-from rmpeer.machine.deadline import owed_at_exit
-from rmpeer.safewrite import write_file
+from rmpeer.errors import (
+    EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError)
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
+from rmpeer.machine import interrupts
+from rmpeer.machine.deadline import owed_at_exit
+from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.safewrite import write_file
 
 STAND_IN = "RMPEER_STAND_IN"
 VERDICT_OF_EXIT = {EXIT_OK: CERTIFIED, EXIT_NOT_CERTIFIED: NOT_CERTIFIED, EXIT_DEGRADED: DEGRADED}
@@ -135,8 +136,6 @@ def run_certify(certify, args: list) -> tuple[int, str]:
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
              run_id: str = "", cards: tuple = (), *, certify, deadline: str | None = None,
              require_complete: bool = False) -> tuple[int, str]:
-    from rmpeer.machine import interrupts
-
     node = node_name()
     _usable_folder(output)
     (output / STATUS).unlink(missing_ok=True)

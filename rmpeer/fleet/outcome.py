@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
+from rmpeer.judge.cards import host_subject
+from rmpeer.machine.signing import BAD, read_certificate, verify
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
 
 STATUS = "status.json"
@@ -61,8 +63,6 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
     bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
     first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
     if first:
-        from rmpeer.judge.cards import host_subject
-
         line = reason_line(first.check, f"{host_subject(result, first.subject)}: expected {first.expected}, "
                                         f"found {first.found}")
     else:
@@ -74,8 +74,6 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
 
 
 def load_certificate(node: str, path: Path) -> NodeOutcome:
-    from rmpeer.machine.signing import BAD, read_certificate, verify
-
     try:
         data = read_certificate(path)
     except (OSError, ValueError) as exc:

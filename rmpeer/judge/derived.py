@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmpeer.errors import MatrixError
 from rmpeer.tables.lce import pick_lce
 from rmpeer.tables.load import MATRICES, load_yaml, require
-from rmpeer.errors import MatrixError
+from rmpeer.tables.topology import _unknown
 
 CALIBRATED, DERIVED, PROVISIONAL = "calibrated", "derived", "provisional"
 STATUSES = (CALIBRATED, PROVISIONAL)
@@ -87,8 +88,6 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
     """matrices/efficiencies.yaml, schema-checked: an unknown key, a status other than
     calibrated or provisional, a calibrated efficiency without the measurement it came from or
     that disagrees with it, a provisional one without a note: a MatrixError naming the entry."""
-    from rmpeer.tables.topology import _unknown
-
     path = Path(path or MATRICES / "efficiencies.yaml")
     data = load_yaml(path)
     _unknown(path, "file", data, ("schema", "pcie_lane_gbps", "generations"))
@@ -111,8 +110,6 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
 
 
 def _kind(path, where, kind, spec) -> Efficiency:
-    from rmpeer.tables.topology import _unknown
-
     if not isinstance(spec, dict):
         raise MatrixError(path, where, f"must be a mapping, found {type(spec).__name__}")
     _unknown(path, where, spec, KIND_KEYS)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
-from rmpeer.judge.derived import CALIBRATED, Floor
+from rmpeer.abi import DriverMatrix
+from rmpeer.errors import RmpeerError
+from rmpeer.judge.derived import CALIBRATED, Floor, derive_floors, load_efficiencies
+from rmpeer.model.result import DEGRADE, INFO, Finding
 
 # A pair this far below the median of its siblings (same op, same size) is flagged even
 # where no floor exists: one slow link or a card stuck at low clocks shows up this way.
@@ -143,8 +146,6 @@ def floors_for(facts, matrix, *, expected: str | None = None, no_floors: bool = 
     No "defaults" are derived from what RM reports: the only measured ratio (one direction
     tops out at 396 of 478 GB/s of link rate on 2 x H200 NV18, docs/copy-engine.md) comes
     from one kind of host, and a floor made up for other hosts would be a guess."""
-    from rmpeer.model.result import DEGRADE, INFO, Finding
-
     if expected is not None:
         topology, source = matrix.get(expected), f"expected:{expected}"
     else:
@@ -179,9 +180,6 @@ def _nearest(facts, matrix) -> str:
 
 def class_numbers(facts) -> dict:
     """{class name: number} of the ABI the host's facts were read with ({} where unknown)."""
-    from rmpeer.abi import DriverMatrix
-    from rmpeer.errors import RmpeerError
-
     try:
         return dict(DriverMatrix().abi(facts.abi_release).classes) if facts.abi_release else {}
     except (RmpeerError, KeyError):
@@ -196,9 +194,6 @@ def resolve_floors(facts, links: dict, matrix, *, expected: str | None = None, n
     Never a silent pass: where nothing could be derived either, a DEGRADE "no floors for this
     host" says what RM did not report; a pair or card left without a floor is a DEGRADE naming
     it. With --no-floors these are INFO: measured, not judged."""
-    from rmpeer.judge.derived import derive_floors, load_efficiencies
-    from rmpeer.model.result import DEGRADE, INFO, Finding
-
     calibrated, source, absent = floors_for(facts, matrix, expected=expected, no_floors=no_floors)
     name = source.split(":", 1)[1] if ":" in source else "derived"
     base = HostFloors.calibrated(calibrated, name) if calibrated is not None else HostFloors(name)

@@ -11,10 +11,12 @@ An unfinished run outranks a failure: what a cut-short run saw may be the cut's 
 from __future__ import annotations
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
+from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
 from rmpeer.judge.nvlink import check_active, compare_counters
+from rmpeer.machine.xids import by_card
 from rmpeer.model.nvlink import NO_NVLINK
-from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
-                     Finding)
+from rmpeer.model.result import (
+    CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED, Finding)
 
 FITNESS_AREA = "fitness"
 REASON_CHARS = 300
@@ -118,8 +120,6 @@ def boost_findings(fitness) -> list:
 
 def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
     """Figures below the topology's floor, or far below their siblings (floors.judge_bandwidth)."""
-    from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
-
     out = []
     for x in judge_bandwidth(topology, figures):
         if x["level"] not in (BELOW, OUTLIER):
@@ -191,8 +191,6 @@ def xid_findings(seen: dict, cards, expected=(), provoked_any_card=frozenset(), 
     could not be read is `unreadable` (a deeper tier records it, INFO: many hosts keep the
     kernel log from unprivileged users; the passive tier, whose check it is, UNFINISHED);
     a log that lost records of the span (`complete` False) cannot say there were none."""
-    from rmpeer.machine.xids import by_card
-
     if not seen.get("readable"):
         return [Finding("xid", "host", "a readable kernel log", seen.get("reason") or "not readable", unreadable)]
     out = []

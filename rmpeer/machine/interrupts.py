@@ -22,6 +22,8 @@ import signal
 import sys
 from contextlib import contextmanager
 
+from rmpeer.errors import EXIT_INCOMPLETE
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -90,8 +92,6 @@ def _pending() -> str | None:
 def finish(code: int) -> "NoReturn":   # noqa: F821
     """The process's last step: block the stop signals, let any signal that came turn the
     outputs INCOMPLETE and the exit code 5, flush and exit now."""
-    from rmpeer.errors import EXIT_INCOMPLETE
-
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     late = seen() or _pending()
     if late and _record.installed:

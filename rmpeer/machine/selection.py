@@ -25,6 +25,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.xids import card_of
 
 CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
 OPTION, ALL_CARDS, DEFAULT = "--cards", "--all-cards", "default"
@@ -464,7 +465,6 @@ def other_cards_xids_dropped(xids, facts):
     card is not this run's to judge); the Xids of no known card stay (they may be ours)."""
     if not xids or not xids.get("xids") or not getattr(facts, "selection", None):
         return xids
-    from rmpeer.machine.xids import card_of
 
     sel = Selection.from_dict(facts.selection)
     others = [c for c in sel.of if c.index not in sel.cards]

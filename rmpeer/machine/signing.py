@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.lock import USER_TMP_PREFIX
+from rmpeer.safewrite import make_folder, read_own, write_file
 
 KEY_ENV = "RMPEER_KEY"
 SYSTEM_KEY = Path("/var/lib/rmpeer/host.key")
@@ -61,7 +63,6 @@ def key_path() -> Path:
     # a user with no home of its own (a service account, `useradd -M`): the folder of its own
     # lock (/tmp/rmpeer-UID, 0700, checked). It is gone at a reboot, as is every certificate it
     # signed: a certificate is bound to its boot (rmpeer.run.fingerprint).
-    from rmpeer.machine.lock import USER_TMP_PREFIX
 
     return Path(f"{USER_TMP_PREFIX}{os.geteuid()}") / "host.key"
 
@@ -77,8 +78,6 @@ def key_id(key: bytes) -> str:
 def load_key(*, create: bool) -> bytes | None:
     """This user's host key; made when absent and `create`; None when absent and not `create`.
     A key file another user could read or write is refused (ConfigError, one line)."""
-    from rmpeer.safewrite import make_folder, read_own, write_file
-
     path = key_path()
     problem = _folder_problem(path.parent)
     if problem:

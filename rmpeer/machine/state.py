@@ -13,6 +13,9 @@ import json
 import os
 from pathlib import Path
 
+from rmpeer.errors import ConfigError
+from rmpeer.safewrite import folder_problem, target_problem, UntrustedFile, read_own, make_folder, write_file
+
 STATE_ENV = "RMPEER_STATE"
 SYSTEM_STATE = Path("/var/lib/rmpeer/state.json")
 FORMAT = "rmpeer-state/1"
@@ -36,9 +39,6 @@ def default_state_path() -> Path:
 def checked_state_path() -> Path:
     """The state file, refused (exit 2, one line) when it, or its folder, is not what rmpeer
     would write: a symbolic link, a folder, a device node."""
-    from rmpeer.errors import ConfigError
-    from rmpeer.safewrite import folder_problem, target_problem
-
     path = default_state_path()
     named = f"{STATE_ENV}={path}" if os.environ.get(STATE_ENV) else f"the state file {path}"
     problem = target_problem(path) or target_problem(module_hash_cache(path))
@@ -58,8 +58,6 @@ def module_hash_cache(state_path: Path | None = None) -> Path:
 
 def load_state(path: Path) -> tuple[dict, str | None]:
     """(the state, None) or ({}, why it could not be used): a missing file is a first run."""
-    from rmpeer.safewrite import UntrustedFile, read_own
-
     try:
         data = json.loads(read_own(path))
     except FileNotFoundError:
@@ -76,9 +74,6 @@ def load_state(path: Path) -> tuple[dict, str | None]:
 def save_state(path: Path, state: dict) -> str | None:
     """Written safely (rmpeer.safewrite: a new temp file, renamed); None, or why it could
     not be written."""
-    from rmpeer.errors import ConfigError
-    from rmpeer.safewrite import make_folder, write_file
-
     path = Path(path)
     try:
         make_folder(path.parent, mode=0o700)

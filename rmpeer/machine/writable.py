@@ -14,6 +14,9 @@ import tempfile
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.lock import checked_forced_path
+from rmpeer.machine.signing import load_key
+from rmpeer.machine.state import checked_state_path
 from rmpeer.safewrite import folder_problem, target_problem
 
 ALLURE_RESULTS = "allure-results"
@@ -81,12 +84,8 @@ def certify_outputs(output: Path, *, replay: bool = False, junit=None, prometheu
         writable("--junit", junit, folder=False)
     if prometheus is not None:
         check_inside("--prometheus", writable("--prometheus", prometheus, folder=True), files=(PROMETHEUS_FILE,))
-    from rmpeer.machine.signing import load_key
 
     load_key(create=True)     # the key that will sign the certificate: made at the first run, or refused now
     if not replay:
-        from rmpeer.machine.lock import checked_forced_path
-        from rmpeer.machine.state import checked_state_path
-
         checked_state_path()
         checked_forced_path()

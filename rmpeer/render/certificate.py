@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.signing import signed_text
+from rmpeer.safewrite import write_file
 
 
 def certificate_text(result) -> str:
@@ -17,9 +19,6 @@ def certificate_text(result) -> str:
 def write_certificate(result, path: Path) -> Path:
     """Signed (rmpeer.machine.signing: HMAC-SHA256 with this host's key) and written safely
     (rmpeer.safewrite: never through a link, never over a device node)."""
-    from rmpeer.safewrite import write_file
-    from rmpeer.machine.signing import signed_text
-
     try:
         write_file(path, signed_text(result.to_dict()), what="the certificate")
     except OSError as exc:

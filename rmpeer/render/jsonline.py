@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 
+from rmpeer.errors import EXIT_UNCHECKED
+from rmpeer.judge.cards import compact
+from rmpeer.judge.unchecked import refused
 from rmpeer.judge.verdict import EXIT_CODES
 from rmpeer.model.result import INCOMPLETE, RunResult
 
@@ -19,9 +22,6 @@ def exit_code(verdict: str) -> tuple[int, str]:
 
 
 def json_record(result: RunResult, certificate_path) -> dict:
-    from rmpeer.errors import EXIT_UNCHECKED
-    from rmpeer.judge.unchecked import refused
-
     code, name = (EXIT_UNCHECKED, "UNCHECKED") if refused(result) else exit_code(result.verdict)
     return {
         "node": result.node, "tier": result.tier, "verdict": result.verdict, "reasons": list(result.reasons),
@@ -36,8 +36,6 @@ def json_record(result: RunResult, certificate_path) -> dict:
 
 
 def _per_card(result) -> dict:
-    from rmpeer.judge.cards import compact
-
     return compact(result)
 
 

@@ -17,7 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.judge.cards import compact
+from rmpeer.machine.selection import DEFAULT, Selection
 from rmpeer.model.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
+from rmpeer.safewrite import make_folder, write_file
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
 # would make the whole file unreadable.
@@ -79,9 +82,6 @@ def _cards(result: RunResult) -> list[tuple[str, str]]:
     """The cards the run took (when it took some: `cards: 1 of 0-1 (from --cards)`), and each
     card's and pair's verdict, by the host's card numbers and UUIDs: a reader of the JUnit
     file sees which GPUs a verdict covers."""
-    from rmpeer.judge.cards import compact
-    from rmpeer.machine.selection import DEFAULT, Selection
-
     props = []
     chosen = result.host.get("selection")
     if chosen and chosen.get("source") != DEFAULT:
@@ -168,8 +168,6 @@ def write_junit(results: list[RunResult], path) -> Path:
     """Write junit_xml(results) to path (rmpeer.safewrite: a new temp file, then a rename: a
     CI job that collects the file never reads half of it, and a link or a device node at the
     path is refused, never followed or replaced)."""
-    from rmpeer.safewrite import make_folder, write_file
-
     path = Path(path)
     try:
         make_folder(path.parent, what="--junit")

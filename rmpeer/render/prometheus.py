@@ -19,7 +19,10 @@ from statistics import median
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from rmpeer.errors import ConfigError
+from rmpeer.judge.cards import by_card
 from rmpeer.model.result import CERTIFIED, RunResult
+from rmpeer.render.prometheus_health import add_health
+from rmpeer.safewrite import make_folder, write_file
 
 FILENAME = "rmpeer.prom"
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "modelName")
@@ -134,7 +137,6 @@ def registry_of(result: RunResult) -> CollectorRegistry:
     links = gauge("rmpeer_nvlink_active_links", "NVLinks RM reports active on this GPU", GPU_LABELS)
     for card, n in sorted(active_links(result).items()):
         links.labels(**_card_labels(cards, card)).set(n)
-    from rmpeer.render.prometheus_health import add_health
 
     add_health(gauge, result, cards, _card_labels)
     gauge("rmpeer_run_duration_seconds", "how long the run took").set(float(result.duration_s))
@@ -153,8 +155,6 @@ def registry_of(result: RunResult) -> CollectorRegistry:
 
 def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
     """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (rmpeer.judge.cards)."""
-    from rmpeer.judge.cards import by_card
-
     per = result.by_card or by_card(result)
     by_host = {labels["gpu"]: labels for labels in cards.values()}
     one = gauge("rmpeer_gpu_certified", "1 when this GPU's own checks passed (the verdict label says why not)",
@@ -173,8 +173,6 @@ def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
 
 def write_textfile(result: RunResult, directory) -> Path:
     """DIR/rmpeer.prom, replaced atomically; DIR is created if missing."""
-    from rmpeer.safewrite import make_folder, write_file
-
     directory = Path(directory)
     path = directory / FILENAME
     try:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from rmpeer.render.health_text import health_lines
+
 SETUP_AREA = "setup"
 
 
@@ -98,8 +100,6 @@ def render_fitness(result) -> str:
         lines.append(f"  card {card}: " + (f"{h.get('active')} active NVLinks" if h.get("supported")
                                            else f"no NVLink ({h.get('reason')})"))
     if result.host:
-        from rmpeer.render.health_text import health_lines
-
         lines += ["health (RM):"] + health_lines(result.host)
     return "\n".join(lines)
 

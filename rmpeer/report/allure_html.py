@@ -19,8 +19,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from rmpeer.errors import EXIT_OK, ConfigError, RmpeerError
-from rmpeer.paths import allure_config, checkout_root
+from rmpeer.machine.signing import trust_line
 from rmpeer.machine.writable import writable
+from rmpeer.paths import allure_config, checkout_root
+from rmpeer.report import hosts as fleet
+from rmpeer.report.hosts import hosts_of, result_dirs
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -189,8 +192,6 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
 def _single_run(path: Path) -> bool:
     """A folder that holds results itself (not a folder of per-host folders) and names at most
     one host: the plain report of one run."""
-    from rmpeer.report.hosts import hosts_of
-
     if not path.is_dir() or not any(path.glob("*-result.json")):
         return not (path / "allure-results").is_dir() and not any(p.is_dir() for p in path.glob("*/"))
     return len(hosts_of(path)) <= 1
@@ -233,8 +234,6 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
     """Many hosts' results -> one page: each host an environment of the report (with its own
     environment block) and the parent suite and a parameter of each of its results (so no
     host's result is taken for a retry of another's), and a host table first."""
-    from rmpeer.report import hosts as fleet
-
     output = Path(output_html)
     dirs = fleet.result_dirs(paths)
     for d in dirs:
@@ -288,9 +287,6 @@ def main_report(results, output, *, title: str | None = None) -> int:
 def signature_lines(paths) -> list[str]:
     """How far the certificate beside each results folder (certify --output holds both) is
     vouched for: the report shows what the results say, the signature says who said it."""
-    from rmpeer.machine.signing import trust_line
-    from rmpeer.report.hosts import result_dirs
-
     out = []
     for d in result_dirs(paths):
         cert = next((d.parent / n for n in ("certificate.json", "replay-certificate.json")

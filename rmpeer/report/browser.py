@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rmpeer.safewrite import write_file
+
 # Everything Chromium would do on its own on the network is off: a report must be judged on
 # the requests it makes itself, and the test host may be offline.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -126,7 +128,6 @@ class Browser:
     def screenshot(self, path) -> Path:
         data = self._call("Page.captureScreenshot", session=True, format="png")["data"]
         path = Path(path)
-        from rmpeer.safewrite import write_file
 
         write_file(path, base64.b64decode(data))
         return path

@@ -8,9 +8,10 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from rmpeer.errors import ConfigError
-from rmpeer.tables.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
-from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
+from rmpeer.machine.selection import host_cards
 from rmpeer.rm.health import read_host as read_health
+from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
+from rmpeer.tables.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 # Handles of the discovery objects (one device + subdevice per card), apart from any plan's.
@@ -214,8 +215,6 @@ class Host:
         return self
 
     def _select(self, select, infos, pcis):
-        from rmpeer.machine.selection import host_cards
-
         listed = [{"minor": info["minor_number"], "pci": pci} for info, pci in zip(infos, pcis)]
         # the kernel module's UUID of each bus (a replay's recorded choice needs none)
         proc = [] if select.recorded is not None else (select.read_proc or read_proc_gpus)()

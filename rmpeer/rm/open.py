@@ -7,8 +7,10 @@ nothing stays allocated on the GPUs (freeing the client frees every object under
 from __future__ import annotations
 
 from rmpeer.abi import DriverMatrix
+from rmpeer.errors import NoDeviceError
 from rmpeer.rm.client import CTL_PATH, RmClient, open_device_node
-from rmpeer.rm.host import PROC_VERSION, Host, HostFacts, checked_version, query_driver_version, read_proc_version
+from rmpeer.rm.host import (
+    PROC_VERSION, Host, HostFacts, checked_version, query_driver_version, read_proc_version)
 
 
 class Runtime:
@@ -32,7 +34,6 @@ class Runtime:
                                  else read_proc_version(text=shim.header.get("driver_text", "")))
         version = queried or proc_version
         if not version:
-            from rmpeer.errors import NoDeviceError
             raise NoDeviceError("the NVIDIA driver answered no version (RM API query and "
                                 "/proc/driver/nvidia/version both failed)")
         if not forced_abi:   # a forced ABI needs no release number; the facts keep what RM said

@@ -12,9 +12,15 @@ import time
 import uuid
 
 from rmpeer import __version__
+from rmpeer.judge.cards import by_card
+from rmpeer.judge.floors import judged_topology
+from rmpeer.judge.health import health_findings
+from rmpeer.judge.unchecked import not_checked, refusals
 from rmpeer.judge.verdict import judge
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, Finding, RunResult, node_name
 from rmpeer.paths import matrices_digest
+from rmpeer.run.fingerprint import platform_fingerprint, recorded_fingerprint
+from rmpeer.run.freshness import parse_valid_for, valid_until
 
 PYTEST_UNFINISHED = {2: "the run was interrupted", 3: "pytest stopped on an internal error",
                      4: "pytest refused its arguments", 5: "no check was collected"}
@@ -36,17 +42,12 @@ def target_of(spec) -> dict:
 
 
 def _valid_until(spec, started: float):
-    from rmpeer.run.freshness import parse_valid_for, valid_until
-
     return valid_until(started, spec.outputs.valid_for or parse_valid_for(None))
 
 
 def _fingerprint(spec, facts, links, matrices: str) -> dict:
     if spec.is_replay:
-        from rmpeer.run.fingerprint import recorded_fingerprint
-
         return recorded_fingerprint(facts, links=links, header=spec.header, matrices=matrices)
-    from rmpeer.run.fingerprint import platform_fingerprint
 
     return platform_fingerprint(facts, links=links, matrices=matrices)
 
@@ -72,14 +73,12 @@ def host_result(spec, host, checks: list, *, started: float, stopped: str | None
         findings += [f for f in host.fitness_findings() if f not in findings]
     if spec.facts is not None:
         # never a silent pass: a host without floors (calibrated or derived) is said to be one
-        from rmpeer.judge.floors import judged_topology
 
         result.topology, missing = judged_topology(spec, host.floors, result.bandwidth)
         findings += [f for f in missing if f not in findings]
     elif spec.topology is not None:
         result.topology = {"name": spec.topology.name, "matched_by": spec.topology_matched_by, "floors": None}
     result.checks = list(checks)
-    from rmpeer.judge.health import health_findings
 
     # the health facts' findings first (a fabric not initialised explains the peer checks'
     # RM errors that follow it); what could not be read is INFO (rmpeer.judge.unchecked)
@@ -154,9 +153,6 @@ def judged(result: RunResult, require_complete: bool = False) -> RunResult:
     the checks that could not run named beside it (rmpeer.judge.unchecked), and each card's
     and pair's verdict (rmpeer.judge.cards). --require-complete refuses a CERTIFIED run that
     left a check unchecked: its refusals are findings, judged once more with them."""
-    from rmpeer.judge.cards import by_card
-    from rmpeer.judge.unchecked import not_checked, refusals
-
     result.not_checked = not_checked(result)
     result.verdict, result.reasons = judge(result)
     refusing = refusals(result) if require_complete else []

@@ -23,6 +23,9 @@ import math
 import re
 import statistics
 
+from rmpeer.run.spec import QUICK_LAYOUTS
+from rmpeer.tables.layouts import LayoutMatrix
+
 QUICK_BUDGET_S = 30.0
 LAYOUT_OWN_CHECKS = 3      # setup_order, teardown_frees_everything, shared_setup_was_torn_down_cleanly
 _PROGRESS = re.compile(r"^\s+(\d+(?:\.\d+)?)s\s+(\S+)\s+\S+\s+.*$", re.M)
@@ -163,8 +166,6 @@ def parse_progress(text: str) -> dict | None:
 
 
 def _layout_extent(name: str, extent: int) -> int:
-    from rmpeer.tables.layouts import LayoutMatrix
-
     matrix = LayoutMatrix()
     own = matrix.entries.get(name, {}).get("extent")
     return own or extent
@@ -208,9 +209,6 @@ def predict(c: dict, cards: int, layouts: list) -> float:
 
 def tier_layouts(cards: int, tier: str) -> list:
     """[(cards tuple, extent)] of the layouts a tier runs on a host of `cards` cards."""
-    from rmpeer.run.spec import QUICK_LAYOUTS
-    from rmpeer.tables.layouts import LayoutMatrix
-
     matrix = LayoutMatrix()
     if tier == "quick":
         chosen = [matrix.resolve(name, cards) for name in QUICK_LAYOUTS]

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import time
 
+from rmpeer.errors import ReplayMismatch, RmpeerError
+from rmpeer.judge.sharedhost import require_idle
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
+from rmpeer.machine.selection import count_for_idle
+from rmpeer.rm.errors import RmError
 from rmpeer.run import assemble
+from rmpeer.run.hostrun import HostRun
+from rmpeer.run.passive import observe, remember_kmsg_position
+from rmpeer.run.spec import passive_spec
 
 PASSIVE = "passive"
 
@@ -42,8 +49,6 @@ def run(spec, *, suites=None, started: float | None = None, progress: Progress |
 
 
 def _passive(spec, *, state_path, save, allowed_xids):
-    from rmpeer.run.passive import observe
-
     with interrupts.during_run():
         try:
             seen = observe(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
@@ -52,9 +57,6 @@ def _passive(spec, *, state_path, save, allowed_xids):
     if seen is None or interrupts.seen():   # cut short before its verdict: nothing certifies
         raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
     if spec.policies.require_idle and not spec.is_replay:
-        from rmpeer.judge.sharedhost import require_idle
-        from rmpeer.machine.selection import count_for_idle
-
         require_idle(count_for_idle(((seen.gpu_processes.get("now") or {}).get("processes")) or [],
                                     seen.host.get("selection")))
     if spec.output is not None:
@@ -63,10 +65,6 @@ def _passive(spec, *, state_path, save, allowed_xids):
 
 
 def _host(spec, suites, started, progress):
-    from rmpeer.errors import ReplayMismatch
-    from rmpeer.rm.errors import RmError
-    from rmpeer.run.hostrun import HostRun
-
     host, stopped, code, refused = HostRun(spec), None, None, None
     checks, internal_error = list, (lambda: False)
     progress.spec = spec
@@ -96,8 +94,6 @@ def _host(spec, suites, started, progress):
     result = assemble.host_result(host.spec, host, checks(), started=started, stopped=stopped, code=code,
                                   internal_error=internal_error(), refused=refused)
     if not spec.is_replay and not stopped:
-        from rmpeer.run.passive import remember_kmsg_position
-
         remember_kmsg_position(spec.target)   # the next passive run reports only later Xids
     return result
 
@@ -106,8 +102,6 @@ def _close(host, *, abandon: bool) -> None:
     """The run's end: an interrupted run frees the RM client at once (every object and any
     boost go with it); a finished one closes in order. A failed close is kept for the judge
     (host.close_problems), never raised past the verdict."""
-    from rmpeer.errors import RmpeerError
-
     if abandon:
         host.abandon()
         return
@@ -122,7 +116,5 @@ def run_passive(target, *, state_path=None, topology_name: str | None = None, al
     """The passive tier against `target` (targets.Target: live, or a recording), by the same
     path as certify's: a judged RunResult with its fingerprint and valid_until (valid_for:
     a timedelta, default 24 h), and the state file updated (save=False: left as it was)."""
-    from rmpeer.run.spec import passive_spec
-
     spec = passive_spec(target, topology_name=topology_name, record=record, abi=abi, valid_for=valid_for)
     return run(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)

@@ -22,6 +22,12 @@ import subprocess
 from pathlib import Path
 
 from rmpeer import __version__
+from rmpeer.errors import ConfigError
+from rmpeer.paths import matrices_dir, matrices_digest
+from rmpeer.rm.health import identity
+from rmpeer.rm.host import read_proc_version, read_proc_gpus
+from rmpeer.safewrite import read_own, make_folder, write_file
+from rmpeer.tables.load import load_yaml
 
 FORMAT = "rmpeer-fingerprint/1"
 MODULE_NAME = "nvidia"
@@ -44,8 +50,6 @@ def _unreadable(exc: OSError) -> str:
 
 def read_driver(root: str = "/") -> dict:
     """The driver version and flavour the kernel module states in /proc."""
-    from rmpeer.rm.host import read_proc_version
-
     try:
         text = _read(root, "/proc/driver/nvidia/version")
     except OSError as exc:
@@ -57,8 +61,6 @@ def read_driver(root: str = "/") -> dict:
 def read_cards(root: str = "/") -> list[dict]:
     """Each GPU's PCI address, UUID, VBIOS and model, as /proc/driver/nvidia/gpus lists them,
     in PCI order (the suite's card numbering)."""
-    from rmpeer.rm.host import read_proc_gpus
-
     gpus = read_proc_gpus(str(_at(root, "/proc/driver/nvidia/gpus")))
     cards = [{"pci": g["bus"].lower(), "uuid": g["uuid"], "vbios": g.get("vbios", ""), "model": g["model"]}
              for g in gpus]
@@ -95,9 +97,6 @@ def _sha256(path: str, cache: Path | None) -> str:
     key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     known = {}
     if cache is not None:
-        from rmpeer.errors import ConfigError
-        from rmpeer.safewrite import read_own
-
         try:     # a cache another user could write would let them name the module's hash
             known = json.loads(read_own(cache))
         except (OSError, ValueError, ConfigError):    # absent, garbage or untrusted: hashed again
@@ -110,8 +109,6 @@ def _sha256(path: str, cache: Path | None) -> str:
             h.update(chunk)
     digest = "sha256:" + h.hexdigest()
     if cache is not None:
-        from rmpeer.safewrite import make_folder, write_file
-
         try:
             make_folder(cache.parent, mode=0o700)
             write_file(cache, json.dumps({key: digest}), mode=0o600)
@@ -173,9 +170,6 @@ def read_iommu(root: str = "/", cards: list[dict] = ()) -> dict:
 
 
 def _pcie_facts() -> dict:
-    from rmpeer.tables.load import load_yaml
-    from rmpeer.paths import matrices_dir
-
     return load_yaml(matrices_dir() / "pcie.yaml")
 
 
@@ -274,8 +268,6 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
     `facts` (HostFacts: which UUID each index is) adds the active NVLinks per card; without
     them the key is absent and staleness does not compare it."""
     if matrices is None:
-        from rmpeer.paths import matrices_digest
-
         matrices = matrices_digest()
     try:
         kernel = _read(root, "/proc/sys/kernel/osrelease")
@@ -297,8 +289,6 @@ def platform_fingerprint(facts=None, *, links: dict | None = None, root: str = "
 def _health(facts) -> dict:
     """{"health": RM's platform facts (rm.health.identity)} where RM gave any; like the NVLinks,
     compared only when both fingerprints have them (the fresh path reads no RM)."""
-    from rmpeer.rm.health import identity
-
     found = identity(facts)
     return {"health": found} if found else {}
 
@@ -309,8 +299,6 @@ def recorded_fingerprint(facts, *, links: dict | None = None, header: dict | Non
     header's kernel); what a recording does not keep says so. A replay's certificate carries
     it to show what was replayed; it never holds for a live host (staleness refuses replays)."""
     if matrices is None:
-        from rmpeer.paths import matrices_digest
-
         matrices = matrices_digest()
     missing = "not recorded (a replay)"
     fp = {"format": FORMAT, "source": "recording", "driver": facts.driver_version, "driver_flavour": facts.flavour,

@@ -11,8 +11,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findings, xid_findings
+from rmpeer.machine.selection import other_cards_xids_dropped
+from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
+from rmpeer.traffic.bandwidth import Rig, measure
 
 BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs/copy-engine.md)
 SMI_QUERY = ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate", "--format=csv,noheader,nounits"]
@@ -88,8 +92,6 @@ class Fitness:
         """At the run's start: the Xid watch, the idle clocks, the boost, the links."""
         self._cards = list(self.runtime.host.cards)
         if self.shim.mode == "live":
-            from rmpeer.machine.xids import XidWatcher
-
             self.watcher = XidWatcher().start()
         self.read_clocks("idle")
         if self.boost_asked:
@@ -122,8 +124,6 @@ class Fitness:
     def bandwidth(self, size: int = BANDWIDTH_SIZE) -> list:
         """Every figure at `size`, measured once per run on a layout of its own."""
         if self._bandwidth is None:
-            from rmpeer.traffic.bandwidth import Rig, measure
-
             rig = Rig(self.layout, self.shim, len(self.cards), size)
             try:
                 self._bandwidth = [f.as_dict() for f in measure(rig, size)]
@@ -170,15 +170,11 @@ class Fitness:
     def findings(self, topology, floors=None) -> list:
         """What was measured, judged (rmpeer.judge.verdict turns these into the verdict); `floors`:
         the host's floors.HostFloors (else the topology's own floors)."""
-        from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findings, xid_findings
-
         out = boost_findings(self)
         out += bandwidth_findings(floors if floors is not None else topology, self._bandwidth or [], self.clocks)
         for card, before in self.links_before.items():
             out += link_findings(card, before, self.links_after.get(card), topology)
         if self._xids is not None:
-            from rmpeer.machine.selection import other_cards_xids_dropped
-
             xids = other_cards_xids_dropped(self._xids, getattr(self.runtime, "facts", None))
             out += xid_findings(xids, self.cards, self.expected_xids, self.recorded_provokers)
         return out

@@ -16,7 +16,11 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.selection import stale_reason
+from rmpeer.machine.signing import read_certificate, verify
+from rmpeer.machine.state import module_hash_cache
 from rmpeer.model.result import CERTIFIED, PARTIAL, TIERS, RunResult, node_name
+from rmpeer.run.fingerprint import platform_fingerprint
 
 DEFAULT_VALID_FOR = "24h"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -210,7 +214,6 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     verify with this host's key (`key`, else rmpeer.machine.signing's), never holds."""
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
-    from rmpeer.machine.signing import read_certificate, verify
 
     try:
         doc = read_certificate(cert_path)
@@ -219,15 +222,12 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
         return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         return False, [f"the certificate cannot be read: {cert_path}: {exc}"]
-    from rmpeer.run.fingerprint import platform_fingerprint
-    from rmpeer.machine.state import module_hash_cache
 
     trust = verify(doc, key)
     reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
     reasons += why_stale(cert, fingerprint, tier, now, node=node)
     if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
-        from rmpeer.machine.selection import stale_reason
 
         reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
     return not reasons, reasons

@@ -12,9 +12,22 @@ rmpeer.run.assemble alone turns it into the RunResult.
 from __future__ import annotations
 
 
-from rmpeer.tables.layouts import LayoutMatrix
+from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS, FAULTED_GROUP
+from rmpeer.errors import ConfigError, NotIdleError
+from rmpeer.judge.floors import resolve_floors
+from rmpeer.judge.sharedhost import require_idle, name_other_users
+from rmpeer.machine.selection import count_for_idle
 from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
+from rmpeer.rm.errors import RmError
+from rmpeer.rm.open import Runtime
+from rmpeer.rm.peers import PeerSetup
+from rmpeer.rm.snapshots import snapshot_runtime
+from rmpeer.run.spec import chooser, with_facts
 from rmpeer.run.targets import Case
+from rmpeer.shim.records import new_transcript
+from rmpeer.shim.replay import ReplayShim
+from rmpeer.tables.layouts import LayoutMatrix
+from rmpeer.tables.topology import TopologyMatrix
 
 
 class LayoutRun:
@@ -22,8 +35,6 @@ class LayoutRun:
     its traffic, created on first use."""
 
     def __init__(self, host: "HostRun", case: Case):
-        from rmpeer.rm.peers import PeerSetup
-
         self.host, self.case = host, case
         runtime = host.runtime
         self.plan = host.layouts.plan(case.layout.cards, case.extent, host_cards=len(runtime.host.cards))
@@ -119,8 +130,6 @@ class LayoutRun:
 def recorded_channels(shim, abi, key: str) -> dict:
     """session -> (generation, [handles]) of the copy-engine channels the recording's segment
     `key` frees (its teardown: the channels the recorded run's engines had at the end)."""
-    from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS
-
     starts = shim.segments.get(key, [])
     if not starts:
         return {}
@@ -186,16 +195,12 @@ class HostRun:
 
     def _shim(self):
         if self.target.is_replay:
-            from rmpeer.shim.replay import ReplayShim
-
             return ReplayShim(self.target.path)
         from rmpeer.shim.live import LiveShim
 
         return LiveShim(self._transcript() if self.spec.record else None)
 
     def _transcript(self):
-        from rmpeer.shim.records import new_transcript
-
         spec = self.spec
         return new_transcript(spec.record, self.target, {
             "pattern_seed": spec.pattern_seed, "extent": spec.staging_extent, "forced_abi": spec.abi,
@@ -204,10 +209,6 @@ class HostRun:
             "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]})
 
     def open(self) -> "HostRun":
-        from rmpeer.rm.errors import RmError
-        from rmpeer.rm.open import Runtime
-        from rmpeer.run.spec import chooser, with_facts
-
         shim = self.shim
         shim.segment("runtime:open")
         self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
@@ -216,8 +217,6 @@ class HostRun:
                 self.runtime.open()
             except RmError as exc:
                 if self.spec.abi and not self.target.is_replay:
-                    from rmpeer.errors import ConfigError
-
                     facts = self.runtime.facts
                     raise ConfigError(f"--rm-abi {self.spec.abi}: the forced ABI ({facts.abi_release}) does not "
                                       f"match the running driver {facts.driver_version}: RM refused "
@@ -249,10 +248,6 @@ class HostRun:
     def _other_processes(self, when: str) -> None:
         """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
         replay serves them; before the run --require-idle refuses a host that has any."""
-        from rmpeer.errors import NotIdleError
-        from rmpeer.judge.sharedhost import require_idle
-        from rmpeer.rm.snapshots import snapshot_runtime
-
         snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
         refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay
         if snap is None or snap.get("error"):
@@ -264,8 +259,6 @@ class HostRun:
             return
         self.gpu_processes[when] = snap.get("processes", [])
         if refuse:
-            from rmpeer.machine.selection import count_for_idle
-
             require_idle(count_for_idle(snap.get("processes", []), getattr(getattr(self.runtime, "facts", None), "selection", None)),
                          unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
 
@@ -292,9 +285,6 @@ class HostRun:
         """(floors.HostFloors or None, findings): calibrated where topologies.yaml measured this
         host, derived from RM's facts (the links read at the run's start) elsewhere; once."""
         if self._floors is None:
-            from rmpeer.judge.floors import resolve_floors
-            from rmpeer.tables.topology import TopologyMatrix
-
             links = self.fitness.links_before if self.fitness is not None else {}
             abi = getattr(self.runtime, "abi", None)
             self._floors = resolve_floors(self.facts, links, TopologyMatrix(), expected=self.spec.topology_name,
@@ -319,8 +309,6 @@ class HostRun:
     def fresh_setup(self, case: Case, tag: str):
         """A PeerSetup of the case's layout that the caller drives step by step, with no
         other layout alive (a check that needs no pair to exist, or counts memory)."""
-        from rmpeer.rm.peers import PeerSetup
-
         self.release_layout()
         rt = self.runtime
         plan = self.layouts.plan(case.layout.cards, case.extent, host_cards=len(rt.host.cards))
@@ -363,7 +351,6 @@ class HostRun:
         floor on a card another process used names that process."""
         if self.fitness is None:
             return []
-        from rmpeer.judge.sharedhost import name_other_users
 
         return name_other_users(self.fitness.findings(self.spec.topology, self.floors[0]),
                                 self.gpu_processes.get("before"), self.gpu_processes.get("after"))
@@ -374,8 +361,6 @@ def recorded_provoked_xids(shim, abi) -> set:
     after a fault (only a detection test faults a channel and replaces it; a fault in a check
     fails that check instead). A replay's kernel log is the recorded run's, whichever of its
     checks this replay runs."""
-    from rmpeer.ce.engine import FAULTED_GROUP
-
     replaced = any(getattr(line, "label", "").endswith(FAULTED_GROUP) for line in shim.lines)
     return {abi.const("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT")} if replaced else set()
 

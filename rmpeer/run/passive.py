@@ -22,9 +22,25 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
+from rmpeer.errors import ReplayMismatch
+from rmpeer.judge.health import health_findings
+from rmpeer.judge.verdict import link_error_findings, link_state_findings, xid_findings
+from rmpeer.machine.selection import (
+    host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards)
+from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
+from rmpeer.machine.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, CheckResult, Finding
-from rmpeer.machine.selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards
+from rmpeer.paths import matrices_digest
+from rmpeer.rm.errors import RmError
+from rmpeer.rm.host import read_proc_gpus
+from rmpeer.rm.open import Runtime
+from rmpeer.rm.snapshots import snapshot_runtime
+from rmpeer.run.fingerprint import recorded_fingerprint, platform_fingerprint
+from rmpeer.run.fitness import Fitness
+from rmpeer.run.spec import chooser
+from rmpeer.shim.records import new_transcript
 from rmpeer.shim.replay import ReplayShim
+from rmpeer.tables.topology import TopologyMatrix
 
 TIER = "passive"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -49,7 +65,6 @@ class PassiveReplay(ReplayShim):
             if line.op == op and line.label == label:
                 self.pos = i + 1
                 return copy.copy(line)
-        from rmpeer.errors import ReplayMismatch
 
         raise ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r} the passive run made a {op} "
                              f"call ({label}) that the recording does not have there")
@@ -58,8 +73,6 @@ class PassiveReplay(ReplayShim):
         self.segment_checked = True      # a subset: the calls passed over are not owed
 
     def observe(self, label: str, read):
-        from rmpeer.errors import ReplayMismatch
-
         for name in (label, OBSERVE_ALIASES.get(label)):
             if name is not None:
                 try:
@@ -85,8 +98,6 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
     """The Xid lines the kernel logged since the last run's position in /dev/kmsg (all the
     ring holds on a first run or after a reboot): {readable, source, reason, complete,
     xids, last_seq, boot_id}."""
-    from rmpeer.machine.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
-
     kmsg = kmsg or KMSG
     boot = read_boot_id(boot_path)
     try:
@@ -111,8 +122,6 @@ def xids_since(last: dict | None, kmsg: str | None = None, boot_path: str = BOOT
 def gpu_processes(shim, runtime) -> dict | None:
     """The other processes holding the GPUs, from /proc and RM's own list (rmpeer.judge.sharedhost),
     or why they are not known; None in a replay of a recording that did not list them."""
-    from rmpeer.rm.snapshots import snapshot_runtime
-
     snap = snapshot_runtime(shim, runtime, label="gpu-processes:now")
     if snap is None:
         return None
@@ -135,7 +144,6 @@ def _shim(target, record: str | None, abi: str | None):
 
     if not record:
         return LiveShim()
-    from rmpeer.shim.records import new_transcript
 
     return LiveShim(new_transcript(record, target, {"tier": TIER, "pattern_seed": 0, "extent": 0,
                                                     "forced_abi": abi, "boost": False, "layouts": []}, kind=TIER))
@@ -145,11 +153,6 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
                  select=None) -> dict:
     """Opens RM, reads every passive fact, closes: {facts, proc_gpus, clocks, links, xids,
     gpu_processes, problems}. `problems`: what could not be read (RM refused, ...)."""
-    from rmpeer.run.fitness import Fitness
-    from rmpeer.rm.errors import RmError
-    from rmpeer.rm.host import read_proc_gpus
-    from rmpeer.rm.open import Runtime
-
     shim = _shim(target, record, abi)
     shim.segment("runtime:open")
     out = {"problems": [], "header": shim.header}
@@ -232,8 +235,6 @@ def _p2p_findings(facts, topology, topology_asked: bool) -> list:
 
 def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
     """Each card's links now (rmpeer.judge.verdict's rules), and their counters since the last run's reading."""
-    from rmpeer.judge.verdict import link_error_findings, link_state_findings
-
     out = []
     for card in facts.cards:
         health = links.get(card.index, {})
@@ -261,8 +262,6 @@ def _clock_findings(clocks: dict | None) -> list:
 def _xid_findings(xids: dict | None, facts, allowed: set, replay: bool) -> list:
     """The Xids since the last run (rmpeer.judge.verdict's rule); a passive run that could not read
     them has not made its check."""
-    from rmpeer.judge.verdict import xid_findings
-
     if not xids:
         return [Finding("xid", "host", "the Xids since the last run", "not recorded by a passive run",
                         INFO if replay else UNFINISHED)]
@@ -283,8 +282,6 @@ def _process_findings(procs: dict | None, replay: bool) -> list:
 
 def _health_check(seen: "PassiveSeen", topology) -> None:
     """RM's health facts (rmpeer.judge.health): one check, and what could not be checked."""
-    from rmpeer.judge.health import health_findings
-
     found, _ = health_findings(seen.host, (topology.links or {}).get("kind") if topology else None)
     # in the fitness area: the judge reads a failed check of it as DEGRADED at most, so a health
     # finding's own severity decides (Confidential Computing on: DEGRADED, never NOT CERTIFIED)
@@ -315,11 +312,6 @@ def observe(spec, *, state_path=None, allowed_xids=(), save: bool = True) -> Pas
     """The passive tier's steps against spec.target (live, or a recording): RM's facts read,
     each aspect checked into findings, and the state file updated for the next run
     (save=False: left as it was). Not judged here: rmpeer.run.execute judges once."""
-    from rmpeer.paths import matrices_digest
-    from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
-    from rmpeer.run.spec import chooser
-    from rmpeer.tables.topology import TopologyMatrix
-
     target, topology_name = spec.target, spec.topology_name
     t0 = time.monotonic()
     started = time.time()
@@ -340,13 +332,9 @@ def observe(spec, *, state_path=None, allowed_xids=(), save: bool = True) -> Pas
     topology = matrix.get(topology_name) if topology_name else matrix.match(host_view(facts))
     seen.host = facts.as_dict()
     if target.is_replay:
-        from rmpeer.run.fingerprint import recorded_fingerprint
-
         seen.fingerprint = recorded_fingerprint(facts, links=read.get("links"), matrices=seen.matrices,
                                                 header=read.get("header"))
     else:
-        from rmpeer.run.fingerprint import platform_fingerprint
-
         seen.fingerprint = platform_fingerprint(facts, links=read.get("links"), matrices=seen.matrices,
                                                 cache=module_hash_cache(state_path))
     seen.topology = ({"name": topology.name, "matched_by": "expected" if topology_name else "match"}
@@ -392,9 +380,6 @@ def remember_kmsg_position(target, state_path=None, *, kmsg: str | None = None,
     """After a quick or full run, which judged the Xids of its own time (and provoked some
     on purpose): the state's kernel log position moves to the end, so that the next passive
     run reports only what came later. None, or why it could not."""
-    from rmpeer.machine.state import default_state_path, load_state, save_state
-    from rmpeer.machine.xids import kmsg_records, read_kmsg_all
-
     if target.is_replay:
         return None
     state_path = Path(state_path or default_state_path())

@@ -16,11 +16,20 @@ import dataclasses
 import os
 from pathlib import Path
 
+from rmpeer.abi import DriverMatrix
 from rmpeer.errors import ConfigError, NoDeviceError
+from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
+from rmpeer.machine.selection import host_view, chooser_for
+from rmpeer.machine.writable import certify_outputs, writable
 from rmpeer.model.result import PARTIAL, TIERS
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
-from rmpeer.machine.writable import certify_outputs, writable
+from rmpeer.rm.host import HostFacts
+from rmpeer.run.freshness import parse_valid_for
+from rmpeer.run.targets import cases_for, replay_target, live_target, committed_transcripts
+from rmpeer.shim.replay import recorded_note, transcript_summary
+from rmpeer.tables.layouts import MAX_SESSIONS, parse_cards, LayoutMatrix, parse_size
+from rmpeer.tables.topology import TopologyMatrix
 
 QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
@@ -31,12 +40,8 @@ def with_facts(spec: RunSpec, facts) -> RunSpec:
     """The spec once the host is open: its facts, the topology entry it matches when none
     was asked for (of the whole host, when the run took some of its cards), and how it
     differs from the one asked for."""
-    from rmpeer.machine.selection import host_view
-
     topology = spec.topology
     if topology is None and not spec.topology_name and facts is not None:
-        from rmpeer.tables.topology import TopologyMatrix
-
         topology = TopologyMatrix().match(host_view(facts))
     mismatches = ()
     if spec.topology_name and topology is not None and facts is not None:
@@ -46,8 +51,6 @@ def with_facts(spec: RunSpec, facts) -> RunSpec:
 
 def chooser(spec: RunSpec):
     """Which cards the run's one RM open takes (rmpeer.machine.selection.Chooser)."""
-    from rmpeer.machine.selection import chooser_for
-
     recorded = (spec.facts.selection if spec.facts is not None else None) if spec.is_replay else None
     return chooser_for(spec.cards, recorded, replay=spec.is_replay)
 
@@ -56,8 +59,6 @@ def chooser(spec: RunSpec):
 
 def _checked_abi(abi):
     if abi:
-        from rmpeer.abi import DriverMatrix
-
         DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     return abi
 
@@ -68,8 +69,6 @@ def checked_output(text) -> Path:
 
 
 def _cases(target, wanted, extent, matrix):
-    from rmpeer.run.targets import cases_for
-
     cases, left_out = cases_for(target, wanted, extent, matrix)
     if not cases:
         raise ConfigError("no layout to check: " + ("; ".join(left_out) or "none selected"))
@@ -78,8 +77,6 @@ def _cases(target, wanted, extent, matrix):
 
 def _precheck_layouts(wanted, extent, matrix):
     """Card lists and names that no host could run, refused before looking for a device."""
-    from rmpeer.tables.layouts import MAX_SESSIONS, parse_cards
-
     for text in wanted:
         if text in matrix.entries:
             continue
@@ -117,12 +114,6 @@ def covered_tier(asked: str, cases, host_cards: int, matrix) -> str:
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
     """A recording's run, as its header says it was made."""
-    from rmpeer.tables.layouts import LayoutMatrix
-    from rmpeer.rm.host import HostFacts
-    from rmpeer.shim.replay import recorded_note, transcript_summary
-    from rmpeer.run.targets import replay_target
-    from rmpeer.tables.topology import TopologyMatrix
-
     target = replay_target(path)
     header = transcript_summary(target.path)["header"]
     run = header.get("run", {})
@@ -146,10 +137,6 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
-    from rmpeer.tables.layouts import LayoutMatrix
-    from rmpeer.run.targets import live_target
-    from rmpeer.tables.topology import TopologyMatrix
-
     matrix = LayoutMatrix()
     if extent is not None:
         matrix.check_extent(extent)
@@ -188,10 +175,6 @@ def tier_of(tier: str | None, quick: bool = False) -> str:
 def from_request(req: CertifyRequest) -> RunSpec:
     """`rmpeer certify`'s options, checked (options first, then the device), as one spec
     that carries what its outputs need (RunSpec.outputs)."""
-    from rmpeer.machine.deadline import parse_deadline
-    from rmpeer.run.freshness import parse_valid_for
-    from rmpeer.tables.layouts import parse_size
-
     valid_for = parse_valid_for(req.valid_for)     # an option: checked first
     asked = tier_of(req.tier, req.quick)
     outputs = Outputs(json=req.json, junit=req.junit, prometheus=req.prometheus, valid_for=valid_for,
@@ -232,9 +215,6 @@ def passive_spec(target, *, topology_name=None, record=None, abi=None, valid_for
 def from_pytest_options(getoption) -> list:
     """A plain `pytest suites` run: one spec per target (the recordings given, else this host,
     else the committed recordings unless --rm-live-only)."""
-    from rmpeer.tables.layouts import parse_size
-    from rmpeer.run.targets import committed_transcripts, live_target
-
     layouts, topology = list(getoption("--rm-layout")), getoption("--rm-topology")
     extent_text, seed = getoption("--rm-extent"), getoption("--rm-pattern-seed")
     try:

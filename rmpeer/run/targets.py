@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
-from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_layout_option
+from rmpeer.paths import transcripts_dir
 from rmpeer.rm.client import CTL_PATH
+from rmpeer.shim.replay import transcript_summary, validate_recording
+from rmpeer.shim.shape import check_recording
+from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_layout_option
 
 
 NO_GPU_REASON = ("no /dev/nvidiactl: this machine has no NVIDIA GPU or driver, so the hardware suites "
@@ -63,9 +66,6 @@ def live_target() -> Target | None:
 
 
 def replay_target(path: str) -> Target:
-    from rmpeer.shim.shape import check_recording
-    from rmpeer.shim.replay import transcript_summary, validate_recording
-
     check_recording(path)        # the header's fields of the kinds the recorder writes (exit 2)
     validate_recording(path)     # header against content, truncation: exit 2 before anything runs
     summary = transcript_summary(path)
@@ -73,8 +73,6 @@ def replay_target(path: str) -> Target:
 
 
 def committed_transcripts() -> list[str]:
-    from rmpeer.paths import transcripts_dir
-
     return sorted(str(p) for p in transcripts_dir().glob("*.jsonl*"))
 
 
@@ -86,8 +84,6 @@ def cases_for(target: Target, layout_options: list, extent: int | None,
     planned once here so that a layout RM could not be given is refused before any call.
     Replay: the recorded layouts, picked by name or by card list."""
     if target.is_replay:
-        from rmpeer.shim.replay import transcript_summary
-
         run = transcript_summary(target.path)["run"]
         recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))
                     for entry in run.get("layouts", [])]

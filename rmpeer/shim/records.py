@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rmpeer import __version__
 from rmpeer.errors import TranscriptError
+from rmpeer.machine.slices import pool
 
 FORMAT = "rmpeer-transcript/2"
 # /2: data read back is kept as word runs (mem.view), host observations as records, and a
@@ -101,8 +102,6 @@ def word_runs(data) -> dict:
     """{"runs": [[first_word_index, count, first_value], ...], "complete": bool} of a block
     whose length is a multiple of 8 bytes."""
     import numpy as np
-
-    from rmpeer.machine.slices import pool
 
     words = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint64)
     n = int(words.size)

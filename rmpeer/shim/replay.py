@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 
 from rmpeer.errors import ConfigError, ReplayMismatch, TranscriptError
+from rmpeer.machine.deadline import wait_forever
 from rmpeer.shim.records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
 
 
@@ -211,8 +212,6 @@ class ReplayShim:
                 continue
             self.pos += 1
             if self.stall_at is not None and label == self.stall_at:
-                from rmpeer.machine.deadline import wait_forever
-
                 wait_forever()
             if line.op != op:
                 raise self._diverged(label, f"a {op} call", line)

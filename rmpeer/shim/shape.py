@@ -9,7 +9,8 @@ the run's output as if it were rmpeer's own line."""
 
 from __future__ import annotations
 
-from rmpeer.errors import TranscriptError
+from rmpeer.errors import TranscriptError, ConfigError
+from rmpeer.shim.replay import recorded_note, transcript_summary
 
 # Header strings printed on one line of certify's output and written into the certificate.
 ONE_LINE = ("label", "hostname", "created", "kernel", "machine", "version", "tool")
@@ -30,9 +31,6 @@ def _uint(value, *, low: int = 0) -> bool:
 def check_recording(path: str) -> None:
     """The header and the host note of the recording at `path` (read once: the replay's own
     cached parse), checked before validate_recording and the replay read them."""
-    from rmpeer.errors import ConfigError
-    from rmpeer.shim.replay import recorded_note, transcript_summary
-
     header = transcript_summary(path)["header"]
     try:
         host_note = recorded_note(path, "host")

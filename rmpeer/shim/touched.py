@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rmpeer.abi import DriverMatrix
+from rmpeer.shim.records import read_transcript
+
 _CARD_NODE = re.compile(r"/dev/nvidia(\d+)$")
 DEVICE_PARAMS = "NV0080_ALLOC_PARAMETERS"
 # requests whose handle fields name objects: the NVOS escapes and the fd-carrying wrappers
@@ -92,9 +95,6 @@ def walk(lines, abi) -> Touches:
 
 def walk_transcript(path) -> tuple[Touches, dict]:
     """(Touches, the recorded host facts note) of a recording."""
-    from rmpeer.abi import DriverMatrix
-    from rmpeer.shim.records import read_transcript
-
     _, lines = read_transcript(path)
     driver = next(x for x in lines if isinstance(x, dict) and x.get("note") == "driver")
     host = next(x for x in lines if isinstance(x, dict) and x.get("note") == "host")

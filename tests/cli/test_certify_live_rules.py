@@ -36,7 +36,7 @@ except BusyError:
 
 @pytest.fixture
 def live_host(tmp_path, monkeypatch):
-    monkeypatch.setattr("rmpeer.run.targets.live_target", lambda *a, **k: LIVE)
+    monkeypatch.setattr("rmpeer.run.spec.live_target", lambda *a, **k: LIVE)
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "rmpeer.lock"))
     monkeypatch.setenv("RMPEER_STATE", str(tmp_path / "state.json"))
     return tmp_path
@@ -74,7 +74,7 @@ def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeyp
     from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.run.passive.observe", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.execute.observe", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--output", str(live_host / "out")]
     assert main(argv + (["--require-idle"] if require_idle else [])) == want
     if require_idle:
@@ -90,7 +90,7 @@ def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
     from rmpeer.machine.gpuprocs import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
-    monkeypatch.setattr("rmpeer.run.passive.observe", lambda *a, **k: passive_result([other]))
+    monkeypatch.setattr("rmpeer.run.execute.observe", lambda *a, **k: passive_result([other]))
     argv = ["certify", "--tier", "passive", "--require-idle", "--output", str(live_host / "out")]
     assert main(argv) == EXIT_NOT_IDLE
     watchdogs = [t for t in threading.enumerate() if t.name == "rmpeer-deadline"]

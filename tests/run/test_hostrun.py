@@ -4,7 +4,7 @@ records them, or why they are unknown."""
 
 import pytest
 
-from rmpeer.rm import snapshots
+from rmpeer.run import hostrun
 from rmpeer.errors import NotIdleError
 from rmpeer.run.hostrun import HostRun
 from rmpeer.model.spec import Policies
@@ -21,7 +21,7 @@ class Spec:
 
 
 def run_with(monkeypatch, snapshot, *, require_idle, live=True):
-    monkeypatch.setattr(snapshots, "snapshot_runtime", lambda *a, **k: snapshot)
+    monkeypatch.setattr(hostrun, "snapshot_runtime", lambda *a, **k: snapshot)
     host = HostRun.__new__(HostRun)
     host.spec, host.shim, host.runtime, host.gpu_processes = Spec(require_idle), None, None, {}
     host.target = Target("live" if live else "replay", "h200x2", 2)

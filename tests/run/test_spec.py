@@ -35,7 +35,7 @@ def test_a_replay_spec_is_what_its_header_says():
 
 def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     """--rm-abi of another branch: RM refuses discovery; certify says the ABI does not match."""
-    import rmpeer.rm.open as runtime_module
+    import rmpeer.run.hostrun as runtime_module   # where HostRun.open looks Runtime up
     from rmpeer.run.hostrun import HostRun
     from rmpeer.rm.errors import RmError
     from rmpeer.model.spec import RunSpec

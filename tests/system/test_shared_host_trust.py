@@ -1266,17 +1266,15 @@ MUTANT_ROWS = [
 
 def attack_readable_key_through(m, tmp, monkeypatch):
     """rmpeer.machine.signing reads its key through rmpeer.safewrite.read_own: `m`'s, for the attack."""
-    import rmpeer.safewrite
-
-    monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
+    monkeypatch.setattr(signing, "read_own", m.read_own)
     return attack_readable_key(signing, tmp, monkeypatch)
 
 
 def attack_foreign_state(m, tmp, monkeypatch):
-    import rmpeer.safewrite
+    import rmpeer.machine.state
     from rmpeer.machine.state import FORMAT, load_state
 
-    monkeypatch.setattr(rmpeer.safewrite, "read_own", m.read_own)
+    monkeypatch.setattr(rmpeer.machine.state, "read_own", m.read_own)   # the state's reader: `m`'s
     path = tmp / "state.json"
     path.write_text(json.dumps({"format": FORMAT, "runs": {}}))
     os.chown(path, 54321, 54321)

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from rmpeer.abi.drivers import SECTIONS, DriverMatrix, version_key
 from rmpeer.abi.headers.fromheaders import tree_abi
-from rmpeer.tables.load import parse_bits
 from rmpeer.abi.headers.probe import INCLUDE_ROOTS
 from rmpeer.paths import fixtures_dir
+from rmpeer.safewrite import write_file
+from rmpeer.tables.load import parse_bits
 
 FORMAT = "rmpeer-abi-parity/1"
 FIXTURE = fixtures_dir() / "abi-parity.json.gz"
@@ -78,7 +79,6 @@ def read_fixture(path: Path = FIXTURE) -> dict[str, dict]:
 
 def write_fixture(per_tag: dict[str, dict], path: Path = FIXTURE) -> None:
     data = json.dumps(encode(per_tag), separators=(",", ":"), sort_keys=True).encode()
-    from rmpeer.safewrite import write_file
 
     write_file(Path(path), gzip.compress(data, mtime=0))   # no time, no name: same input, same bytes
 
