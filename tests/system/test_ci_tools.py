@@ -59,3 +59,13 @@ def test_ci_run_uses_the_functions_and_still_runs_pytest():
     assert "source .ci/tools.sh" in text and text.index("fail_if_lacking_under_ci") < text.index("run_tests ")
     assert text.rstrip().splitlines()[-1].startswith("run_tests ")
     assert "set -euo pipefail" in text
+
+
+@pytest.mark.skipif(not os.environ.get("RMPEER_CI_WHEEL"), reason=".ci/run sets RMPEER_CI_WHEEL: this checks its test run")
+@pytest.mark.parametrize("worker", range(4))     # several rows: under xdist, most workers run one
+def test_under_ci_every_test_process_imports_the_installed_rmpeer(worker):
+    """.ci/run tests the wheel a user gets, in every xdist worker too: a worker that imported
+    the checkout's rmpeer would test code no user runs."""
+    import rmpeer.paths
+
+    assert rmpeer.paths.checkout_root() is None, f"this test process imports rmpeer from {rmpeer.paths.PACKAGE}"
