@@ -62,6 +62,16 @@ def fixtures_dir() -> Path:
     return _shipped("fixtures")
 
 
+def fitness_facts_file() -> Path:
+    """fixtures/abi/fitness-facts.json: the perf/NVLink facts read from many tags' headers."""
+    return fixtures_dir() / "abi/fitness-facts.json"
+
+
+def fitness_names_file() -> Path:
+    """fixtures/abi/fitness-facts.names.yaml: which names fitness-facts measures."""
+    return fixtures_dir() / "abi/fitness-facts.names.yaml"
+
+
 def transcripts_dir() -> Path:
     """fixtures/transcripts/: the committed recordings of real hosts."""
     return fixtures_dir() / "transcripts"

@@ -70,6 +70,11 @@ MUTANTS = {
         "        print(line, file=self.say.stream, flush=True)",
         ("tests/system/test_user_hunt.py::test_row[certify --replay > /dev/full: the verdict stands, one line on "
          "stderr, no pytest INTERNALERROR]",)),
+    "parser-loads-the-fleet": M(
+        "building the parser imports the fleet's implementation (every command pays for it)", "rmpeer/cli/fleet.py",
+        "from rmpeer.cli.cards import add_options as add_card_options, passed_on\n",
+        "from rmpeer.cli.cards import add_options as add_card_options, passed_on\nfrom rmpeer.fleet.node import main_node\n",
+        ("tests/cli/test_parser.py::test_building_the_parser_loads_no_commands_implementation",)),
     "junit-forgets-the-cards": M(
         "JUnit leaves out which cards the verdict covers", "rmpeer/render/junit.py",
         "    return props + _cards(result)", "    return props",

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rmpeer.abi.drivers import SECTIONS, DriverMatrix, parse_version
-from rmpeer.abi.headers.fitnessfacts import NAMES, OUTPUT, collect, default_tags, load_names, render
-from rmpeer.abi.headers.fromheaders import check, entry_for, render_entry, tree_abi
-from rmpeer.abi.headers.probe import check_tree, tree_release
-from rmpeer.abi.headers.sources import driver_source, tags_of
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
-from rmpeer.safewrite import write_file
+
+if TYPE_CHECKING:   # annotations only: the readers load when the command runs (tests/cli/test_parser.py)
+    from rmpeer.abi.drivers import DriverMatrix
 
 
 def add_parser(sub) -> None:
@@ -30,13 +28,15 @@ def add_parser(sub) -> None:
 
 
 def _add_fitness_facts(asub) -> None:
+    from rmpeer.paths import fitness_facts_file, fitness_names_file   # not the readers: the parser stays light
+
     f = asub.add_parser("fitness-facts", help="write the perf/NVLink facts of many tags, read from their headers "
                         "with the C compiler (fixtures/abi/fitness-facts.json, the fitness tests' oracle)")
     f.add_argument("src", nargs="?", help="a clone of open-gpu-kernel-modules (default: $RMPEER_DRIVER_SRC)")
     f.add_argument("--tags", nargs="+", metavar="TAG",
                    help="the tags to read (default: every drivers.yaml entry plus each branch's first and last tag)")
-    f.add_argument("--names", help=f"the names to measure (default: {NAMES.name} beside the fixture)")
-    f.add_argument("-o", "--output", default=str(OUTPUT), help="where to write the JSON (default: the fixture)")
+    f.add_argument("--names", help=f"the names to measure (default: {fitness_names_file().name} beside the fixture)")
+    f.add_argument("-o", "--output", default=str(fitness_facts_file()), help="where to write the JSON (default: the fixture)")
 
 
 def run(args) -> int:
@@ -47,6 +47,10 @@ def run(args) -> int:
 
 def from_headers(args, out=print, matrix: DriverMatrix | None = None) -> int:
     """`rmpeer abi from-headers SRC [--check] [--release X]`."""
+    from rmpeer.abi.drivers import SECTIONS, DriverMatrix, parse_version
+    from rmpeer.abi.headers.fromheaders import check, entry_for, render_entry, tree_abi
+    from rmpeer.abi.headers.probe import check_tree, tree_release
+
     src = Path(args.src)
     check_tree(src)
     release = args.release or tree_release(src)
@@ -87,6 +91,11 @@ def from_headers(args, out=print, matrix: DriverMatrix | None = None) -> int:
 
 def fitness_facts(args, out=print) -> int:
     """`rmpeer abi fitness-facts [SRC] [--tags ...] [--names FILE] [-o FILE]`."""
+    from rmpeer.abi.drivers import DriverMatrix
+    from rmpeer.abi.headers.fitnessfacts import NAMES, collect, default_tags, load_names, render
+    from rmpeer.abi.headers.sources import driver_source, tags_of
+    from rmpeer.safewrite import write_file
+
     src = driver_source(args.src)
     names = load_names(Path(args.names) if args.names else NAMES)
     tags = args.tags or default_tags(tags_of(src), DriverMatrix())

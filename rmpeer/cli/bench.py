@@ -14,18 +14,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rmpeer import __version__
+from rmpeer.cli.cards import request_of_args
 from rmpeer.errors import EXIT_OK, ConfigError, NoDeviceError
-from rmpeer.machine.writable import check_inside
-from rmpeer.render.bench_svg import bench_svg
-from rmpeer.run.costmodel import calibration_logs, projection, render_projection
-from rmpeer.run.hostrun import HostRun
-from rmpeer.run.spec import checked_output, live_spec
-from rmpeer.run.targets import Case
-from rmpeer.safewrite import write_file
-from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_size
-from rmpeer.traffic.bandwidth import Rig, measure
+
+if TYPE_CHECKING:   # annotations only: the run's modules load when the command runs (tests/cli/test_parser.py)
+    from rmpeer.run.hostrun import HostRun
 
 SETUP_SESSIONS = (1, 2, 4, 8, 16)
 SETUP_EXTENT = 2 << 20         # the smallest extent: setup cost without allocation cost
@@ -36,6 +32,9 @@ CUDA_SCRIPT = Path(__file__).parent.parent / "traffic" / "cuda_copy.py"   # run 
 def setup_cost(host_run: HostRun, sessions: int) -> dict:
     """Pairs + windows of `sessions` sessions dealt over the cards (the seed's measure),
     the median of a few builds, with the time per NV50_P2P, reservation and map."""
+    from rmpeer.run.targets import Case
+    from rmpeer.tables.layouts import Layout
+
     cards = host_run.target.cards
     layout = Layout(f"setup-{sessions}", tuple(i % cards for i in range(sessions)))
     runs = []
@@ -85,6 +84,15 @@ def render(bench: dict) -> str:
 
 
 def bench(args) -> int:
+    from rmpeer.machine.writable import check_inside
+    from rmpeer.render.bench_svg import bench_svg
+    from rmpeer.run.costmodel import calibration_logs, projection, render_projection
+    from rmpeer.run.hostrun import HostRun
+    from rmpeer.run.spec import checked_output, live_spec
+    from rmpeer.safewrite import write_file
+    from rmpeer.tables.layouts import LayoutMatrix, parse_size
+    from rmpeer.traffic.bandwidth import Rig, measure
+
     sizes = sorted({parse_size(s) for s in args.sizes.split(",") if s.strip()}) if args.sizes else []
     if not sizes:
         raise ConfigError("--sizes: give one or more sizes such as 64MiB,256MiB,1GiB")
@@ -95,11 +103,8 @@ def bench(args) -> int:
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
     out = checked_output(args.output)
-
     check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
-        from rmpeer.cli.cards import request_of_args
-
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,
                          output=out, cards=request_of_args(args))
     except NoDeviceError:

@@ -20,10 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmpeer.errors import ConfigError, EXIT_OK
-from rmpeer.machine.signing import CERT_LIMIT
-from rmpeer.paths import matrices_dir
-from rmpeer.rm.host import HostFacts
-from rmpeer.tables.topology import TopologyMatrix
 
 MARGIN = 0.9              # a floor is this fraction of the slowest healthy median
 DEFAULT_RUNS = 5
@@ -227,6 +223,9 @@ def _text(name, entry, certs, paths, figures, used) -> str:
 def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
     """DIR/topologies.yaml with the entry (a copy of the matrices first, unless DIR holds one):
     an entry the host already matches is replaced, so that one entry matches it."""
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.topology import TopologyMatrix
+
     import shutil
 
     folder = Path(folder)
@@ -279,6 +278,8 @@ def _run_certifies(args) -> list:
 def _load(path: str) -> dict:
     """A certificate's JSON object, read from a regular file of at most signing.CERT_LIMIT bytes
     (gzip or not): a FIFO, /dev/zero or /dev/stdin is refused, never read without end."""
+    from rmpeer.machine.signing import CERT_LIMIT
+
     import gzip
     import io
     import os
@@ -315,6 +316,9 @@ def _distinct(certs: list, paths: list) -> None:
 
 
 def run(args) -> int:
+    from rmpeer.rm.host import HostFacts
+    from rmpeer.tables.topology import TopologyMatrix
+
     if args.runs < 1:
         raise ConfigError(f"calibrate: --runs must be 1 or more, found {args.runs}")
     paths = list(args.certificates) if args.certificates else _run_certifies(args)

@@ -10,13 +10,9 @@ import sys
 
 from rmpeer import errors
 from rmpeer.cli.cards import request_of_args, add_options as add_card_options
-from rmpeer.cli.certify import certify
 from rmpeer.errors import EXIT_INCOMPLETE, EXIT_OK, RmpeerError
-from rmpeer.machine.crash import internal_error
 from rmpeer.model.result import node_name, NODE_ENV
 from rmpeer.model.spec import CertifyRequest
-from rmpeer.run.freshness import check_fresh
-from rmpeer.run.spec import tier_of
 
 
 def add_parser(sub, epilog: str):
@@ -89,6 +85,9 @@ def still_holds(args) -> tuple[bool, list]:
     """certify --if-stale CERT: (whether it still holds, why not). The fast path reads /proc
     and /sys only (no RM, no pytest), so a prolog pays for a run only when the platform, the
     tier or the clock says so."""
+    from rmpeer.run.freshness import check_fresh
+    from rmpeer.run.spec import tier_of
+
     tier = tier_of(getattr(args, "tier", None), bool(getattr(args, "quick", False)))
     holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=cards_of(args))
     if holds:
@@ -125,6 +124,8 @@ def check_environment() -> None:
 
 def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
+    from rmpeer.cli.certify import certify
+
     why = []
     if args.if_stale:
         holds, why = still_holds(args)
@@ -146,6 +147,8 @@ def guarded(args, dispatch) -> int:
     """dispatch(args), its errors turned into their documented exit codes: an error rmpeer
     expected is its own code, a signal 5, anything else one line, a traceback file and 5
     (rmpeer.machine.crash). Exit 1 comes from the judge alone."""
+    from rmpeer.machine.crash import internal_error
+
     try:
         check_environment()
         return dispatch(args)

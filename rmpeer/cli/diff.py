@@ -6,9 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rmpeer.diff.compare import compare, coverage
-from rmpeer.diff.load import load
-from rmpeer.diff.render import render_table, to_json, write_allure, write_json
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
 TOLERANCE_FORM = "give a percentage from 0% to 100%, written with %, such as 5%"
@@ -43,6 +40,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from rmpeer.diff.compare import compare, coverage
+    from rmpeer.diff.load import load
+    from rmpeer.diff.render import render_table, to_json, write_allure, write_json
+
     tolerance = parse_tolerance(args.tolerance)
     if args.json and not Path(args.json).resolve().parent.is_dir():
         raise ConfigError(f"--json {args.json}: its folder does not exist")

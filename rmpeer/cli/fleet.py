@@ -5,12 +5,6 @@ from __future__ import annotations
 import argparse
 
 from rmpeer.cli.cards import add_options as add_card_options, passed_on
-from rmpeer.cli.certify_options import run_argv
-from rmpeer.fleet.collect import collect
-from rmpeer.fleet.files import main_files
-from rmpeer.fleet.label import main_label
-from rmpeer.fleet.node import main_node
-from rmpeer.fleet.sweep import submit
 from rmpeer.model.result import TIERS
 
 HELP = """Run rmpeer across a fleet from the cluster's own hooks. Files for Slurm (prolog,
@@ -72,6 +66,13 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """The subcommand's options as plain values: nothing in rmpeer.fleet takes the Namespace."""
+    from rmpeer.cli.certify_options import run_argv
+    from rmpeer.fleet.collect import collect
+    from rmpeer.fleet.files import main_files
+    from rmpeer.fleet.label import main_label
+    from rmpeer.fleet.node import main_node
+    from rmpeer.fleet.sweep import submit
+
     if args.fleet_command == "node":
         return main_node(tier=args.tier, output=args.output, shared=args.shared, certify=run_argv,
                          if_stale=args.if_stale, require_idle=args.require_idle, run_id=args.run_id or "",

@@ -6,8 +6,6 @@ import json
 
 from rmpeer.cli.cards import request_of_args
 from rmpeer.errors import EXIT_OK
-from rmpeer.machine.selection import Chooser
-from rmpeer.rm.open import Runtime
 
 
 def add_parser(sub):
@@ -18,6 +16,9 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from rmpeer.machine.selection import Chooser
+    from rmpeer.rm.open import Runtime
+
     from rmpeer.shim.live import LiveShim
 
     select = Chooser(request=request_of_args(args))

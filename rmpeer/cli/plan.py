@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 
 from rmpeer.errors import EXIT_OK
-from rmpeer.tables.layouts import LayoutMatrix, parse_cards, parse_size, size_text
-from rmpeer.tables.plan import plan_peers
 
 
 def _card_count(text: str) -> int:
@@ -25,6 +23,9 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from rmpeer.tables.layouts import LayoutMatrix, parse_cards, parse_size, size_text
+    from rmpeer.tables.plan import plan_peers
+
     layouts = LayoutMatrix()
     va = layouts.va
     cards = parse_cards(args.cards)

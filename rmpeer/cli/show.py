@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rmpeer.abi import DriverMatrix
 from rmpeer.errors import EXIT_OK, TranscriptError, UnknownDriverError
-from rmpeer.render.health_calls import describe_lists
-from rmpeer.render.health_text import health_lines
-from rmpeer.shim.records import END_NOTE, read_transcript
-from rmpeer.shim.replay import is_truncated
 
 
 def add_parser(sub):
@@ -27,6 +22,8 @@ def run(args) -> int:
 def _abi_for(lines):
     """The ABI the recording was made with, or (None, why) when this checkout lacks it:
     the calls are then listed without their fields rather than refused."""
+    from rmpeer.abi import DriverMatrix
+
     for line in lines:
         if isinstance(line, dict) and line.get("note") == "driver":
             matrix = DriverMatrix()
@@ -43,6 +40,8 @@ def _words(detail: dict) -> str:
 
 
 def describe_call(rec, abi) -> str:
+    from rmpeer.render.health_calls import describe_lists
+
     head = f"#{rec.seq:<6} {rec.op:<11} {rec.label}"
     if rec.op == "ioctl":
         status = f" -> {rec.status_name}" if rec.status_name else (f" -> errno {rec.errno}" if rec.errno else "")
@@ -88,6 +87,9 @@ def _run_line(run: dict) -> str:
 
 
 def show_transcript(path, *, calls: bool = False, out=print) -> None:
+    from rmpeer.shim.records import END_NOTE, read_transcript
+    from rmpeer.shim.replay import is_truncated
+
     header, lines = read_transcript(path)
     if is_truncated(lines):
         # shown anyway (what a cut recording holds is worth reading), but never as if whole
@@ -106,6 +108,8 @@ def show_transcript(path, *, calls: bool = False, out=print) -> None:
 
 
 def _show(path, header, lines, abi, calls, out):
+    from rmpeer.render.health_text import health_lines
+
     out(f"transcript {path}")
     for key in ("label", "created", "hostname", "kernel", "version"):
         if header.get(key):

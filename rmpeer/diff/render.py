@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rmpeer.diff.load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
 from rmpeer.errors import ConfigError
-from rmpeer.safewrite import make_folder
+from rmpeer.safewrite import make_folder, write_file
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value
 KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
@@ -135,8 +135,6 @@ def to_json(a, b, aspects, cover, tolerance) -> dict:
 
 def write_json(path: str, doc: dict) -> None:
     try:
-        from rmpeer.safewrite import write_file
-
         write_file(Path(path), json.dumps(doc, indent=1, default=str) + "\n", what="--json")
     except OSError as exc:
         raise ConfigError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None

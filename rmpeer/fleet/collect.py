@@ -29,6 +29,9 @@ from rmpeer.fleet.outcome import (
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 from rmpeer.machine.selection import collect_cell
 from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+from rmpeer.render.jsonline import json_line
+from rmpeer.render.junit import write_junit as render_junit
+from rmpeer.report.allure_html import allure_command
 from rmpeer.safewrite import write_file
 
 
@@ -129,14 +132,10 @@ def signatures(outcomes: list[NodeOutcome]) -> str:
 
 
 def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
-    try:
-        from rmpeer.render.jsonline import json_line
-    except ImportError:      # the outputs branch not merged yet: the fleet's own line alone
-        json_line = None
     lines = []
     for o in outcomes:
         line = o.summary()
-        if json_line and o.result is not None:
+        if o.result is not None:
             run = json_line(o.result, str(o.certificate))     # certify --json's line for this node
             line = {**(json.loads(run) if isinstance(run, str) else dict(run)), **line}
         lines.append(json.dumps(line, default=str) + "\n")
@@ -145,13 +144,9 @@ def write_summary(outcomes: list[NodeOutcome], path: Path) -> None:
 
 def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:
     results = [o.result for o in outcomes if o.result is not None]
-    try:
-        from rmpeer.render.junit import write_junit as render
-    except ImportError:
-        return "junit.xml not written: rmpeer.render.junit is not in this rmpeer"
     if not results:
         return "junit.xml not written: no node's certificate is a RunResult (an older rmpeer wrote them)"
-    render(results, path)
+    render_junit(results, path)
     return f"wrote {path}"
 
 
@@ -161,8 +156,6 @@ def write_report(outcomes: list[NodeOutcome], path: Path) -> str:
     if not dirs:
         return "report.html not written: no node left Allure results"
     try:
-        from rmpeer.report.allure_html import allure_command
-
         allure_command()
     except Exception as exc:   # noqa: BLE001 - no Allure CLI: the report is optional
         return f"report.html not written: {exc}"

@@ -12,6 +12,7 @@ from statistics import median
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import RmpeerError
 from rmpeer.judge.derived import CALIBRATED, Floor, derive_floors, load_efficiencies
+from rmpeer.machine.selection import host_view
 from rmpeer.model.result import DEGRADE, INFO, Finding
 
 # A pair this far below the median of its siblings (same op, same size) is flagged even
@@ -149,9 +150,7 @@ def floors_for(facts, matrix, *, expected: str | None = None, no_floors: bool = 
     if expected is not None:
         topology, source = matrix.get(expected), f"expected:{expected}"
     else:
-        from rmpeer.machine.selection import host_view   # some of a host's cards: the whole host's entry
-
-        topology = matrix.match(host_view(facts))          # two matching entries: MatrixError
+        topology = matrix.match(host_view(facts))   # some of a host's cards: the whole host's entry (two: MatrixError)
         source = f"match:{topology.name}" if topology is not None else "none"
     if topology is not None and topology.floors is not None:
         return topology.floors, source, None

@@ -24,6 +24,7 @@ from rmpeer.machine.writable import writable
 from rmpeer.paths import allure_config, checkout_root
 from rmpeer.report import hosts as fleet
 from rmpeer.report.hosts import hosts_of, result_dirs
+from rmpeer.safewrite import make_folder, write_file
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -168,8 +169,6 @@ def _write(html: str, output: Path) -> Path:
         raise RmpeerError("the report would load from outside (an offline host cannot, and a report must "
                           "not phone home): " + "; ".join(remote[:10]))
     try:
-        from rmpeer.safewrite import make_folder, write_file
-
         make_folder(output.parent)
         write_file(output, html, what="the report")
     except OSError as exc:

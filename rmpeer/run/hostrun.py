@@ -19,9 +19,11 @@ from rmpeer.judge.sharedhost import require_idle, name_other_users
 from rmpeer.machine.selection import count_for_idle
 from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
 from rmpeer.rm.errors import RmError
+from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime
 from rmpeer.rm.peers import PeerSetup
 from rmpeer.rm.snapshots import snapshot_runtime
+from rmpeer.run.fitness import Fitness
 from rmpeer.run.spec import chooser, with_facts
 from rmpeer.run.targets import Case
 from rmpeer.shim.records import new_transcript
@@ -222,14 +224,10 @@ class HostRun:
                                       f"match the running driver {facts.driver_version}: RM refused "
                                       f"{exc.label} ({exc.status_name}) during discovery") from None
                 raise
-            from rmpeer.rm.host import read_proc_gpus
-
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
             self.spec = with_facts(self.spec, self.runtime.facts)
             self.host_facts = self.runtime.facts.as_dict()
             self._other_processes("before")
-            from rmpeer.run.fitness import Fitness
-
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
             if self.target.is_replay:
                 self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)

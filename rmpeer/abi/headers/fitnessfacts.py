@@ -21,15 +21,15 @@ import tempfile
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
-from rmpeer.paths import fixtures_dir
+from rmpeer.paths import fitness_facts_file, fitness_names_file
 from rmpeer.abi.drivers import DriverMatrix, parse_version, version_key
 from rmpeer.tables.load import load_yaml
 from rmpeer.abi.headers.parity import archive_into
 from rmpeer.abi.headers.probe import ANY, INCLUDE_ROOTS, Wanted, probe
 from rmpeer.abi.headers.sources import HOW_TO_GET, tags_of
 
-NAMES = fixtures_dir() / "abi/fitness-facts.names.yaml"
-OUTPUT = fixtures_dir() / "abi/fitness-facts.json"
+NAMES = fitness_names_file()
+OUTPUT = fitness_facts_file()
 EXPORTS = "src/nvidia/generated/g_subdevice_nvoc.c"
 ABOUT = ("Compiled by `rmpeer abi fitness-facts` (the C compiler, sizeof/offsetof) from open-gpu-kernel-modules "
          "tags; per tag: struct [size, {field: offset}], constants, controls {name: [cmd, exported by "
