@@ -216,6 +216,11 @@ MUTANTS = {
         "--expect-topology is ignored when choosing the floors", "rmpeer/judge/floors.py",
         "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
         ("tests/judge/test_verdict.py::test_the_topology_asked_for_gives_the_floors",)),
+    "diff-exit-lost-with-its-stdout": M(
+        "diff's table written to a stdout whose reader left: the guard's exit 0 says same behaviour",
+        "rmpeer/cli/diff.py", "    except OSError as exc:\n        # the exit code is the answer",
+        "    except ZeroDivisionError as exc:\n        # the exit code is the answer",
+        ("tests/system/test_user_hunt.py::test_row[diff | head of two runs that differ keeps exit 1]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

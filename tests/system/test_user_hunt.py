@@ -46,6 +46,7 @@ from rmpeer.paths import transcripts_dir
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+OTHER_ONE_CARD = transcripts_dir() / "h200x1-20261130T003119Z.jsonl.gz"     # an earlier run: diff finds changes
 
 
 def _env(extra=None) -> dict:
@@ -115,7 +116,7 @@ class Row:
     argv: Callable[[Path], list]          # tmp -> the arguments after `rmpeer`
     code: int                            # the exit code (rmpeer/errors.py)
     says: str = ""                       # in the last line of stderr
-    stdout: str = "pipe"                 # pipe | closed | full
+    stdout: str = "pipe"                 # pipe | closed | full | gone (a pipe its reader closed: `| head`)
     stderr: str = "pipe"                 # pipe | closed
     env: Callable[[Path], dict] = lambda tmp: {}
     on_disk: Callable[[Path], None] = lambda tmp: None
@@ -227,12 +228,27 @@ ROWS = [
     Row("RMPEER_KEY relative and not UTF-8 makes no key in the working folder",
         lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "cwd" / "out"], EXIT_CONFIG, "RMPEER_KEY",
         env=lambda tmp: {"RMPEER_KEY": os.fsdecode(b"k\xff\xfe")}, on_disk=_no_key_in_cwd),
+    # diff's exit code is its answer (0 same, 1 differs): a stdout that cannot take the table
+    # (a reader gone, a full disk) must not turn "differs" into "same" (was exit 0 under
+    # `| head`) nor into an internal error (was exit 5 on /dev/full); said once on stderr.
+    Row("diff | head of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+        "rmpeer: diff: the table could not be written to stdout (Broken pipe); the answer stands: "
+        "behaviour differs (exit 1)", stdout="gone"),
+    Row("diff > /dev/full of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+        "rmpeer: diff: the table could not be written to stdout (No space left on device); the answer stands: "
+        "behaviour differs (exit 1)", stdout="full"),
+    Row("diff | head of one run with itself keeps exit 0", lambda tmp: ["diff", QUICK, QUICK], EXIT_OK,
+        "the answer stands: same behaviour (exit 0)", stdout="gone"),
     Row("diff of a 'certificate' that holds only its format",
         lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
 ]
 
 
 def _stream(kind: str):
+    if kind == "gone":          # the reader went away before the first write (`rmpeer ... | head -0`)
+        read, write = os.pipe()
+        os.close(read)
+        return os.fdopen(write, "wb")
     return {"pipe": subprocess.PIPE, "full": open("/dev/full", "wb"), "closed": None}[kind]
 
 
@@ -260,7 +276,7 @@ def test_row(row: Row, tmp_path):
     assert "Traceback" not in err and "INTERNALERROR" not in err, err
     assert done.returncode == row.code, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    if row.code != EXIT_OK or row.stdout == "full":    # a full stdout is said once on stderr
+    if row.code != EXIT_OK or row.stdout in ("full", "gone"):    # a lost stdout is said once on stderr
         assert len(lines) == 1 and row.says in lines[0], err
     row.on_disk(tmp_path)
     # no temporary file or traceback file left in the folders the run wrote
