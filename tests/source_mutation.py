@@ -221,6 +221,18 @@ MUTANTS = {
         "rmpeer/cli/diff.py", "    except OSError as exc:\n        # the exit code is the answer",
         "    except ZeroDivisionError as exc:\n        # the exit code is the answer",
         ("tests/system/test_user_hunt.py::test_row[diff | head of two runs that differ keeps exit 1]",)),
+    "refused-open-is-no-reason": M(
+        "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
+        "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
+        "                                str(refused).splitlines()[0], FAIL))",
+        ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
+    "refused-open-writes-no-certificate": M(
+        "a run whose open RM refused never makes its output folder: no certificate says why",
+        "rmpeer/run/execute.py",
+        "                host.spec.output.mkdir(parents=True, exist_ok=True)   # a refused open's certificate says why\n"
+        "                if refused is None:\n",
+        "                if refused is None:\n                    host.spec.output.mkdir(parents=True, exist_ok=True)\n",
+        ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

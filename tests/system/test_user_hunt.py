@@ -25,6 +25,7 @@ changed each (nothing is committed):
 | facts-is-text     | host note     | facts = "x"                              | was exit 5 (AttributeError)       |
 | reply-not-hex     | first ioctl   | reply = "zz"                             | was exit 5 (ValueError)           |
 | status-is-text    | first ioctl   | status = "bad"                           | was exit 5 (ValueError)           |
+| device-gpu-lost   | host:device:card0 | status = NV_ERR_GPU_IS_LOST (0xf)    | INCOMPLETE, no reason, no file    |
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ DERIVED = {
     "facts-is-text": _line(lambda d: d.get("note") == "host", _set("facts", "x")),
     "reply-not-hex": _line(lambda d: d.get("op") == "ioctl", _set("reply", "zz")),
     "status-is-text": _line(lambda d: d.get("op") == "ioctl" and "status" in d, _set("status", "bad")),
+    "device-gpu-lost": _line(lambda d: d.get("label") == "host:device:card0",
+                             lambda d: d.update(status=0xF, status_name="NV_ERR_GPU_IS_LOST",
+                                                status_text="GPU lost from the bus")),
 }
 
 
@@ -281,3 +285,19 @@ def test_row(row: Row, tmp_path):
     row.on_disk(tmp_path)
     # no temporary file or traceback file left in the folders the run wrote
     assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name or "traceback" in p.name]
+
+
+def test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate(tmp_path):
+    """RM refuses the card's device object while the run opens the host (a GPU lost from the
+    bus): no check can run, so INCOMPLETE (exit 5), and the refusal is its reason, on the
+    terminal and in the certificate, which is written. It was "no hardware check ran" alone,
+    and no certificate: nothing said which call RM refused, or why."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", derived(tmp_path, "device-gpu-lost"),
+                           "--output", out], env=_env(), capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr and done.returncode == EXIT_INCOMPLETE, done.stdout + done.stderr
+    refusal = "host:device:card0: NV_ERR_GPU_IS_LOST"
+    said = [ln for ln in done.stdout.splitlines() if ln.startswith("  - ")]
+    assert any(refusal in ln for ln in said), done.stdout
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and any(refusal in r for r in cert["reasons"]), cert["reasons"]
