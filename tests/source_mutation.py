@@ -233,6 +233,10 @@ MUTANTS = {
         "                if refused is None:\n",
         "                if refused is None:\n                    host.spec.output.mkdir(parents=True, exist_ok=True)\n",
         ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
+    "empty-replay-runs-live": M(
+        "`--replay ''` (a variable left unset) certifies this host's GPUs instead of refusing",
+        "rmpeer/run/spec.py", "    if req.replay is not None and not str(req.replay).strip():",
+        "    if False:", ("tests/system/test_user_hunt.py::test_row[--replay with an empty name]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -204,6 +204,8 @@ def from_request(req: CertifyRequest) -> RunSpec:
                         wait_s=checked_wait(req.wait))   # before the device
     if req.expect_topology is not None and not req.expect_topology.strip():
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
+    if req.replay is not None and not str(req.replay).strip():     # `--replay "$UNSET"`: never a live run
+        raise ConfigError("--replay needs a recording (an empty name would certify this host's GPUs instead)")
     if req.replay:
         refused = [flag for flag, given in (("--rm-abi", req.rm_abi), ("--extent", req.extent),
                                             ("--record", req.record), ("--no-boost", req.no_boost),

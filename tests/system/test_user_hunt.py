@@ -204,6 +204,14 @@ ROWS = [
     Row("--quick with --tier passive", lambda tmp: ["certify", "--replay", QUICK, "--quick", "--tier", "passive",
                                                     "--output", tmp / "out"],
         EXIT_CONFIG, "--quick and --tier passive: give one of them", on_disk=_no_certificate),
+    # `--replay "$RECORDING"` with the variable unset: was a live run on this host's GPUs (other
+    # jobs' on a shared host), where the user asked for a replay
+    Row("--replay with an empty name", lambda tmp: ["certify", "--replay", "", "--output", tmp / "out"], EXIT_CONFIG,
+        "--replay needs a recording (an empty name would certify this host's GPUs instead)",
+        on_disk=_nothing_written("out")),
+    Row("--replay with a blank name", lambda tmp: ["certify", "--replay", " ", "--tier", "passive", "--output",
+                                                    tmp / "out"], EXIT_CONFIG, "--replay needs a recording",
+        on_disk=_nothing_written("out")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
