@@ -237,6 +237,15 @@ MUTANTS = {
         "`--replay ''` (a variable left unset) certifies this host's GPUs instead of refusing",
         "rmpeer/run/spec.py", "    if req.replay is not None and not str(req.replay).strip():",
         "    if False:", ("tests/system/test_user_hunt.py::test_row[--replay with an empty name]",)),
+    "fleet-node-takes-an-empty-folder": M(
+        "fleet node takes an empty --output or --shared (an internal error, or <cwd>/<node>/)", "rmpeer/fleet/node.py",
+        "        if given is not None and not given.strip():", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[fleet node --output with an empty name]",
+         "tests/system/test_user_hunt.py::test_row[fleet node --shared with an empty name]")),
+    "fleet-node-folder-climbs-out-of-shared": M(
+        "a node name such as ../x puts fleet node's folder outside the sweep's shared folder", "rmpeer/fleet/node.py",
+        '    if "/" in node or node in (".", ".."):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[fleet node --shared with a node name that climbs out]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -169,6 +169,10 @@ def _no_key_in_cwd(tmp: Path) -> None:
     assert not [p for p in (tmp / "cwd").iterdir() if p.name != "out"], sorted(os.listdir(tmp / "cwd"))
 
 
+def _not_there(path: Path) -> None:
+    assert not path.exists(), path
+
+
 def _min_certificate(tmp: Path) -> Path:
     (tmp / "min.json").write_text('{"format": "rmpeer-result/1"}\n')
     return tmp / "min.json"
@@ -212,6 +216,20 @@ ROWS = [
     Row("--replay with a blank name", lambda tmp: ["certify", "--replay", " ", "--tier", "passive", "--output",
                                                     tmp / "out"], EXIT_CONFIG, "--replay needs a recording",
         on_disk=_nothing_written("out")),
+    # fleet node's folder: an empty --output was an internal error (exit 5, TypeError) and an
+    # empty --shared wrote <cwd>/<node>/ and ran the tier; a node name that is no folder name
+    # put <shared>/<node>/ outside the sweep's folder
+    Row("fleet node --output with an empty name", lambda tmp: ["fleet", "node", "--tier", "passive", "--output", ""],
+        EXIT_CONFIG, "--output needs a folder (an empty name would write into the current directory)",
+        on_disk=_nothing_written("cwd")),
+    Row("fleet node --shared with an empty name", lambda tmp: ["fleet", "node", "--tier", "passive", "--shared", ""],
+        EXIT_CONFIG, "--shared needs a folder (an empty name would write into the current directory)",
+        on_disk=_nothing_written("cwd")),
+    Row("fleet node --shared with a node name that climbs out", lambda tmp: ["fleet", "node", "--tier", "passive",
+                                                                          "--shared", tmp / "cwd" / "shared"],
+        EXIT_CONFIG, "the node name '../../escaped' is not a folder name: fleet node writes <shared>/<node>/",
+        env=lambda tmp: {"NODE_NAME": "../../escaped"}, on_disk=lambda tmp: _nothing_written("cwd")(tmp) or
+        _not_there(tmp / "escaped")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
