@@ -246,6 +246,19 @@ MUTANTS = {
         "a node name such as ../x puts fleet node's folder outside the sweep's shared folder", "rmpeer/fleet/node.py",
         '    if "/" in node or node in (".", ".."):', "    if False:",
         ("tests/system/test_user_hunt.py::test_row[fleet node --shared with a node name that climbs out]",)),
+    "recording-layouts-of-any-kind": M(
+        "a header whose run layouts is not a list is met later as an internal error (exit 5)", "rmpeer/shim/shape.py",
+        '    if not isinstance(run.get("layouts", []), list):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[header layouts is a number]",)),
+    "recording-layout-without-cards": M(
+        "a header layout that uses no card is replayed and judged NOT CERTIFIED (exit 1), not refused",
+        "rmpeer/shim/replay.py", "        if not used:    # the recorder writes", "        if False:    # the recorder writes",
+        ("tests/system/test_user_hunt.py::test_row[header layout with no cards (was NOT CERTIFIED)]",)),
+    "recording-layout-name-unchecked": M(
+        "a header layout's name is printed as it is: a newline in it forges a line of rmpeer's output",
+        "rmpeer/shim/shape.py", "        if isinstance(entry, list) and entry and not (isinstance(entry[0], str)",
+        "        if False and (isinstance(entry[0], str)",
+        ("tests/system/test_user_hunt.py::test_row[header layout name holds a newline]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

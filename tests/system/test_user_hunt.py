@@ -26,6 +26,9 @@ changed each (nothing is committed):
 | reply-not-hex     | first ioctl   | reply = "zz"                             | was exit 5 (ValueError)           |
 | status-is-text    | first ioctl   | status = "bad"                           | was exit 5 (ValueError)           |
 | device-gpu-lost   | host:device:card0 | status = NV_ERR_GPU_IS_LOST (0xf)    | INCOMPLETE, no reason, no file    |
+| layouts-is-number | header        | run.layouts = 5                          | was exit 5 (TypeError)            |
+| layout-no-cards   | header        | run.layouts[0] cards = []                | was exit 1, NOT CERTIFIED         |
+| layout-newline    | header        | run.layouts[0] name = "a\\nCERTIFIED"   | printed a forged verdict line     |
 """
 
 from __future__ import annotations
@@ -99,6 +102,9 @@ DERIVED = {
     "facts-is-text": _line(lambda d: d.get("note") == "host", _set("facts", "x")),
     "reply-not-hex": _line(lambda d: d.get("op") == "ioctl", _set("reply", "zz")),
     "status-is-text": _line(lambda d: d.get("op") == "ioctl" and "status" in d, _set("status", "bad")),
+    "layouts-is-number": _header(_run_set("layouts", 5)),
+    "layout-no-cards": _header(lambda h: h["run"]["layouts"][0].__setitem__(1, [])),
+    "layout-newline": _header(lambda h: h["run"]["layouts"][0].__setitem__(0, "a\nCERTIFIED")),
     "device-gpu-lost": _line(lambda d: d.get("label") == "host:device:card0",
                              lambda d: d.update(status=0xF, status_name="NV_ERR_GPU_IS_LOST",
                                                 status_text="GPU lost from the bus")),
@@ -204,6 +210,12 @@ ROWS = [
         on_disk=_no_certificate),
     Row("a status that is text", _replay("status-is-text"), EXIT_CONFIG, f"{FIELD} (its status is 'bad'",
         on_disk=_no_certificate),
+    Row("header layouts is a number", _replay("layouts-is-number"), EXIT_CONFIG,
+        "its header's run layouts is '5', not a list of layouts", on_disk=_no_certificate),
+    Row("header layout with no cards (was NOT CERTIFIED)", _replay("layout-no-cards"), EXIT_CONFIG,
+        "its header's layout one-per-card uses no card", on_disk=_no_certificate),
+    Row("header layout name holds a newline", _replay("layout-newline"), EXIT_CONFIG,
+        "lists a layout named 'a\\nCERTIFIED', not one line", on_disk=_no_certificate),
     # two answers to "how deep": --tier silently won, so --quick --tier passive ran less than quick
     Row("--quick with --tier passive", lambda tmp: ["certify", "--replay", QUICK, "--quick", "--tier", "passive",
                                                     "--output", tmp / "out"],
