@@ -259,6 +259,28 @@ MUTANTS = {
         "rmpeer/shim/shape.py", "        if isinstance(entry, list) and entry and not (isinstance(entry[0], str)",
         "        if False and (isinstance(entry[0], str)",
         ("tests/system/test_user_hunt.py::test_row[header layout name holds a newline]",)),
+    "recording-host-note-kinds-unchecked": M(
+        "a host note whose P2P matrix or selection is not a mapping is an internal error (exit 5)",
+        "rmpeer/shim/shape.py", "        if not isinstance(value, dict):\n            raise TranscriptError(f\"{name}: its host note's",
+        "        if False:\n            raise TranscriptError(f\"{name}: its host note's",
+        ("tests/system/test_user_hunt.py::test_row[host note p2p is text]", "tests/system/test_user_hunt.py::test_row[host note selection is text]")),
+    "recording-host-facts-read-unguarded": M(
+        "a host note's card with a field the recorder never writes is an internal error (exit 5)",
+        "rmpeer/run/spec.py", "    except (TypeError, ValueError, AttributeError) as exc:\n        raise TranscriptError(",
+        "    except ZeroDivisionError as exc:\n        raise TranscriptError(",
+        ("tests/system/test_user_hunt.py::test_row[host note card with a field the recorder never writes]",)),
+    "recording-record-names-of-any-kind": M(
+        "a call record whose label or path is not text is an internal error (exit 5)", "rmpeer/shim/records.py",
+        "        if (value is not None or name in _TEXTS) and not isinstance(value, str):", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[a label that is a number]", "tests/system/test_user_hunt.py::test_row[a path that is a number]")),
+    "recording-record-mappings-of-any-kind": M(
+        "a call record whose extra or payload is not a mapping is an internal error (exit 5)", "rmpeer/shim/records.py",
+        "        if not isinstance(value, kind):", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[an observation's extra that is text]", "tests/system/test_user_hunt.py::test_row[a payload that is a list]")),
+    "recording-segment-key-of-any-kind": M(
+        "a segment note whose key is not text is an internal error (exit 5)", "rmpeer/shim/records.py",
+        '    if kind == "segment" and not (isinstance(key, str) and key.isprintable()):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[a segment's key that is a list]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

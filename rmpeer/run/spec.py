@@ -16,7 +16,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rmpeer.errors import ConfigError, NoDeviceError
+from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
 from rmpeer.machine.lock import checked_wait
 from rmpeer.model.result import PARTIAL, TIERS
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
@@ -134,7 +134,10 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     matrix = LayoutMatrix()
     cases, left_out = _cases(target, wanted, None, matrix)
     tier = covered_tier(tier, cases, target.cards, matrix)
-    facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+    try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
+        facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TranscriptError(f"recording {target.path}: its host note's facts cannot be read ({exc})") from None
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
                    extent=run.get("extent"), topology_name=topology_name, topology=topology,

@@ -74,3 +74,8 @@ def check_header(path: str, header: dict, host_note: dict | None) -> None:
             raise TranscriptError(f"{name}: its header's run {key} is {str(run[key])[:60]!r}, not true or false")
     if host_note is not None and not isinstance(host_note.get("facts"), dict):
         raise TranscriptError(f"{name}: its host note's facts are {str(host_note.get('facts'))[:60]!r}, not a mapping")
+    facts = host_note["facts"] if host_note is not None else {}
+    # the P2P matrix always (every card pair); the selection only when the run took some cards
+    for key, value in (("p2p", facts.get("p2p", {})), ("selection", facts.get("selection") or {})):
+        if not isinstance(value, dict):
+            raise TranscriptError(f"{name}: its host note's facts {key} is {str(value)[:60]!r}, not a mapping")

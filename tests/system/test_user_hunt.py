@@ -29,6 +29,14 @@ changed each (nothing is committed):
 | layouts-is-number | header        | run.layouts = 5                          | was exit 5 (TypeError)            |
 | layout-no-cards   | header        | run.layouts[0] cards = []                | was exit 1, NOT CERTIFIED         |
 | layout-newline    | header        | run.layouts[0] name = "a\\nCERTIFIED"   | printed a forged verdict line     |
+| p2p-is-text       | host note     | facts.p2p = "x"                          | was exit 5 (AttributeError)       |
+| selection-is-text | host note     | facts.selection = "x"                    | was exit 5 (TypeError)            |
+| card-field-extra  | host note     | facts.cards[0] gains bogus = 1           | was exit 5 (TypeError)            |
+| key-is-list       | first segment | key = []                                 | was exit 5 (TypeError)            |
+| label-is-number   | first open    | label = 7                                | was exit 5 (AttributeError)       |
+| path-is-number    | first open    | path = 7                                 | was exit 5 (TypeError)            |
+| extra-is-text     | first observe | extra = "x"                              | was exit 5 (AttributeError)       |
+| payload-is-list   | first payload | payload = []                             | was exit 5 (AttributeError)       |
 """
 
 from __future__ import annotations
@@ -105,6 +113,14 @@ DERIVED = {
     "layouts-is-number": _header(_run_set("layouts", 5)),
     "layout-no-cards": _header(lambda h: h["run"]["layouts"][0].__setitem__(1, [])),
     "layout-newline": _header(lambda h: h["run"]["layouts"][0].__setitem__(0, "a\nCERTIFIED")),
+    "p2p-is-text": _line(lambda d: d.get("note") == "host", lambda d: d["facts"].__setitem__("p2p", "x")),
+    "selection-is-text": _line(lambda d: d.get("note") == "host", lambda d: d["facts"].__setitem__("selection", "x")),
+    "card-field-extra": _line(lambda d: d.get("note") == "host", lambda d: d["facts"]["cards"][0].update(bogus=1)),
+    "key-is-list": _line(lambda d: d.get("note") == "segment", _set("key", [])),
+    "label-is-number": _line(lambda d: d.get("op") == "open", _set("label", 7)),
+    "path-is-number": _line(lambda d: d.get("op") == "open", _set("path", 7)),
+    "extra-is-text": _line(lambda d: d.get("op") == "observe", _set("extra", "x")),
+    "payload-is-list": _line(lambda d: "payload" in d, _set("payload", [])),
     "device-gpu-lost": _line(lambda d: d.get("label") == "host:device:card0",
                              lambda d: d.update(status=0xF, status_name="NV_ERR_GPU_IS_LOST",
                                                 status_text="GPU lost from the bus")),
@@ -216,6 +232,23 @@ ROWS = [
         "its header's layout one-per-card uses no card", on_disk=_no_certificate),
     Row("header layout name holds a newline", _replay("layout-newline"), EXIT_CONFIG,
         "lists a layout named 'a\\nCERTIFIED', not one line", on_disk=_no_certificate),
+    Row("host note p2p is text", _replay("p2p-is-text"), EXIT_CONFIG, "host note's facts p2p is 'x', not a mapping",
+        on_disk=_no_certificate),
+    Row("host note selection is text", _replay("selection-is-text"), EXIT_CONFIG,
+        "host note's facts selection is 'x', not a mapping", on_disk=_no_certificate),
+    Row("host note card with a field the recorder never writes", _replay("card-field-extra"), EXIT_CONFIG,
+        "its host note's facts cannot be read (Card.__init__() got an unexpected keyword argument 'bogus')",
+        on_disk=_no_certificate),
+    Row("a segment's key that is a list", _replay("key-is-list"), EXIT_CONFIG,
+        "not a segment note (its key is '[]', not text", on_disk=_no_certificate),
+    Row("a label that is a number", _replay("label-is-number"), EXIT_CONFIG, f"{FIELD} (its label is '7', not text",
+        on_disk=_no_certificate),
+    Row("a path that is a number", _replay("path-is-number"), EXIT_CONFIG, f"{FIELD} (its path is '7', not text",
+        on_disk=_no_certificate),
+    Row("an observation's extra that is text", _replay("extra-is-text"), EXIT_CONFIG,
+        f"{FIELD} (its extra is 'x', not a mapping", on_disk=_no_certificate),
+    Row("a payload that is a list", _replay("payload-is-list"), EXIT_CONFIG,
+        f"{FIELD} (its payload is '[]', not a mapping", on_disk=_no_certificate),
     # two answers to "how deep": --tier silently won, so --quick --tier passive ran less than quick
     Row("--quick with --tier passive", lambda tmp: ["certify", "--replay", QUICK, "--quick", "--tier", "passive",
                                                     "--output", tmp / "out"],
