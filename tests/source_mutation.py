@@ -281,6 +281,10 @@ MUTANTS = {
         "a segment note whose key is not text is an internal error (exit 5)", "rmpeer/shim/records.py",
         '    if kind == "segment" and not (isinstance(key, str) and key.isprintable()):', "    if False:",
         ("tests/system/test_user_hunt.py::test_row[a segment's key that is a list]",)),
+    "calibrate-write-follows-a-planted-link": M(
+        "calibrate --write rewrites the file a link planted at DIR/topologies.yaml (or at DIR) points to",
+        "rmpeer/cli/calibrate.py", "    if args.write:\n        checked_write(args.write)\n", "",
+        ("tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[topologies-link]", "tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[write-link]")),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
