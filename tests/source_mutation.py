@@ -285,6 +285,10 @@ MUTANTS = {
         "calibrate --write rewrites the file a link planted at DIR/topologies.yaml (or at DIR) points to",
         "rmpeer/cli/calibrate.py", "    if args.write:\n        checked_write(args.write)\n", "",
         ("tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[topologies-link]", "tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[write-link]")),
+    "npd-configmap-reads-the-copied-folder": M(
+        "fleet files kubernetes builds the ConfigMap from DIR/npd: a file another user planted there goes in",
+        "rmpeer/fleet/files.py", 'npd_configmap(shipped(engine) / "npd")', 'npd_configmap(dest / "npd")',
+        ("tests/fleet/test_kubernetes.py::test_the_npd_configmap_holds_only_the_shipped_files_whatever_the_folder_holds",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
