@@ -289,6 +289,12 @@ MUTANTS = {
         "fleet files kubernetes builds the ConfigMap from DIR/npd: a file another user planted there goes in",
         "rmpeer/fleet/files.py", 'npd_configmap(shipped(engine) / "npd")', 'npd_configmap(dest / "npd")',
         ("tests/fleet/test_kubernetes.py::test_the_npd_configmap_holds_only_the_shipped_files_whatever_the_folder_holds",)),
+    "report-reads-through-planted-links": M(
+        "rmpeer report hands Allure a results folder holding a link another user planted (to a root-only file)",
+        "rmpeer/report/allure_html.py", "    for entry in sorted(results.iterdir()) if found else ():",
+        "    for entry in ():",
+        ("tests/system/test_user_hunt.py::test_row[report of results holding a planted link]",
+         "tests/system/test_user_hunt.py::test_row[fleet report of results holding a planted link]")),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -195,6 +195,26 @@ def _not_there(path: Path) -> None:
     assert not path.exists(), path
 
 
+def _results_with_a_link(tmp: Path) -> Path:
+    """A certify --output folder whose allure-results holds a link (planted by another user
+    where they can write: a shared sweep folder) to a file only root may read."""
+    run = tmp / "run"
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", QUICK, "--output", run],
+                   env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+    (tmp / "secret").write_text("root's secret\n")
+    (tmp / "secret").chmod(0o600)
+    (run / "allure-results" / "ffff-attachment.txt").symlink_to(tmp / "secret")
+    return run
+
+
+def _other_hosts_results(tmp: Path) -> Path:     # a second host's results, beside the first
+    other = tmp / "other"
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", OTHER_ONE_CARD, "--output", other],
+                   env=_env({"RMPEER_NODE_NAME": "other-node"}), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60, check=True)
+    return other
+
+
 def _min_certificate(tmp: Path) -> Path:
     (tmp / "min.json").write_text('{"format": "rmpeer-result/1"}\n')
     return tmp / "min.json"
@@ -275,6 +295,17 @@ ROWS = [
         EXIT_CONFIG, "the node name '../../escaped' is not a folder name: fleet node writes <shared>/<node>/",
         env=lambda tmp: {"NODE_NAME": "../../escaped"}, on_disk=lambda tmp: _nothing_written("cwd")(tmp) or
         _not_there(tmp / "escaped")),
+    # report reads other runs' results (a shared sweep folder): Allure, run by root, read a
+    # planted link's target into the report's attachments
+    Row("report of results holding a planted link", lambda tmp: ["report", "--results", _results_with_a_link(tmp),
+                                                                 "--output", tmp / "report.html"], EXIT_CONFIG,
+        "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
+            tmp / "report.html")),
+    Row("fleet report of results holding a planted link",
+        lambda tmp: ["report", "--results", _results_with_a_link(tmp), _other_hosts_results(tmp), "--output",
+                     tmp / "report.html"], EXIT_CONFIG,
+        "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
+            tmp / "report.html")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
