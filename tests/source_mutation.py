@@ -221,6 +221,85 @@ MUTANTS = {
         "--expect-topology is ignored when choosing the floors", "rmpeer/judge/floors.py",
         "    if expected is not None:\n        topology, source", "    if False:\n        topology, source",
         ("tests/judge/test_verdict.py::test_the_topology_asked_for_gives_the_floors",)),
+    "diff-exit-lost-with-its-stdout": M(
+        "diff's table written to a stdout whose reader left: the guard's exit 0 says same behaviour",
+        "rmpeer/cli/diff.py", "    except OSError as exc:\n        # the exit code is the answer",
+        "    except ZeroDivisionError as exc:\n        # the exit code is the answer",
+        ("tests/system/test_user_hunt.py::test_row[diff | head of two runs that differ keeps exit 1]",)),
+    "refused-open-is-no-reason": M(
+        "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
+        "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
+        "                                str(refused).splitlines()[0], FAIL))",
+        ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
+    "refused-open-writes-no-certificate": M(
+        "a run whose open RM refused never makes its output folder: no certificate says why",
+        "rmpeer/run/execute.py",
+        "                host.spec.output.mkdir(parents=True, exist_ok=True)   # a refused open's certificate says why\n"
+        "                if refused is None:\n",
+        "                if refused is None:\n                    host.spec.output.mkdir(parents=True, exist_ok=True)\n",
+        ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
+    "empty-replay-runs-live": M(
+        "`--replay ''` (a variable left unset) certifies this host's GPUs instead of refusing",
+        "rmpeer/run/spec.py", "    if req.replay is not None and not str(req.replay).strip():",
+        "    if False:", ("tests/system/test_user_hunt.py::test_row[--replay with an empty name]",)),
+    "fleet-node-takes-an-empty-folder": M(
+        "fleet node takes an empty --output or --shared (an internal error, or <cwd>/<node>/)", "rmpeer/fleet/node.py",
+        "        if given is not None and not given.strip():", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[fleet node --output with an empty name]",
+         "tests/system/test_user_hunt.py::test_row[fleet node --shared with an empty name]")),
+    "fleet-node-folder-climbs-out-of-shared": M(
+        "a node name such as ../x puts fleet node's folder outside the sweep's shared folder", "rmpeer/fleet/node.py",
+        '    if "/" in node or node in (".", ".."):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[fleet node --shared with a node name that climbs out]",)),
+    "recording-layouts-of-any-kind": M(
+        "a header whose run layouts is not a list is met later as an internal error (exit 5)", "rmpeer/shim/shape.py",
+        '    if not isinstance(run.get("layouts", []), list):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[header layouts is a number]",)),
+    "recording-layout-without-cards": M(
+        "a header layout that uses no card is replayed and judged NOT CERTIFIED (exit 1), not refused",
+        "rmpeer/shim/replay.py", "        if not used:    # the recorder writes", "        if False:    # the recorder writes",
+        ("tests/system/test_user_hunt.py::test_row[header layout with no cards (was NOT CERTIFIED)]",)),
+    "recording-layout-name-unchecked": M(
+        "a header layout's name is printed as it is: a newline in it forges a line of rmpeer's output",
+        "rmpeer/shim/shape.py", "        if isinstance(entry, list) and entry and not (isinstance(entry[0], str)",
+        "        if False and (isinstance(entry[0], str)",
+        ("tests/system/test_user_hunt.py::test_row[header layout name holds a newline]",)),
+    "recording-host-note-kinds-unchecked": M(
+        "a host note whose P2P matrix or selection is not a mapping is an internal error (exit 5)",
+        "rmpeer/shim/shape.py", "        if not isinstance(value, dict):\n            raise TranscriptError(f\"{name}: its host note's",
+        "        if False:\n            raise TranscriptError(f\"{name}: its host note's",
+        ("tests/system/test_user_hunt.py::test_row[host note p2p is text]", "tests/system/test_user_hunt.py::test_row[host note selection is text]")),
+    "recording-host-facts-read-unguarded": M(
+        "a host note's card with a field the recorder never writes is an internal error (exit 5)",
+        "rmpeer/run/spec.py", "    except (TypeError, ValueError, AttributeError) as exc:\n        raise TranscriptError(",
+        "    except ZeroDivisionError as exc:\n        raise TranscriptError(",
+        ("tests/system/test_user_hunt.py::test_row[host note card with a field the recorder never writes]",)),
+    "recording-record-names-of-any-kind": M(
+        "a call record whose label or path is not text is an internal error (exit 5)", "rmpeer/shim/records.py",
+        "        if (value is not None or name in _TEXTS) and not isinstance(value, str):", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[a label that is a number]", "tests/system/test_user_hunt.py::test_row[a path that is a number]")),
+    "recording-record-mappings-of-any-kind": M(
+        "a call record whose extra or payload is not a mapping is an internal error (exit 5)", "rmpeer/shim/records.py",
+        "        if not isinstance(value, kind):", "        if False:",
+        ("tests/system/test_user_hunt.py::test_row[an observation's extra that is text]", "tests/system/test_user_hunt.py::test_row[a payload that is a list]")),
+    "recording-segment-key-of-any-kind": M(
+        "a segment note whose key is not text is an internal error (exit 5)", "rmpeer/shim/records.py",
+        '    if kind == "segment" and not (isinstance(key, str) and key.isprintable()):', "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[a segment's key that is a list]",)),
+    "calibrate-write-follows-a-planted-link": M(
+        "calibrate --write rewrites the file a link planted at DIR/topologies.yaml (or at DIR) points to",
+        "rmpeer/cli/calibrate.py", "    if args.write:\n        checked_write(args.write)\n", "",
+        ("tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[topologies-link]", "tests/system/test_shared_host_trust.py::test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched[write-link]")),
+    "npd-configmap-reads-the-copied-folder": M(
+        "fleet files kubernetes builds the ConfigMap from DIR/npd: a file another user planted there goes in",
+        "rmpeer/fleet/files.py", 'npd_configmap(shipped(engine) / "npd")', 'npd_configmap(dest / "npd")',
+        ("tests/fleet/test_kubernetes.py::test_the_npd_configmap_holds_only_the_shipped_files_whatever_the_folder_holds",)),
+    "report-reads-through-planted-links": M(
+        "rmpeer report hands Allure a results folder holding a link another user planted (to a root-only file)",
+        "rmpeer/report/allure_html.py", "    for entry in sorted(results.iterdir()) if found else ():",
+        "    for entry in ():",
+        ("tests/system/test_user_hunt.py::test_row[report of results holding a planted link]",
+         "tests/system/test_user_hunt.py::test_row[fleet report of results holding a planted link]")),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

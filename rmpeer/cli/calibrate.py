@@ -224,6 +224,7 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
     """DIR/topologies.yaml with the entry (a copy of the matrices first, unless DIR holds one):
     an entry the host already matches is replaced, so that one entry matches it."""
     from rmpeer.paths import matrices_dir
+    from rmpeer.safewrite import write_file
     from rmpeer.tables.topology import TopologyMatrix
 
     import shutil
@@ -250,9 +251,21 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
             kept += lead + [line]
         lead = []
     text = "".join(kept + lead).rstrip("\n") + "\n\n" + cal.text
-    path.write_text(text)
+    write_file(path, text, what="calibrate: --write")     # renamed into place: a link is never followed
     TopologyMatrix(path).match(host_facts)      # the copy loads, and one entry matches the host
     return path
+
+
+def checked_write(folder: str) -> None:
+    """--write DIR, before anything runs: DIR and DIR/topologies.yaml may be a folder of
+    another user's, and a link planted at either would have root rewrite what it points to."""
+    from rmpeer.safewrite import folder_problem, target_problem
+
+    folder, topologies = Path(folder), Path(folder) / "topologies.yaml"
+    for path, problem in ((folder, folder_problem(folder)),
+                          (topologies, target_problem(topologies) if folder.is_dir() else None)):
+        if problem:
+            raise ConfigError(f"calibrate: --write {path}: refused: {problem}")
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -321,6 +334,8 @@ def run(args) -> int:
 
     if args.runs < 1:
         raise ConfigError(f"calibrate: --runs must be 1 or more, found {args.runs}")
+    if args.write:
+        checked_write(args.write)
     paths = list(args.certificates) if args.certificates else _run_certifies(args)
     certs = [_load(p) for p in paths]
     _distinct(certs, paths)

@@ -4,6 +4,7 @@ rmpeer.diff's (load, compare, render)."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
@@ -52,9 +53,23 @@ def run(args) -> int:
     a, b = load(args.a), load(args.b)
     aspects = compare(a, b, tolerance)
     cover = coverage(a, b)
-    print(render_table(a, b, aspects, cover, tolerance, limit=args.limit))
+    code = EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
+    try:
+        print(render_table(a, b, aspects, cover, tolerance, limit=args.limit), flush=True)
+    except OSError as exc:
+        # the exit code is the answer: a reader gone (`| head`) or a full disk never turns
+        # "differs" into "same" (the guard's exit 0 for a broken pipe) or an internal error
+        _said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
+                        f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
     if args.json:
         write_json(args.json, to_json(a, b, aspects, cover, tolerance))
     if args.alluredir:
         write_allure(args.alluredir, a, b, aspects, tolerance)
-    return EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
+    return code
+
+
+def _said_on_stderr(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):   # stderr gone too: the exit code remains
+        pass

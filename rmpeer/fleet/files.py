@@ -35,8 +35,11 @@ def _copy_tree(src, dest: Path, written: list) -> None:
         written.append(copy)
 
 
-def npd_configmap(npd: Path) -> str:
-    data = {p.name: p.read_text() for p in sorted(npd.iterdir()) if p.is_file()}
+def npd_configmap(npd) -> str:
+    """The ConfigMap of the shipped npd/ folder (never of the copy: DIR may be a folder other
+    users write, and a file they planted there would go into the ConfigMap with ours)."""
+    data = {p.name: p.read_text() for p in sorted(npd.iterdir(), key=lambda p: p.name)
+            if p.is_file() and not p.name.startswith(("_", "."))}
     doc = {"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {"name": "rmpeer-npd", "namespace": "kube-system",
                         "labels": {"app.kubernetes.io/name": "rmpeer"}},
@@ -55,7 +58,7 @@ def copy_out(engine: str, dest: Path) -> list[Path]:
     try:
         _copy_tree(shipped(engine), dest, written)
         if engine == "kubernetes":
-            write_file(dest / NPD_CONFIGMAP, npd_configmap(dest / "npd"))
+            write_file(dest / NPD_CONFIGMAP, npd_configmap(shipped(engine) / "npd"))
             written.append(dest / NPD_CONFIGMAP)
     except OSError as exc:
         raise ConfigError(f"{dest}: cannot write there ({exc.strerror})") from None

@@ -193,9 +193,25 @@ def main_node(*, tier: str, output: str | None, shared: str | None, certify, if_
               require_complete: bool = False) -> int:
     """`rmpeer fleet node`: its own folder (--output, or <shared>/<node>/), then run_node;
     `cards` are certify's card arguments again (rmpeer.cli.cards.passed_on)."""
-    folder = Path(output) if output else Path(shared) / node_name()
+    folder = _folder(output, shared)
     code, line = run_node(tier, folder, if_stale, require_idle, run_id, cards, certify=certify, deadline=deadline,
                           require_complete=require_complete)
     if line:
         print(line, flush=True)
     return code
+
+
+def _folder(output: str | None, shared: str | None) -> Path:
+    """The node's folder: --output, else <shared>/<node>/. An empty name would write into the
+    working folder, and a node name that is not one folder name (a/b, ..) outside <shared>:
+    both exit 2, before anything is made."""
+    for option, given in (("--output", output), ("--shared", shared)):
+        if given is not None and not given.strip():
+            raise ConfigError(f"{option} needs a folder (an empty name would write into the current directory)")
+    if output is not None:
+        return Path(output)
+    node = node_name()
+    if "/" in node or node in (".", ".."):
+        raise ConfigError(f"the node name {node!r} is not a folder name: fleet node writes <shared>/<node>/ (set "
+                          f"RMPEER_NODE_NAME, SLURMD_NODENAME or NODE_NAME to the node's name)")
+    return Path(shared) / node

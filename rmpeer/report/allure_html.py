@@ -24,7 +24,7 @@ from rmpeer.machine.writable import writable
 from rmpeer.paths import allure_config, checkout_root
 from rmpeer.report import hosts as fleet
 from rmpeer.report.hosts import hosts_of, result_dirs
-from rmpeer.safewrite import make_folder, write_file
+from rmpeer.safewrite import make_folder, target_problem, write_file
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
@@ -136,6 +136,12 @@ def check_results(results: Path) -> None:
     """Every *-result.json of the run must parse: Allure skips a corrupt one silently, and a
     report that quietly lacks tests would read as a smaller run."""
     found = sorted(results.glob("*-result.json")) if results.is_dir() else []
+    for entry in sorted(results.iterdir()) if found else ():
+        # the folder may be another user's (a shared sweep folder): Allure, run by this user,
+        # would read a planted link's target into the report
+        problem = target_problem(entry)
+        if problem:
+            raise ConfigError(f"{entry}: refused: {problem}; an Allure results folder holds only regular files")
     if not found:
         raise ConfigError(f"no Allure results in {results}: run the suites with --alluredir {results} "
                           "(rmpeer certify writes them to <output>/allure-results)")
@@ -147,6 +153,13 @@ def check_results(results: Path) -> None:
                               "remove it or rerun the suites") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: not an Allure result (a JSON object); remove it or rerun the suites")
+
+
+def check_results_entry(copy: Path, given: Path) -> None:
+    """A copied result is a regular file: one swapped for a link after check_results is refused."""
+    problem = target_problem(copy)
+    if problem:
+        raise ConfigError(f"{given}: refused: {problem}; an Allure results folder holds only regular files")
 
 
 def _generate(cmd: list[str], config: Path, results: list[Path], title: str) -> str:
@@ -250,10 +263,11 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
             copy.mkdir()
             for f in d.iterdir():
                 if f.is_file() and f.name not in ("environment.properties", "executor.json"):
-                    try:
-                        os.link(f, copy / f.name)
+                    try:        # the file itself, never a link's target (check_results refused links)
+                        os.link(f, copy / f.name, follow_symlinks=False)
                     except OSError:
-                        shutil.copyfile(f, copy / f.name)
+                        shutil.copyfile(f, copy / f.name, follow_symlinks=False)
+                    check_results_entry(copy / f.name, f)
             copies.append(copy)
         config = Path(tmp) / "allurerc.mjs"
         config.write_text(FLEET_CONFIG.format(

@@ -93,8 +93,10 @@ def host_result(spec, host, checks: list, *, started: float, stopped: str | None
         findings.append(Finding("run", "host", "the run to finish",
                                 PYTEST_UNFINISHED.get(code, "pytest stopped on an internal error"), UNFINISHED))
     if refused is not None:    # RM (or the recording) refused the open: judged, never raised
+        # no check could run: the verdict is INCOMPLETE, and this is its reason (a FAIL was
+        # outranked by "no hardware check ran" and never said)
         findings.append(Finding("open", "host", "RM to accept the run's first calls",
-                                str(refused).splitlines()[0], FAIL))
+                                str(refused).splitlines()[0], UNFINISHED))
     result.findings = findings
     if spec.facts is not None:
         links = host.fitness.links_before if host.fitness is not None else None

@@ -77,8 +77,8 @@ def _host(spec, suites, started, progress):
                 except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
                     refused = exc
                 progress.spec = host.spec
+                host.spec.output.mkdir(parents=True, exist_ok=True)   # a refused open's certificate says why
                 if refused is None:
-                    host.spec.output.mkdir(parents=True, exist_ok=True)
                     at("running the checks")
                     code, checks, internal_error = suites(host, progress)
             except KeyboardInterrupt:

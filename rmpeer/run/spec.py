@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.errors import ConfigError, NoDeviceError
+from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
 from rmpeer.machine.selection import host_view, chooser_for
@@ -125,7 +125,10 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     matrix = LayoutMatrix()
     cases, left_out = _cases(target, wanted, None, matrix)
     tier = covered_tier(tier, cases, target.cards, matrix)
-    facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+    try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
+        facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TranscriptError(f"recording {target.path}: its host note's facts cannot be read ({exc})") from None
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
                    extent=run.get("extent"), topology_name=topology_name, topology=topology,
@@ -187,6 +190,8 @@ def from_request(req: CertifyRequest) -> RunSpec:
                         wait_s=checked_wait(req.wait))   # before the device
     if req.expect_topology is not None and not req.expect_topology.strip():
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
+    if req.replay is not None and not str(req.replay).strip():     # `--replay "$UNSET"`: never a live run
+        raise ConfigError("--replay needs a recording (an empty name would certify this host's GPUs instead)")
     if req.replay:
         refused = [flag for flag, given in (("--rm-abi", req.rm_abi), ("--extent", req.extent),
                                             ("--record", req.record), ("--no-boost", req.no_boost),

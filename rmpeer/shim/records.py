@@ -269,7 +269,7 @@ def read_transcript(path: Path) -> tuple[dict, list]:
                                               f"(its first line must be the header)")
                     header = d["header"]
                 elif "note" in d:
-                    lines.append(d)
+                    lines.append(_note(path, n, d))
                 else:
                     lines.append(_record(path, n, d))
     except EOFError:
@@ -301,6 +301,17 @@ def _parse_line(path, n, raw_line: bytes, *, after_header: bool) -> dict:
     return d
 
 
+def _note(path, n, d: dict) -> dict:
+    """A note line: its kind is text, and a segment's key (the replay looks segments up by
+    it, and prints it) one line of printable text."""
+    kind, key = d["note"], d.get("key")
+    if not isinstance(kind, str):
+        raise TranscriptError(f"{path}: line {n}: its note is {str(kind)[:40]!r}, not text")
+    if kind == "segment" and not (isinstance(key, str) and key.isprintable()):
+        raise TranscriptError(f"{path}: line {n}: not a segment note (its key is {str(key)[:40]!r}, not text)")
+    return d
+
+
 def _record(path, n, d: dict) -> CallRecord:
     try:
         rec = CallRecord.from_dict(d)
@@ -319,9 +330,21 @@ _NUMBERS = ("result", "errno", "duration_ns")          # always a number (0 when
 _NUMBERS_OR_NONE = ("fd", "escape", "request_code", "status")
 
 
+_TEXTS = ("label",)                                    # always text ("" when left out)
+_TEXTS_OR_NONE = ("path", "struct", "status_name", "status_text")
+
+
 def _bad_field(rec: CallRecord) -> str:
     """The first field of a record not of the kind the recorder writes (the replay reads the
-    bytes as hex and the numbers as numbers: a string there was an internal error, exit 5)."""
+    bytes as hex, the numbers as numbers, the names as text and extra and payload as mappings:
+    another kind there was an internal error, exit 5)."""
+    for name in _TEXTS + _TEXTS_OR_NONE:
+        value = getattr(rec, name)
+        if (value is not None or name in _TEXTS) and not isinstance(value, str):
+            return f"its {name} is {str(value)[:40]!r}, not text"
+    for name, value, kind in (("extra", rec.extra, dict), ("payload", rec.payload, (Payload, type(None)))):
+        if not isinstance(value, kind):
+            return f"its {name} is {str(value)[:40]!r}, not a mapping"
     blocks = [("request", rec.request), ("reply", rec.reply)]
     if rec.payload is not None:
         blocks += [("payload request", rec.payload.request), ("payload reply", rec.payload.reply)]

@@ -101,6 +101,9 @@ def validate_recording(path) -> None:
         if not (isinstance(entry, list) and len(entry) >= 2 and isinstance(entry[1], list)):
             raise TranscriptError(f"{name}: its header lists a layout of an unexpected shape: {entry!r}")
         layout, used = entry[0], entry[1]
+        if not used:    # the recorder writes the card of each session: a layout has one at least
+            raise TranscriptError(f"{name}: its header's layout {layout} uses no card (a layout has a session "
+                                  f"at least)")
         beyond = [c for c in used if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c < cards]
         if beyond:
             raise TranscriptError(f"{name}: its header's layout {layout} uses card {beyond[0]!r}, but the "

@@ -55,7 +55,12 @@ def check_header(path: str, header: dict, host_note: dict | None) -> None:
         raise TranscriptError(f"{name}: its header's run is {str(run)[:60]!r}, not a mapping")
     if "extent" in run and not _uint(run["extent"], low=1):
         raise TranscriptError(f"{name}: its header's run extent is {str(run['extent'])[:60]!r}, not a size in bytes")
+    if not isinstance(run.get("layouts", []), list):
+        raise TranscriptError(f"{name}: its header's run layouts is {str(run['layouts'])[:60]!r}, not a list of layouts")
     for entry in run.get("layouts") or []:
+        if isinstance(entry, list) and entry and not (isinstance(entry[0], str) and _printable(entry[0], lines=False)):
+            raise TranscriptError(f"{name}: its header lists a layout named {str(entry[0])[:60]!r}, not one line of "
+                                  f"printable text")
         if isinstance(entry, list) and len(entry) > 2 and not _uint(entry[2], low=1):
             raise TranscriptError(f"{name}: its header's layout {str(entry[0])[:40]} has extent "
                                   f"{str(entry[2])[:60]!r}, not a size in bytes")
@@ -67,3 +72,8 @@ def check_header(path: str, header: dict, host_note: dict | None) -> None:
             raise TranscriptError(f"{name}: its header's run {key} is {str(run[key])[:60]!r}, not true or false")
     if host_note is not None and not isinstance(host_note.get("facts"), dict):
         raise TranscriptError(f"{name}: its host note's facts are {str(host_note.get('facts'))[:60]!r}, not a mapping")
+    facts = host_note["facts"] if host_note is not None else {}
+    # the P2P matrix always (every card pair); the selection only when the run took some cards
+    for key, value in (("p2p", facts.get("p2p", {})), ("selection", facts.get("selection") or {})):
+        if not isinstance(value, dict):
+            raise TranscriptError(f"{name}: its host note's facts {key} is {str(value)[:60]!r}, not a mapping")

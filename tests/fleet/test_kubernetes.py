@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -97,6 +98,21 @@ def test_the_npd_configmap_carries_the_shipped_plugin(manifests):
     assert config["plugin"] == "custom" and config["rules"][0]["path"].endswith("/rmpeer-npd.sh")
     assert cm["data"]["rmpeer-npd.sh"] == (manifests / "npd" / "rmpeer-npd.sh").read_text()
     assert config["pluginConfig"]["timeout"] == "5s"
+
+
+def test_the_npd_configmap_holds_only_the_shipped_files_whatever_the_folder_holds(tmp_path):
+    """DIR may be a folder others write (a shared one): a file planted in DIR/npd, here a link
+    to a root-only file, was read into the ConfigMap (0644) with the shipped ones."""
+    secret = tmp_path / "secret"
+    secret.write_text("root's secret\n")
+    secret.chmod(0o600)
+    (tmp_path / "out" / "npd").mkdir(parents=True)
+    (tmp_path / "out" / "npd" / "zz-planted").symlink_to(secret)
+    copy_out("kubernetes", tmp_path / "out")
+    cm = yaml.safe_load((tmp_path / "out" / "rmpeer-npd-configmap.yaml").read_text())
+    shipped = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "rmpeer/integrations/kubernetes/npd")
+                     .iterdir() if p.is_file() and not p.name.startswith(("_", ".")))
+    assert sorted(cm["data"]) == shipped and "secret" not in json.dumps(cm)
 
 
 def npd(manifests, tmp_path, recording):

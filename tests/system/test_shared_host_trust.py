@@ -614,6 +614,31 @@ def test_diff_json_at_a_planted_link_is_refused_with_the_target_untouched(peer, 
     assert state_of(victim) == before
 
 
+@pytest.mark.parametrize("planted", ["topologies-link", "write-link"])
+def test_calibrate_write_at_a_planted_link_is_refused_with_the_target_untouched(peer, area, tmp_path, planted):
+    """calibrate --write DIR edits DIR/topologies.yaml: a link the second user planted there
+    (or at DIR itself) to a matrices copy of root's was followed, and root's file rewritten."""
+    folder, _ = area
+    theirs = tmp_path / "roots-matrices"          # root's own copy of the matrices, the link's target
+    shutil.copytree(REPO / "matrices", theirs)
+    victim = theirs / "topologies.yaml"
+    cert = tmp_path / "cert"
+    made = certify_replay("--output", str(cert), env={KEY_ENV: str(tmp_path / "key" / "host.key")})
+    assert made.returncode == 0, made.stdout + made.stderr
+    if planted == "topologies-link":
+        write, link = folder, folder / "topologies.yaml"
+        peer.run("ln", "-s", str(victim), str(link))
+    else:
+        write = link = folder / "matrices"
+        peer.run("ln", "-s", str(theirs), str(link))
+    before = (state_of(victim), listing(theirs))
+    done = rmpeer("calibrate", "--from", str(cert / "replay-certificate.json"), "--write", str(write))
+    assert done.returncode == EXIT_CONFIG and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [f"rmpeer: calibrate: --write {link}: refused: it is a symbolic link "
+                                                f"(to {victim if planted == 'topologies-link' else theirs})"]
+    assert (state_of(victim), listing(theirs)) == before
+
+
 # ---- 5. certificates that cannot be forged or copied -----------------------------------------
 
 NODE, STARTED = "gpu-node-7", "2026-11-30T12:00:00Z"

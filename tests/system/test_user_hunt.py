@@ -25,6 +25,18 @@ changed each (nothing is committed):
 | facts-is-text     | host note     | facts = "x"                              | was exit 5 (AttributeError)       |
 | reply-not-hex     | first ioctl   | reply = "zz"                             | was exit 5 (ValueError)           |
 | status-is-text    | first ioctl   | status = "bad"                           | was exit 5 (ValueError)           |
+| device-gpu-lost   | host:device:card0 | status = NV_ERR_GPU_IS_LOST (0xf)    | INCOMPLETE, no reason, no file    |
+| layouts-is-number | header        | run.layouts = 5                          | was exit 5 (TypeError)            |
+| layout-no-cards   | header        | run.layouts[0] cards = []                | was exit 1, NOT CERTIFIED         |
+| layout-newline    | header        | run.layouts[0] name = "a\\nCERTIFIED"   | printed a forged verdict line     |
+| p2p-is-text       | host note     | facts.p2p = "x"                          | was exit 5 (AttributeError)       |
+| selection-is-text | host note     | facts.selection = "x"                    | was exit 5 (TypeError)            |
+| card-field-extra  | host note     | facts.cards[0] gains bogus = 1           | was exit 5 (TypeError)            |
+| key-is-list       | first segment | key = []                                 | was exit 5 (TypeError)            |
+| label-is-number   | first open    | label = 7                                | was exit 5 (AttributeError)       |
+| path-is-number    | first open    | path = 7                                 | was exit 5 (TypeError)            |
+| extra-is-text     | first observe | extra = "x"                              | was exit 5 (AttributeError)       |
+| payload-is-list   | first payload | payload = []                             | was exit 5 (AttributeError)       |
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ from rmpeer.paths import transcripts_dir
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+OTHER_ONE_CARD = transcripts_dir() / "h200x1-20261130T003119Z.jsonl.gz"     # an earlier run: diff finds changes
 
 
 def _env(extra=None) -> dict:
@@ -97,6 +110,20 @@ DERIVED = {
     "facts-is-text": _line(lambda d: d.get("note") == "host", _set("facts", "x")),
     "reply-not-hex": _line(lambda d: d.get("op") == "ioctl", _set("reply", "zz")),
     "status-is-text": _line(lambda d: d.get("op") == "ioctl" and "status" in d, _set("status", "bad")),
+    "layouts-is-number": _header(_run_set("layouts", 5)),
+    "layout-no-cards": _header(lambda h: h["run"]["layouts"][0].__setitem__(1, [])),
+    "layout-newline": _header(lambda h: h["run"]["layouts"][0].__setitem__(0, "a\nCERTIFIED")),
+    "p2p-is-text": _line(lambda d: d.get("note") == "host", lambda d: d["facts"].__setitem__("p2p", "x")),
+    "selection-is-text": _line(lambda d: d.get("note") == "host", lambda d: d["facts"].__setitem__("selection", "x")),
+    "card-field-extra": _line(lambda d: d.get("note") == "host", lambda d: d["facts"]["cards"][0].update(bogus=1)),
+    "key-is-list": _line(lambda d: d.get("note") == "segment", _set("key", [])),
+    "label-is-number": _line(lambda d: d.get("op") == "open", _set("label", 7)),
+    "path-is-number": _line(lambda d: d.get("op") == "open", _set("path", 7)),
+    "extra-is-text": _line(lambda d: d.get("op") == "observe", _set("extra", "x")),
+    "payload-is-list": _line(lambda d: "payload" in d, _set("payload", [])),
+    "device-gpu-lost": _line(lambda d: d.get("label") == "host:device:card0",
+                             lambda d: d.update(status=0xF, status_name="NV_ERR_GPU_IS_LOST",
+                                                status_text="GPU lost from the bus")),
 }
 
 
@@ -115,7 +142,7 @@ class Row:
     argv: Callable[[Path], list]          # tmp -> the arguments after `rmpeer`
     code: int                            # the exit code (rmpeer/errors.py)
     says: str = ""                       # in the last line of stderr
-    stdout: str = "pipe"                 # pipe | closed | full
+    stdout: str = "pipe"                 # pipe | closed | full | gone (a pipe its reader closed: `| head`)
     stderr: str = "pipe"                 # pipe | closed
     env: Callable[[Path], dict] = lambda tmp: {}
     on_disk: Callable[[Path], None] = lambda tmp: None
@@ -164,6 +191,30 @@ def _no_key_in_cwd(tmp: Path) -> None:
     assert not [p for p in (tmp / "cwd").iterdir() if p.name != "out"], sorted(os.listdir(tmp / "cwd"))
 
 
+def _not_there(path: Path) -> None:
+    assert not path.exists(), path
+
+
+def _results_with_a_link(tmp: Path) -> Path:
+    """A certify --output folder whose allure-results holds a link (planted by another user
+    where they can write: a shared sweep folder) to a file only root may read."""
+    run = tmp / "run"
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", QUICK, "--output", run],
+                   env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+    (tmp / "secret").write_text("root's secret\n")
+    (tmp / "secret").chmod(0o600)
+    (run / "allure-results" / "ffff-attachment.txt").symlink_to(tmp / "secret")
+    return run
+
+
+def _other_hosts_results(tmp: Path) -> Path:     # a second host's results, beside the first
+    other = tmp / "other"
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", OTHER_ONE_CARD, "--output", other],
+                   env=_env({"RMPEER_NODE_NAME": "other-node"}), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60, check=True)
+    return other
+
+
 def _min_certificate(tmp: Path) -> Path:
     (tmp / "min.json").write_text('{"format": "rmpeer-result/1"}\n')
     return tmp / "min.json"
@@ -195,10 +246,66 @@ ROWS = [
         on_disk=_no_certificate),
     Row("a status that is text", _replay("status-is-text"), EXIT_CONFIG, f"{FIELD} (its status is 'bad'",
         on_disk=_no_certificate),
+    Row("header layouts is a number", _replay("layouts-is-number"), EXIT_CONFIG,
+        "its header's run layouts is '5', not a list of layouts", on_disk=_no_certificate),
+    Row("header layout with no cards (was NOT CERTIFIED)", _replay("layout-no-cards"), EXIT_CONFIG,
+        "its header's layout one-per-card uses no card", on_disk=_no_certificate),
+    Row("header layout name holds a newline", _replay("layout-newline"), EXIT_CONFIG,
+        "lists a layout named 'a\\nCERTIFIED', not one line", on_disk=_no_certificate),
+    Row("host note p2p is text", _replay("p2p-is-text"), EXIT_CONFIG, "host note's facts p2p is 'x', not a mapping",
+        on_disk=_no_certificate),
+    Row("host note selection is text", _replay("selection-is-text"), EXIT_CONFIG,
+        "host note's facts selection is 'x', not a mapping", on_disk=_no_certificate),
+    Row("host note card with a field the recorder never writes", _replay("card-field-extra"), EXIT_CONFIG,
+        "its host note's facts cannot be read (Card.__init__() got an unexpected keyword argument 'bogus')",
+        on_disk=_no_certificate),
+    Row("a segment's key that is a list", _replay("key-is-list"), EXIT_CONFIG,
+        "not a segment note (its key is '[]', not text", on_disk=_no_certificate),
+    Row("a label that is a number", _replay("label-is-number"), EXIT_CONFIG, f"{FIELD} (its label is '7', not text",
+        on_disk=_no_certificate),
+    Row("a path that is a number", _replay("path-is-number"), EXIT_CONFIG, f"{FIELD} (its path is '7', not text",
+        on_disk=_no_certificate),
+    Row("an observation's extra that is text", _replay("extra-is-text"), EXIT_CONFIG,
+        f"{FIELD} (its extra is 'x', not a mapping", on_disk=_no_certificate),
+    Row("a payload that is a list", _replay("payload-is-list"), EXIT_CONFIG,
+        f"{FIELD} (its payload is '[]', not a mapping", on_disk=_no_certificate),
     # two answers to "how deep": --tier silently won, so --quick --tier passive ran less than quick
     Row("--quick with --tier passive", lambda tmp: ["certify", "--replay", QUICK, "--quick", "--tier", "passive",
                                                     "--output", tmp / "out"],
         EXIT_CONFIG, "--quick and --tier passive: give one of them", on_disk=_no_certificate),
+    # `--replay "$RECORDING"` with the variable unset: was a live run on this host's GPUs (other
+    # jobs' on a shared host), where the user asked for a replay
+    Row("--replay with an empty name", lambda tmp: ["certify", "--replay", "", "--output", tmp / "out"], EXIT_CONFIG,
+        "--replay needs a recording (an empty name would certify this host's GPUs instead)",
+        on_disk=_nothing_written("out")),
+    Row("--replay with a blank name", lambda tmp: ["certify", "--replay", " ", "--tier", "passive", "--output",
+                                                    tmp / "out"], EXIT_CONFIG, "--replay needs a recording",
+        on_disk=_nothing_written("out")),
+    # fleet node's folder: an empty --output was an internal error (exit 5, TypeError) and an
+    # empty --shared wrote <cwd>/<node>/ and ran the tier; a node name that is no folder name
+    # put <shared>/<node>/ outside the sweep's folder
+    Row("fleet node --output with an empty name", lambda tmp: ["fleet", "node", "--tier", "passive", "--output", ""],
+        EXIT_CONFIG, "--output needs a folder (an empty name would write into the current directory)",
+        on_disk=_nothing_written("cwd")),
+    Row("fleet node --shared with an empty name", lambda tmp: ["fleet", "node", "--tier", "passive", "--shared", ""],
+        EXIT_CONFIG, "--shared needs a folder (an empty name would write into the current directory)",
+        on_disk=_nothing_written("cwd")),
+    Row("fleet node --shared with a node name that climbs out", lambda tmp: ["fleet", "node", "--tier", "passive",
+                                                                          "--shared", tmp / "cwd" / "shared"],
+        EXIT_CONFIG, "the node name '../../escaped' is not a folder name: fleet node writes <shared>/<node>/",
+        env=lambda tmp: {"NODE_NAME": "../../escaped"}, on_disk=lambda tmp: _nothing_written("cwd")(tmp) or
+        _not_there(tmp / "escaped")),
+    # report reads other runs' results (a shared sweep folder): Allure, run by root, read a
+    # planted link's target into the report's attachments
+    Row("report of results holding a planted link", lambda tmp: ["report", "--results", _results_with_a_link(tmp),
+                                                                 "--output", tmp / "report.html"], EXIT_CONFIG,
+        "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
+            tmp / "report.html")),
+    Row("fleet report of results holding a planted link",
+        lambda tmp: ["report", "--results", _results_with_a_link(tmp), _other_hosts_results(tmp), "--output",
+                     tmp / "report.html"], EXIT_CONFIG,
+        "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
+            tmp / "report.html")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
@@ -227,12 +334,27 @@ ROWS = [
     Row("RMPEER_KEY relative and not UTF-8 makes no key in the working folder",
         lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "cwd" / "out"], EXIT_CONFIG, "RMPEER_KEY",
         env=lambda tmp: {"RMPEER_KEY": os.fsdecode(b"k\xff\xfe")}, on_disk=_no_key_in_cwd),
+    # diff's exit code is its answer (0 same, 1 differs): a stdout that cannot take the table
+    # (a reader gone, a full disk) must not turn "differs" into "same" (was exit 0 under
+    # `| head`) nor into an internal error (was exit 5 on /dev/full); said once on stderr.
+    Row("diff | head of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+        "rmpeer: diff: the table could not be written to stdout (Broken pipe); the answer stands: "
+        "behaviour differs (exit 1)", stdout="gone"),
+    Row("diff > /dev/full of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+        "rmpeer: diff: the table could not be written to stdout (No space left on device); the answer stands: "
+        "behaviour differs (exit 1)", stdout="full"),
+    Row("diff | head of one run with itself keeps exit 0", lambda tmp: ["diff", QUICK, QUICK], EXIT_OK,
+        "the answer stands: same behaviour (exit 0)", stdout="gone"),
     Row("diff of a 'certificate' that holds only its format",
         lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
 ]
 
 
 def _stream(kind: str):
+    if kind == "gone":          # the reader went away before the first write (`rmpeer ... | head -0`)
+        read, write = os.pipe()
+        os.close(read)
+        return os.fdopen(write, "wb")
     return {"pipe": subprocess.PIPE, "full": open("/dev/full", "wb"), "closed": None}[kind]
 
 
@@ -260,8 +382,24 @@ def test_row(row: Row, tmp_path):
     assert "Traceback" not in err and "INTERNALERROR" not in err, err
     assert done.returncode == row.code, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    if row.code != EXIT_OK or row.stdout == "full":    # a full stdout is said once on stderr
+    if row.code != EXIT_OK or row.stdout in ("full", "gone"):    # a lost stdout is said once on stderr
         assert len(lines) == 1 and row.says in lines[0], err
     row.on_disk(tmp_path)
     # no temporary file or traceback file left in the folders the run wrote
     assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name or "traceback" in p.name]
+
+
+def test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate(tmp_path):
+    """RM refuses the card's device object while the run opens the host (a GPU lost from the
+    bus): no check can run, so INCOMPLETE (exit 5), and the refusal is its reason, on the
+    terminal and in the certificate, which is written. It was "no hardware check ran" alone,
+    and no certificate: nothing said which call RM refused, or why."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", derived(tmp_path, "device-gpu-lost"),
+                           "--output", out], env=_env(), capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr and done.returncode == EXIT_INCOMPLETE, done.stdout + done.stderr
+    refusal = "host:device:card0: NV_ERR_GPU_IS_LOST"
+    said = [ln for ln in done.stdout.splitlines() if ln.startswith("  - ")]
+    assert any(refusal in ln for ln in said), done.stdout
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and any(refusal in r for r in cert["reasons"]), cert["reasons"]
