@@ -220,6 +220,41 @@ MUTANTS = {
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
         ("tests/pytest_plugin/test_results.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
+    # -- a mutant hunt on the judge and the trust code (mutants2) ---------------------------------
+    "info-finding-hides-a-failed-check": M(
+        "a failed check whose words an INFO finding repeats is dropped from the verdict", "rmpeer/judge/verdict.py",
+        "    texts = {f.text for f in findings if f.severity != INFO}", "    texts = {f.text for f in findings}",
+        ("tests/judge/test_verdict.py::test_an_info_finding_never_hides_a_failed_check_of_the_same_words",)),
+    "check-reason-prefix-restates": M(
+        "a failed check whose reason only begins with a finding's words is taken as restating it",
+        "rmpeer/judge/verdict.py", 'reason.startswith(t + "; ")', "reason.startswith(t)",
+        ("tests/judge/test_verdict.py::test_a_check_reason_that_only_begins_with_a_findings_words_is_its_own_reason",)),
+    "accepted-boost-unchecked": M(
+        "the clocks after a boost RM accepted are not compared with the idle ones", "rmpeer/judge/verdict.py",
+        "    if fitness.boost is None:\n        return out",
+        "    if fitness.boost is None or not fitness.boost.failures:\n        return out",
+        ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
+    "link-status-refusal-passes": M(
+        "a link status RM refused, on a card with NVLink, passes", "rmpeer/judge/verdict.py",
+        '    if not health.get("supported") or reason:', '    if not health.get("supported"):',
+        ("tests/judge/test_verdict.py::test_a_link_status_rm_refused_on_an_nvlink_card_is_never_a_pass",)),
+    "xid-allowance-any-card": M(
+        "an allowance for a provoked Xid on one card covers the same Xid on any card", "rmpeer/judge/verdict.py",
+        '            if (card, x["xid"]) in allowed:', '            if x["xid"] in [a[1] for a in allowed]:',
+        ("tests/judge/test_verdict.py::test_an_allowance_for_one_card_does_not_cover_the_same_xid_on_another",)),
+    "check-reason-drops-layout": M(
+        "a failed check's reason leaves out its layout", "rmpeer/judge/verdict.py",
+        '            subject = c.subject if not c.layout or c.subject == c.layout else f"{c.layout} {c.subject}"',
+        "            subject = c.subject",
+        ("tests/judge/test_verdict.py::test_a_failed_checks_reason_names_its_layout_and_window",)),
+    "three-subjects-and-more": M(
+        "a reason of exactly three subjects says 'and more'", "rmpeer/judge/verdict.py",
+        "{' and more' if n > 3 else ''}", "{' and more' if n >= 3 else ''}",
+        ("tests/judge/test_verdict.py::test_three_subjects_are_all_named_and_a_fourth_is_and_more",)),
+    "reason-bound-off-by-one": M(
+        "a reason of exactly 300 characters is cut", "rmpeer/judge/verdict.py",
+        "    return text if len(text) <= limit else", "    return text if len(text) < limit else",
+        ("tests/judge/test_verdict.py::test_a_reason_is_cut_to_at_most_300_characters",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
