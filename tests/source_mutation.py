@@ -255,6 +255,15 @@ MUTANTS = {
         "a reason of exactly 300 characters is cut", "rmpeer/judge/verdict.py",
         "    return text if len(text) <= limit else", "    return text if len(text) < limit else",
         ("tests/judge/test_verdict.py::test_a_reason_is_cut_to_at_most_300_characters",)),
+    "figure-on-the-floor-not-met": M(
+        "the certificate says a figure exactly on its floor did not meet it", "rmpeer/judge/floors.py",
+        '"met": f["gbps"] >= met.gbps})', '"met": f["gbps"] > met.gbps})',
+        ("tests/judge/test_verdict.py::test_the_certificate_says_a_figure_on_the_floor_met_it",)),
+    "any-calibrated-floor-covers-every-pair": M(
+        "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
+        '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
+        "    return bool(calibrated.same_card or calibrated.cross_card)",
+        ("tests/judge/test_derived.py::test_a_pair_an_entry_calibrates_no_floor_for_is_still_named_when_none_is_derived",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

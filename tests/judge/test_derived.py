@@ -307,3 +307,17 @@ def test_a_down_link_is_judged_on_a_host_no_entry_names():
     blind = mutated("rmpeer.judge.nvlink", "    if not health.get(\"supported\"):\n        return []",
                     "    if expected is None or not health.get(\"supported\"):\n        return []")
     assert blind.check_active(health, None) == []
+
+
+def test_a_pair_an_entry_calibrates_no_floor_for_is_still_named_when_none_is_derived(recorded):
+    """--expect-topology h200x1 on the 2 x H200 recording with its PCIe link unread: h200x1
+    calibrates the same card only (matrices/topologies.yaml, read with yaml), so the pair
+    0->1, left with no floor derived either, is a DEGRADE naming it, not covered by the
+    card's floor."""
+    stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x1"]["floors"]
+    assert "cross_card_gbps" not in stated and "same_card_gbps" in stated
+    facts, _ = recorded["two"]
+    floors, findings = resolve_floors(_pcie(facts), {}, TopologyMatrix(), expected="h200x1")
+    assert floors.same_card[ANY].gbps == stated["same_card_gbps"] and floors.cross_card == {}
+    assert {(f.severity, f.found.split(":")[0] + ":" + f.found.split(":")[1]) for f in findings} == {
+        ("degraded", "no floor derived: cards 0->1"), ("degraded", "no floor derived: cards 1->0")}

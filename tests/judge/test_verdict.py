@@ -322,3 +322,21 @@ def test_a_reason_is_cut_to_at_most_300_characters():
 
     assert short("x" * 300) == "x" * 300
     assert short("x" * 301) == "x" * 297 + "..."
+
+
+def test_the_certificate_says_a_figure_on_the_floor_met_it():
+    """The certificate's judged figures say whether each met its floor; the rule is "below the
+    floor" fails (h200x2-nv18's 355 GB/s, read with yaml): 355.0 met it, 354.9 did not."""
+    import yaml
+
+    from rmpeer.judge.floors import HostFloors, judged_figures
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.topology import TopologyMatrix
+
+    floor = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x2-nv18"][
+        "floors"]["cross_card_gbps"]
+    floors = HostFloors.calibrated(TopologyMatrix().get("h200x2-nv18").floors, "h200x2-nv18")
+    on = {"src_card": 0, "dst_card": 1, "op": "read", "bytes": 1 << 28, "gbps": float(floor)}
+    below = dict(on, src_card=1, dst_card=0, gbps=floor - 0.1)
+    assert [(j["pair"], j["floor"], j["met"]) for j in judged_figures(floors, [on, below])] == [
+        ("0->1", floor, True), ("1->0", floor, False)]
