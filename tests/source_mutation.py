@@ -259,6 +259,25 @@ MUTANTS = {
         "the certificate says a figure exactly on its floor did not meet it", "rmpeer/judge/floors.py",
         '"met": f["gbps"] >= met.gbps})', '"met": f["gbps"] > met.gbps})',
         ("tests/judge/test_verdict.py::test_the_certificate_says_a_figure_on_the_floor_met_it",)),
+    "pair-links-of-the-better-card": M(
+        "a pair's derived floor counts the links of the card with more, not fewer", "rmpeer/judge/derived.py",
+        "    direct_n, switch_n = min(len(d_ab), len(d_ba)), min(len(s_a), len(s_b))",
+        "    direct_n, switch_n = max(len(d_ab), len(d_ba)), max(len(s_a), len(s_b))",
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "unconnected-links-counted": M(
+        "a link RM says is not connected counts toward a pair's derived floor", "rmpeer/judge/derived.py",
+        'if x.get("connected") and (x.get("remote") or {}).get("type") == remote_type]',
+        'if (x.get("remote") or {}).get("type") == remote_type]',
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "pair-rate-of-the-fastest-link": M(
+        "a pair's derived floor takes its fastest link's rate, not its slowest", "rmpeer/judge/derived.py",
+        "            rate = min(rates)", "            rate = max(rates)",
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "certificate-states-the-highest-floor": M(
+        "the certificate states each kind's highest floor, not its lowest", "rmpeer/judge/floors.py",
+        "            out[rate] = min((f.gbps for f in table.values()), default=None)",
+        "            out[rate] = max((f.gbps for f in table.values()), default=None)",
+        ("tests/judge/test_derived.py::test_the_certificate_states_the_lowest_floor_of_each_kind",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
