@@ -278,6 +278,28 @@ MUTANTS = {
         "            out[rate] = min((f.gbps for f in table.values()), default=None)",
         "            out[rate] = max((f.gbps for f in table.values()), default=None)",
         ("tests/judge/test_derived.py::test_the_certificate_states_the_lowest_floor_of_each_kind",)),
+    "efficiency-above-one-accepted": M(
+        "efficiencies.yaml may state an efficiency above 1", "rmpeer/judge/derived.py",
+        "    if isinstance(eff, bool) or not 0 < eff <= 1:", "    if isinstance(eff, bool) or not 0 < eff:",
+        ("tests/judge/test_derived.py::test_a_wrong_efficiency_file_is_refused_naming_the_entry",)),
+    "no-enabled-nvlink-without-a-topology-degrades": M(
+        "a card RM enables no NVLink on degrades on a host no topology expects links of", "rmpeer/judge/nvlink.py",
+        "    elif not enabled and expected:", "    elif not enabled:",
+        ("tests/judge/test_verdict.py::test_a_card_rm_enables_no_nvlink_on_is_judged_only_where_links_are_expected",)),
+    "relative-key-path-accepted": M(
+        "RMPEER_KEY may name the key by a relative path", "rmpeer/machine/signing.py",
+        "        if not os.path.isabs(given):", "        if False:",
+        ("tests/system/test_shared_host_trust.py::test_a_relative_key_path_is_refused_in_one_line",)),
+    "key-folder-group-writable-accepted": M(
+        "a key folder its group may write is accepted", "rmpeer/machine/signing.py",
+        "    if st.st_mode & 0o022:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace the key\"",
+        "    if st.st_mode & 0o002:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace the key\"",
+        ("tests/system/test_shared_host_trust.py::test_a_key_another_user_could_read_or_replace_is_refused"
+         "[folder-group-writable]",)),
+    "short-host-key-accepted": M(
+        "a host key of fewer than 32 bytes signs", "rmpeer/machine/signing.py",
+        "    if len(key) != KEY_BYTES:", "    if len(key) < 16:",
+        ("tests/system/test_shared_host_trust.py::test_a_key_file_that_is_not_32_bytes_of_hex_is_refused",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -215,6 +215,7 @@ def test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it(recorded):
     (lambda d: d["generations"]["hopper"]["nvlink"].update(efficiency=0.8), r"disagrees with the measurement"),
     (lambda d: d["generations"]["hopper"]["nvlink"].update(status="guessed"), r"'guessed' is not one of"),
     (lambda d: d["generations"]["ampere"]["nvlink"].pop("note"), r"provisional efficiency needs a note"),
+    (lambda d: d["generations"]["ampere"]["nvlink"].update(efficiency=1.2), r"a fraction above 0 and at most 1"),
     (lambda d: d["generations"]["hopper"]["nvlink"].update(efficency=1), r"unknown key 'efficency'.*'efficiency'"),
     (lambda d: d["generations"]["hopper"]["nvlink"]["measured"].pop("evidence"), r"evidence"),
     (lambda d: d["generations"]["hopper"]["same_card"].update(per_pce_gbps=60), r"per_pce_gbps.*disagrees"),

@@ -340,3 +340,14 @@ def test_the_certificate_says_a_figure_on_the_floor_met_it():
     below = dict(on, src_card=1, dst_card=0, gbps=floor - 0.1)
     assert [(j["pair"], j["floor"], j["met"]) for j in judged_figures(floors, [on, below])] == [
         ("0->1", floor, True), ("1->0", floor, False)]
+
+
+def test_a_card_rm_enables_no_nvlink_on_is_judged_only_where_links_are_expected():
+    """check_active: the topology's count says whether NVLinks are expected at all; a card RM
+    says has NVLink but enables none passes on a host without a topology, and degrades on
+    h200x2-nv18 (18 links a card, matrices/topologies.yaml)."""
+    from rmpeer.judge.nvlink import check_active
+
+    none_enabled = {"card": 0, "supported": True, "links": [], "active": 0}
+    assert check_active(none_enabled, None) == []
+    assert check_active(none_enabled, 18) == ["card 0: RM enables no NVLink on this card (18 expected)"]
