@@ -300,6 +300,11 @@ MUTANTS = {
         "a host key of fewer than 32 bytes signs", "rmpeer/machine/signing.py",
         "    if len(key) != KEY_BYTES:", "    if len(key) < 16:",
         ("tests/system/test_shared_host_trust.py::test_a_key_file_that_is_not_32_bytes_of_hex_is_refused",)),
+    "refused-cc-capabilities-pass": M(
+        "Confidential Computing capabilities RM refused pass unsaid", "rmpeer/judge/health.py",
+        '        _unread("confidential-compute", "host", fact, True, out, not_checked)',
+        '        _unread("confidential-compute", "host", fact, False, out, not_checked)',
+        ("tests/judge/test_judge_health.py::test_refused_confidential_computing_capabilities_are_not_checked_on_any_host",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
