@@ -305,6 +305,11 @@ MUTANTS = {
         '        _unread("confidential-compute", "host", fact, True, out, not_checked)',
         '        _unread("confidential-compute", "host", fact, False, out, not_checked)',
         ("tests/judge/test_judge_health.py::test_refused_confidential_computing_capabilities_are_not_checked_on_any_host",)),
+    "misshapen-certificate-crashes-if-stale": M(
+        "certify --if-stale on a certificate whose fields have another shape is an internal error (exit 5)",
+        "rmpeer/run/freshness.py", "    except (AttributeError, TypeError, KeyError, ValueError) as exc:\n        return False",
+        "    except ZeroDivisionError as exc:\n        return False",
+        ("tests/run/test_freshness.py::test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_crashes",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

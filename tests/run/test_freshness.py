@@ -218,3 +218,25 @@ def test_a_fingerprint_key_the_certificate_lacks_is_a_change(tmp_path, host):
     recorded = {k: v for k, v in now.items() if k != "acs"}
     assert staleness.fingerprint_changes(recorded, now) == ["the certificate records no PCIe ACS"]
     assert staleness.fingerprint_changes(now, now) == []
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d["fingerprint"].update(cards="x"),
+    lambda d: d["fingerprint"].update(cards=[1, 2]),
+    lambda d: d["fingerprint"].update(cards=[{"pci": ["0000:18:00.0"], "uuid": "GPU-a"}]),
+    lambda d: d.update(target="live"),
+    lambda d: d["host"].update(selection="0,1"),
+], ids=["cards-text", "cards-numbers", "pci-list", "target-text", "selection-text"])
+def test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_crashes(tmp_path, host, damage):
+    """A file at the --if-stale path that another user or a cut write left with JSON of another
+    shape is a certificate that cannot be read (one line; certify then runs), never an
+    internal error (exit 5, no run): seen as AttributeError on `certify --if-stale`."""
+    from rmpeer.machine.selection import request_from
+
+    path = certificate(tmp_path, host)
+    doc = json.loads(open(path).read())
+    doc["host"] = {}
+    damage(doc)
+    open(path, "w").write(json.dumps(doc))
+    ok, reasons = check_fresh(path, "quick", root=str(host), now=NOW, node=NODE, cards=request_from("0"))
+    assert not ok and len(reasons) == 1 and reasons[0].startswith(f"the certificate cannot be read: {path}: ")
