@@ -310,6 +310,24 @@ MUTANTS = {
         "rmpeer/run/freshness.py", "    except (AttributeError, TypeError, KeyError, ValueError) as exc:\n        return False",
         "    except ZeroDivisionError as exc:\n        return False",
         ("tests/run/test_freshness.py::test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_crashes",)),
+    "unnamed-recovery-action-is-info": M(
+        "a recovery action the headers do not name is INFO, not DEGRADE", "rmpeer/judge/health.py",
+        "    severity, what = RECOVERY.get(action, (DEGRADE,", "    severity, what = RECOVERY.get(action, (INFO,",
+        ("tests/judge/test_judge_health.py::test_a_recovery_action_the_headers_do_not_name_degrades",)),
+    "pcie-width-unread-judged": M(
+        "a PCIe link RM read no width of is judged as if it had one", "rmpeer/judge/health.py",
+        '    if not _read(fact) or fact.get("width") is None or fact.get("max_width") is None:',
+        "    if not _read(fact):",
+        ("tests/judge/test_judge_health.py::test_a_pcie_link_whose_width_rm_read_as_zero_is_not_checked",)),
+    "signature-of-any-kind-checked": M(
+        "a signature naming another algorithm is checked as HMAC-SHA256 and trusted", "rmpeer/machine/signing.py",
+        '    if sig.get("alg") != ALG or not isinstance(sig.get("mac"), str):',
+        '    if not isinstance(sig.get("mac"), str):',
+        ("tests/run/test_freshness.py::test_a_signature_of_another_kind_is_not_trusted_even_with_a_valid_mac",)),
+    "host-key-replaced-by-a-racing-run": M(
+        "a first run that finds the key made meanwhile replaces it", "rmpeer/machine/signing.py",
+        'mode=0o600, replace=False, what="the host key")', 'mode=0o600, replace=True, what="the host key")',
+        ("tests/run/test_freshness.py::test_a_key_another_run_made_a_moment_ago_is_read_never_replaced",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -234,3 +234,17 @@ def test_refused_confidential_computing_capabilities_are_not_checked_on_any_host
     found, not_checked = judged(lambda h: h["health"].__setitem__("cc", dict(refused)))
     assert not_checked == [("confidential-compute", "host: answered NV_ERR_NOT_SUPPORTED")]
     assert [(f.check, f.severity) for f in found] == [("confidential-compute", INFO)]
+
+
+def test_a_recovery_action_the_headers_do_not_name_degrades():
+    """docs/health.md: "GPU_RESET, DRAIN_AND_RESET, or a value the headers do not name": DEGRADED."""
+    found, _ = judged(card_fact("recovery", action="17"))
+    assert [(f.check, f.severity) for f in found] == [("recovery-action", DEGRADE)]
+
+
+def test_a_pcie_link_whose_width_rm_read_as_zero_is_not_checked():
+    """docs/health.md: "a width of 0 is 'not read'" (rm.health keeps it as None): the link is
+    not judged, and says so, rather than passing or failing."""
+    found, not_checked = judged(card_fact("pcie", width=None))
+    assert not_checked == [("pcie-link", "card 0: RM gave no link width")]
+    assert [(f.check, f.severity) for f in found] == [("pcie-link", INFO)]

@@ -240,3 +240,33 @@ def test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_c
     open(path, "w").write(json.dumps(doc))
     ok, reasons = check_fresh(path, "quick", root=str(host), now=NOW, node=NODE, cards=request_from("0"))
     assert not ok and len(reasons) == 1 and reasons[0].startswith(f"the certificate cannot be read: {path}: ")
+
+
+def test_a_signature_of_another_kind_is_not_trusted_even_with_a_valid_mac(tmp_path, host):
+    """Only HMAC-SHA256 signatures are checked (rmpeer.machine.signing.ALG): one that names
+    another algorithm is not trusted, though its mac is this key's HMAC-SHA256 of the content."""
+    path = certificate(tmp_path, host)
+    doc = json.loads(open(path).read())
+    doc["signature"]["alg"] = "HMAC-SHA1"
+    open(path, "w").write(json.dumps(doc))
+    assert fresh(path, host) == (False, ["not trusted: signature of an unknown kind ('HMAC-SHA1'): not checked, "
+                                         "not trusted"])
+
+
+def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, monkeypatch):
+    """Two first runs at once: the one that finds no key, then finds that the other made it
+    while it looked, signs with that key; certificates the other signed still verify."""
+    from rmpeer import safewrite
+    from rmpeer.machine import signing
+
+    theirs = signing.load_key(create=True)
+    real, calls = safewrite.read_own, []
+
+    def not_yet(path, **kw):          # the first look comes before the other run's key
+        calls.append(path)
+        if len(calls) == 1:
+            raise FileNotFoundError(path)
+        return real(path, **kw)
+
+    monkeypatch.setattr(safewrite, "read_own", not_yet)
+    assert signing.load_key(create=True) == theirs and len(calls) == 2
