@@ -328,6 +328,18 @@ MUTANTS = {
         "a first run that finds the key made meanwhile replaces it", "rmpeer/machine/signing.py",
         'mode=0o600, replace=False, what="the host key")', 'mode=0o600, replace=True, what="the host key")',
         ("tests/run/test_freshness.py::test_a_key_another_run_made_a_moment_ago_is_read_never_replaced",)),
+    "card-unfinished-below-degrade": M(
+        "a card's INCOMPLETE ranks below its DEGRADED and NOT CERTIFIED", "rmpeer/judge/cards.py",
+        "UNFINISHED: (4, INCOMPLETE)", "UNFINISHED: (1, INCOMPLETE)",
+        ("tests/judge/test_cards.py::test_a_card_that_could_not_be_checked_is_incomplete_even_beside_a_degrade",)),
+    "pair-failed-copy-shown-passed": M(
+        "a pair's read column says passed for a copy that returned the wrong bytes", "rmpeer/judge/cards.py",
+        '            d[p.op] = "failed" if not p.ok else d.get(p.op) or "passed"', '            d[p.op] = d.get(p.op) or "passed"',
+        ("tests/judge/test_cards.py::test_a_pairs_failed_copy_shows_in_its_read_column",)),
+    "unknown-certificate-tier-holds": M(
+        "a certificate of a tier rmpeer does not know is not told by its tier", "rmpeer/run/freshness.py",
+        "    elif c.tier not in TIERS:\n        out.append", "    elif False:\n        out.append",
+        ("tests/run/test_freshness.py::test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

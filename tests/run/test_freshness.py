@@ -270,3 +270,8 @@ def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, mo
 
     monkeypatch.setattr(safewrite, "read_own", not_yet)
     assert signing.load_key(create=True) == theirs and len(calls) == 2
+
+
+def test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds(tmp_path, host):
+    path = certificate(tmp_path, host, tier="exhaustive")
+    assert fresh(path, host) == (False, ["the certificate's tier 'exhaustive' is not one of passive, quick, full"])
