@@ -340,6 +340,11 @@ MUTANTS = {
         "a certificate of a tier rmpeer does not know is not told by its tier", "rmpeer/run/freshness.py",
         "    elif c.tier not in TIERS:\n        out.append", "    elif False:\n        out.append",
         ("tests/run/test_freshness.py::test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds",)),
+    "pair-column-failed-overwritten": M(
+        "a pair's column that a failed check set is overwritten by a later passed check", "rmpeer/judge/cards.py",
+        '            if dim in DIMENSIONS and c.outcome == "passed" and d.get(dim) is None:',
+        '            if dim in DIMENSIONS and c.outcome == "passed":',
+        ("tests/judge/test_cards.py::test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

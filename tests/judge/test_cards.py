@@ -200,3 +200,15 @@ def test_a_pairs_failed_copy_shows_in_its_read_column():
                PairResult("one-per-card", 1, 0, 1, 0, "read", True, 64 << 20)]
     (pair,) = by_card(r)["pairs"]
     assert (pair["pair"], pair["read"], pair["write"]) == ("0-1", "failed", "not run")
+
+
+def test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes():
+    """Card 0 -> 1 read failed, card 1 -> 0 read passed (checks in that order): the pair 0-1's
+    read is "failed", whatever order the checks come in."""
+    def read(s, t, outcome):
+        return CheckResult(f"read/one-per-card/s{s}->t{t}", "read", "read/write", f"s{s}->t{t}", outcome,
+                           "bytes differ" if outcome == "failed" else "", "one-per-card", s=s, t=t)
+
+    for checks in ([read(0, 1, "failed"), read(1, 0, "passed")], [read(1, 0, "passed"), read(0, 1, "failed")]):
+        (pair,) = [p for p in by_card(_result(checks=checks))["pairs"] if p["pair"] == "0-1"]
+        assert (pair["read"], pair["verdict"]) == ("failed", NOT_CERTIFIED)
