@@ -345,6 +345,28 @@ MUTANTS = {
         '            if dim in DIMENSIONS and c.outcome == "passed" and d.get(dim) is None:',
         '            if dim in DIMENSIONS and c.outcome == "passed":',
         ("tests/judge/test_cards.py::test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes",)),
+    "gone-card-unsaid": M(
+        "a card the certificate has and this host no longer lists is not said stale", "rmpeer/run/freshness.py",
+        '        if pci not in now:\n            out.append(f"card {i} ({pci}, {c.get(\'uuid\')}) is gone")',
+        "        if pci not in now:\n            pass",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "new-card-unsaid": M(
+        "a card this host lists and the certificate does not is not said", "rmpeer/run/freshness.py",
+        "    for pci, (i, n) in now.items():\n        if pci not in was:", "    for pci, (i, n) in now.items():\n        if False:",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "card-model-change-unsaid": M(
+        "a card of another model at the same bus is not said stale", "rmpeer/run/freshness.py",
+        '        elif n.get("model") != c.get("model"):', "        elif False:",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "no-gpu-listed-unsaid": M(
+        "a host whose /proc lists no GPU is not said so", "rmpeer/run/freshness.py",
+        '            if not new["cards"]:\n                out.append', "            if False:\n                out.append",
+        ("tests/run/test_freshness.py::test_a_host_whose_proc_lists_no_gpu_says_so",)),
+    "grown-list-compared-as-its-prefix": M(
+        "a fingerprint list that grew is compared over the old length only", "rmpeer/run/freshness.py",
+        "    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):",
+        "    if isinstance(old, list) and isinstance(new, list):",
+        ("tests/run/test_freshness.py::test_an_iommu_unit_added_is_a_change",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -275,3 +275,41 @@ def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, mo
 def test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds(tmp_path, host):
     path = certificate(tmp_path, host, tier="exhaustive")
     assert fresh(path, host) == (False, ["the certificate's tier 'exhaustive' is not one of passive, quick, full"])
+
+
+def test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named(tmp_path, host):
+    """By PCI address, as /proc/driver/nvidia/gpus lists the cards (the fake host's two H200s):
+    card 1 taken out, a third put in at 0000:00:08.0; then card 1 back as another model."""
+    import shutil
+
+    path = certificate(tmp_path, host)
+    gpus = host / "proc/driver/nvidia/gpus"
+    moved = gpus / "0000:00:08.0"
+    shutil.move(gpus / CARDS[1][0], moved)
+    new_uuid = "GPU-00000000-1111-2222-3333-444444444444"
+    (moved / "information").write_text((moved / "information").read_text().replace(CARDS[1][1], new_uuid)
+                                       .replace(CARDS[1][0], "0000:00:08.0"))
+    _, reasons = fresh(path, host)
+    assert f"card 1 ({CARDS[1][0]}, {CARDS[1][1]}) is gone" in reasons
+    assert f"a card the certificate does not have: card 1 (0000:00:08.0, {new_uuid})" in reasons
+    shutil.rmtree(moved)
+    write(host, f"/proc/driver/nvidia/gpus/{CARDS[1][0]}/information", (gpus / CARDS[0][0] / "information").read_text()
+          .replace(CARDS[0][1], CARDS[1][1]).replace(CARDS[0][0], CARDS[1][0]).replace("NVIDIA H200", "NVIDIA H100"))
+    assert fresh(path, host) == (False, ["card 1 model changed NVIDIA H200 -> NVIDIA H100"])
+
+
+def test_a_host_whose_proc_lists_no_gpu_says_so(tmp_path, host):
+    import shutil
+
+    path = certificate(tmp_path, host)
+    shutil.rmtree(host / "proc/driver/nvidia/gpus")
+    host.joinpath("proc/driver/nvidia/gpus").mkdir()
+    _, reasons = fresh(path, host)
+    assert reasons[0] == "this host lists no GPU in /proc/driver/nvidia/gpus"
+
+
+def test_an_iommu_unit_added_is_a_change(tmp_path, host):
+    """A list that grew (the units in /sys/class/iommu: dmar0, then dmar0 and dmar1) differs."""
+    path = certificate(tmp_path, host)
+    (host / "sys/class/iommu/dmar1").mkdir()
+    assert fresh(path, host) == (False, ["IOMMU changed (units): ['dmar0'] -> ['dmar0', 'dmar1']"])
