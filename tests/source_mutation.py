@@ -367,6 +367,19 @@ MUTANTS = {
         "    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):",
         "    if isinstance(old, list) and isinstance(new, list):",
         ("tests/run/test_freshness.py::test_an_iommu_unit_added_is_a_change",)),
+    "after-gpu-processes-unread-unsaid": M(
+        "the GPU-process list that could not be read after the run is not named as not checked",
+        "rmpeer/judge/unchecked.py", '    for when in ("before", "after", "now"):', '    for when in ("before", "now"):',
+        ("tests/judge/test_unchecked.py::test_each_gpu_process_list_that_could_not_be_read_is_not_checked",)),
+    "not-checked-one-entry-per-check": M(
+        "two reasons one check could not be made are kept as one", "rmpeer/judge/unchecked.py",
+        '        key = (item["check"], item["reason"])', '        key = item["check"]',
+        ("tests/judge/test_unchecked.py::test_one_reason_of_one_check_is_one_entry_and_two_reasons_are_two",)),
+    "require-complete-exit-8-beside-a-cut": M(
+        "a run cut short is taken as --require-complete's refusal alone (exit 8)", "rmpeer/judge/unchecked.py",
+        "    return bool(unfinished) and all(f.check == REQUIRE_COMPLETE for f in unfinished)",
+        "    return any(f.check == REQUIRE_COMPLETE for f in unfinished)",
+        ("tests/judge/test_unchecked.py::test_require_complete_refuses_only_a_certified_run_and_says_so",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
