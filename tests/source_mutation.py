@@ -380,6 +380,28 @@ MUTANTS = {
         "    return bool(unfinished) and all(f.check == REQUIRE_COMPLETE for f in unfinished)",
         "    return any(f.check == REQUIRE_COMPLETE for f in unfinished)",
         ("tests/judge/test_unchecked.py::test_require_complete_refuses_only_a_certified_run_and_says_so",)),
+    "lock-folder-group-writable-accepted": M(
+        "a lock folder its group may write is accepted", "rmpeer/machine/lock.py",
+        "    if st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        "    if st.st_mode & 0o002 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        ("tests/machine/test_lock.py::test_a_lock_folder_its_group_may_write_is_refused",)),
+    "lock-folder-link-followed": M(
+        "a lock folder that is a symbolic link is followed", "rmpeer/machine/lock.py",
+        '    if stat.S_ISLNK(st.st_mode):\n        return "it is a symbolic link"\n    if not stat.S_ISDIR(st.st_mode):\n'
+        '        return "it is not a folder"\n    if st.st_uid not in (uid, 0):',
+        '    if not stat.S_ISDIR(os.stat(folder).st_mode):\n        return "it is not a folder"\n'
+        "    if st.st_uid not in (uid, 0):",
+        ("tests/machine/test_lock.py::test_a_lock_folder_that_is_a_link_is_refused",)),
+    "sticky-runtime-folder-takes-the-lock": M(
+        "a sticky world-writable $XDG_RUNTIME_DIR takes a user's lock", "rmpeer/machine/lock.py",
+        "    if st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        "    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:",
+        ("tests/machine/test_lock.py::test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes[sticky-world-writable]",)),
+    "roots-runtime-folder-takes-a-users-lock": M(
+        "a $XDG_RUNTIME_DIR root owns takes a user's lock", "rmpeer/machine/lock.py",
+        "_folder_problem(Path(runtime), uid, sticky_ok=False) is None and os.lstat(runtime).st_uid == uid:",
+        "_folder_problem(Path(runtime), uid, sticky_ok=False) is None:",
+        ("tests/machine/test_lock.py::test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes[roots]",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
