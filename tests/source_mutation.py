@@ -402,6 +402,10 @@ MUTANTS = {
         "_folder_problem(Path(runtime), uid, sticky_ok=False) is None and os.lstat(runtime).st_uid == uid:",
         "_folder_problem(Path(runtime), uid, sticky_ok=False) is None:",
         ("tests/machine/test_lock.py::test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes[roots]",)),
+    "if-stale-ignores-the-cards-asked": M(
+        "--if-stale takes a certificate of other cards for the cards asked", "rmpeer/run/freshness.py",
+        "        if cards is not None:    # the cards asked for", "        if False:    # the cards asked for",
+        ("tests/run/test_freshness.py::test_a_certificate_of_some_cards_holds_only_for_those",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -313,3 +313,21 @@ def test_an_iommu_unit_added_is_a_change(tmp_path, host):
     path = certificate(tmp_path, host)
     (host / "sys/class/iommu/dmar1").mkdir()
     assert fresh(path, host) == (False, ["IOMMU changed (units): ['dmar0'] -> ['dmar0', 'dmar1']"])
+
+
+def test_a_certificate_of_some_cards_holds_only_for_those(tmp_path, host):
+    """certify --if-stale --cards 1 with the certificate of a run of card 0 alone (of the fake
+    host's two): it does not cover card 1; asked for card 0 it holds."""
+    from rmpeer.machine.selection import HostCard, Selection, request_from
+
+    of = tuple(HostCard(i, i, pci, uuid) for i, (pci, uuid, _) in enumerate(CARDS))
+    fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
+    result = RunResult(node=NODE, tier="quick", target={"kind": "live"}, started=STARTED.strftime(staleness.ISO),
+                       valid_until=valid_until(STARTED, parse_valid_for("24h")), fingerprint=fp, verdict=CERTIFIED,
+                       host={"selection": Selection((0,), of, "--cards", "--cards 0").as_dict()})
+    path = tmp_path / "certificate.json"
+    path.write_text(signed_text(result.to_dict()))     # as certificate() above, with the run's selection
+    check = lambda asked: check_fresh(path, "quick", root=str(host), now=NOW, node=NODE,  # noqa: E731
+                                      cards=request_from(asked, environ={}))
+    assert check("1") == (False, [f"the certificate covers cards 0 (--cards 0), not card 1 ({CARDS[1][1]})"])
+    assert check("0") == (True, [])
