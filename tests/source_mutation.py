@@ -406,6 +406,14 @@ MUTANTS = {
         "--if-stale takes a certificate of other cards for the cards asked", "rmpeer/run/freshness.py",
         "        if cards is not None:    # the cards asked for", "        if False:    # the cards asked for",
         ("tests/run/test_freshness.py::test_a_certificate_of_some_cards_holds_only_for_those",)),
+    "own-video-memory-trusted-when-one-card-grew": M(
+        "the per-process video memory is trusted for every card when it grew on some", "rmpeer/judge/sharedhost.py",
+        "        if len(grew) == len(cards):", "        if grew:",
+        ("tests/judge/test_sharedhost.py::test_a_per_process_figure_that_missed_one_cards_buffers_is_not_trusted_for_any",)),
+    "backwards-range-names-no-card": M(
+        "--cards 3-1 names no card instead of being refused", "rmpeer/machine/selection.py",
+        "        if m and int(m[1]) <= int(m[2]):", "        if m:",
+        ("tests/machine/test_selection.py::test_bad_names_are_refused_before_the_host_is_known",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
