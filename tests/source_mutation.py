@@ -304,6 +304,205 @@ MUTANTS = {
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
         ("tests/pytest_plugin/test_results.py::test_each_outcome_is_the_one_pytests_report_phases_give",)),
+    # -- a mutant hunt on the judge and the trust code (mutants2) ---------------------------------
+    "info-finding-hides-a-failed-check": M(
+        "a failed check whose words an INFO finding repeats is dropped from the verdict", "rmpeer/judge/verdict.py",
+        "    texts = {f.text for f in findings if f.severity != INFO}", "    texts = {f.text for f in findings}",
+        ("tests/judge/test_verdict.py::test_an_info_finding_never_hides_a_failed_check_of_the_same_words",)),
+    "check-reason-prefix-restates": M(
+        "a failed check whose reason only begins with a finding's words is taken as restating it",
+        "rmpeer/judge/verdict.py", 'reason.startswith(t + "; ")', "reason.startswith(t)",
+        ("tests/judge/test_verdict.py::test_a_check_reason_that_only_begins_with_a_findings_words_is_its_own_reason",)),
+    "accepted-boost-unchecked": M(
+        "the clocks after a boost RM accepted are not compared with the idle ones", "rmpeer/judge/verdict.py",
+        "    if fitness.boost is None:\n        return out",
+        "    if fitness.boost is None or not fitness.boost.failures:\n        return out",
+        ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
+    "link-status-refusal-passes": M(
+        "a link status RM refused, on a card with NVLink, passes", "rmpeer/judge/verdict.py",
+        '    if not health.get("supported") or reason:', '    if not health.get("supported"):',
+        ("tests/judge/test_verdict.py::test_a_link_status_rm_refused_on_an_nvlink_card_is_never_a_pass",)),
+    "xid-allowance-any-card": M(
+        "an allowance for a provoked Xid on one card covers the same Xid on any card", "rmpeer/judge/verdict.py",
+        '            if (card, x["xid"]) in allowed:', '            if x["xid"] in [a[1] for a in allowed]:',
+        ("tests/judge/test_verdict.py::test_an_allowance_for_one_card_does_not_cover_the_same_xid_on_another",)),
+    "check-reason-drops-layout": M(
+        "a failed check's reason leaves out its layout", "rmpeer/judge/verdict.py",
+        '            subject = c.subject if not c.layout or c.subject == c.layout else f"{c.layout} {c.subject}"',
+        "            subject = c.subject",
+        ("tests/judge/test_verdict.py::test_a_failed_checks_reason_names_its_layout_and_window",)),
+    "three-subjects-and-more": M(
+        "a reason of exactly three subjects says 'and more'", "rmpeer/judge/verdict.py",
+        "{' and more' if n > 3 else ''}", "{' and more' if n >= 3 else ''}",
+        ("tests/judge/test_verdict.py::test_three_subjects_are_all_named_and_a_fourth_is_and_more",)),
+    "reason-bound-off-by-one": M(
+        "a reason of exactly 300 characters is cut", "rmpeer/judge/verdict.py",
+        "    return text if len(text) <= limit else", "    return text if len(text) < limit else",
+        ("tests/judge/test_verdict.py::test_a_reason_is_cut_to_at_most_300_characters",)),
+    "figure-on-the-floor-not-met": M(
+        "the certificate says a figure exactly on its floor did not meet it", "rmpeer/judge/floors.py",
+        '"met": f["gbps"] >= met.gbps})', '"met": f["gbps"] > met.gbps})',
+        ("tests/judge/test_verdict.py::test_the_certificate_says_a_figure_on_the_floor_met_it",)),
+    "pair-links-of-the-better-card": M(
+        "a pair's derived floor counts the links of the card with more, not fewer", "rmpeer/judge/derived.py",
+        "    direct_n, switch_n = min(len(d_ab), len(d_ba)), min(len(s_a), len(s_b))",
+        "    direct_n, switch_n = max(len(d_ab), len(d_ba)), max(len(s_a), len(s_b))",
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "unconnected-links-counted": M(
+        "a link RM says is not connected counts toward a pair's derived floor", "rmpeer/judge/derived.py",
+        'if x.get("connected") and (x.get("remote") or {}).get("type") == remote_type]',
+        'if (x.get("remote") or {}).get("type") == remote_type]',
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "pair-rate-of-the-fastest-link": M(
+        "a pair's derived floor takes its fastest link's rate, not its slowest", "rmpeer/judge/derived.py",
+        "            rate = min(rates)", "            rate = max(rates)",
+        ("tests/judge/test_derived.py::test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate",)),
+    "certificate-states-the-highest-floor": M(
+        "the certificate states each kind's highest floor, not its lowest", "rmpeer/judge/floors.py",
+        "            out[rate] = min((f.gbps for f in table.values()), default=None)",
+        "            out[rate] = max((f.gbps for f in table.values()), default=None)",
+        ("tests/judge/test_derived.py::test_the_certificate_states_the_lowest_floor_of_each_kind",)),
+    "efficiency-above-one-accepted": M(
+        "efficiencies.yaml may state an efficiency above 1", "rmpeer/judge/derived.py",
+        "    if isinstance(eff, bool) or not 0 < eff <= 1:", "    if isinstance(eff, bool) or not 0 < eff:",
+        ("tests/judge/test_derived.py::test_a_wrong_efficiency_file_is_refused_naming_the_entry",)),
+    "no-enabled-nvlink-without-a-topology-degrades": M(
+        "a card RM enables no NVLink on degrades on a host no topology expects links of", "rmpeer/judge/nvlink.py",
+        "    elif not enabled and expected:", "    elif not enabled:",
+        ("tests/judge/test_verdict.py::test_a_card_rm_enables_no_nvlink_on_is_judged_only_where_links_are_expected",)),
+    "relative-key-path-accepted": M(
+        "RMPEER_KEY may name the key by a relative path", "rmpeer/machine/signing.py",
+        "        if not os.path.isabs(given):", "        if False:",
+        ("tests/system/test_shared_host_trust.py::test_a_relative_key_path_is_refused_in_one_line",)),
+    "key-folder-group-writable-accepted": M(
+        "a key folder its group may write is accepted", "rmpeer/machine/signing.py",
+        "    if st.st_mode & 0o022:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace the key\"",
+        "    if st.st_mode & 0o002:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users replace the key\"",
+        ("tests/system/test_shared_host_trust.py::test_a_key_another_user_could_read_or_replace_is_refused"
+         "[folder-group-writable]",)),
+    "short-host-key-accepted": M(
+        "a host key of fewer than 32 bytes signs", "rmpeer/machine/signing.py",
+        "    if len(key) != KEY_BYTES:", "    if len(key) < 16:",
+        ("tests/system/test_shared_host_trust.py::test_a_key_file_that_is_not_32_bytes_of_hex_is_refused",)),
+    "refused-cc-capabilities-pass": M(
+        "Confidential Computing capabilities RM refused pass unsaid", "rmpeer/judge/health.py",
+        '        _unread("confidential-compute", "host", fact, True, out, not_checked)',
+        '        _unread("confidential-compute", "host", fact, False, out, not_checked)',
+        ("tests/judge/test_judge_health.py::test_refused_confidential_computing_capabilities_are_not_checked_on_any_host",)),
+    "misshapen-certificate-crashes-if-stale": M(
+        "certify --if-stale on a certificate whose fields have another shape is an internal error (exit 5)",
+        "rmpeer/run/freshness.py", "    except (AttributeError, TypeError, KeyError, ValueError) as exc:\n        return False",
+        "    except ZeroDivisionError as exc:\n        return False",
+        ("tests/run/test_freshness.py::test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_crashes",)),
+    "unnamed-recovery-action-is-info": M(
+        "a recovery action the headers do not name is INFO, not DEGRADE", "rmpeer/judge/health.py",
+        "    severity, what = RECOVERY.get(action, (DEGRADE,", "    severity, what = RECOVERY.get(action, (INFO,",
+        ("tests/judge/test_judge_health.py::test_a_recovery_action_the_headers_do_not_name_degrades",)),
+    "pcie-width-unread-judged": M(
+        "a PCIe link RM read no width of is judged as if it had one", "rmpeer/judge/health.py",
+        '    if not _read(fact) or fact.get("width") is None or fact.get("max_width") is None:',
+        "    if not _read(fact):",
+        ("tests/judge/test_judge_health.py::test_a_pcie_link_whose_width_rm_read_as_zero_is_not_checked",)),
+    "signature-of-any-kind-checked": M(
+        "a signature naming another algorithm is checked as HMAC-SHA256 and trusted", "rmpeer/machine/signing.py",
+        '    if sig.get("alg") != ALG or not isinstance(sig.get("mac"), str):',
+        '    if not isinstance(sig.get("mac"), str):',
+        ("tests/run/test_freshness.py::test_a_signature_of_another_kind_is_not_trusted_even_with_a_valid_mac",)),
+    "host-key-replaced-by-a-racing-run": M(
+        "a first run that finds the key made meanwhile replaces it", "rmpeer/machine/signing.py",
+        'mode=0o600, replace=False, what="the host key")', 'mode=0o600, replace=True, what="the host key")',
+        ("tests/run/test_freshness.py::test_a_key_another_run_made_a_moment_ago_is_read_never_replaced",)),
+    "card-unfinished-below-degrade": M(
+        "a card's INCOMPLETE ranks below its DEGRADED and NOT CERTIFIED", "rmpeer/judge/cards.py",
+        "UNFINISHED: (4, INCOMPLETE)", "UNFINISHED: (1, INCOMPLETE)",
+        ("tests/judge/test_cards.py::test_a_card_that_could_not_be_checked_is_incomplete_even_beside_a_degrade",)),
+    "pair-failed-copy-shown-passed": M(
+        "a pair's read column says passed for a copy that returned the wrong bytes", "rmpeer/judge/cards.py",
+        '            d[p.op] = "failed" if not p.ok else d.get(p.op) or "passed"', '            d[p.op] = d.get(p.op) or "passed"',
+        ("tests/judge/test_cards.py::test_a_pairs_failed_copy_shows_in_its_read_column",)),
+    "unknown-certificate-tier-holds": M(
+        "a certificate of a tier rmpeer does not know is not told by its tier", "rmpeer/run/freshness.py",
+        "    elif c.tier not in TIERS:\n        out.append", "    elif False:\n        out.append",
+        ("tests/run/test_freshness.py::test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds",)),
+    "pair-column-failed-overwritten": M(
+        "a pair's column that a failed check set is overwritten by a later passed check", "rmpeer/judge/cards.py",
+        '            if dim in DIMENSIONS and c.outcome == "passed" and d.get(dim) is None:',
+        '            if dim in DIMENSIONS and c.outcome == "passed":',
+        ("tests/judge/test_cards.py::test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes",)),
+    "gone-card-unsaid": M(
+        "a card the certificate has and this host no longer lists is not said stale", "rmpeer/run/freshness.py",
+        '        if pci not in now:\n            out.append(f"card {i} ({pci}, {c.get(\'uuid\')}) is gone")',
+        "        if pci not in now:\n            pass",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "new-card-unsaid": M(
+        "a card this host lists and the certificate does not is not said", "rmpeer/run/freshness.py",
+        "    for pci, (i, n) in now.items():\n        if pci not in was:", "    for pci, (i, n) in now.items():\n        if False:",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "card-model-change-unsaid": M(
+        "a card of another model at the same bus is not said stale", "rmpeer/run/freshness.py",
+        '        elif n.get("model") != c.get("model"):', "        elif False:",
+        ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
+    "no-gpu-listed-unsaid": M(
+        "a host whose /proc lists no GPU is not said so", "rmpeer/run/freshness.py",
+        '            if not new["cards"]:\n                out.append', "            if False:\n                out.append",
+        ("tests/run/test_freshness.py::test_a_host_whose_proc_lists_no_gpu_says_so",)),
+    "grown-list-compared-as-its-prefix": M(
+        "a fingerprint list that grew is compared over the old length only", "rmpeer/run/freshness.py",
+        "    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):",
+        "    if isinstance(old, list) and isinstance(new, list):",
+        ("tests/run/test_freshness.py::test_an_iommu_unit_added_is_a_change",)),
+    "after-gpu-processes-unread-unsaid": M(
+        "the GPU-process list that could not be read after the run is not named as not checked",
+        "rmpeer/judge/unchecked.py", '    for when in ("before", "after", "now"):', '    for when in ("before", "now"):',
+        ("tests/judge/test_unchecked.py::test_each_gpu_process_list_that_could_not_be_read_is_not_checked",)),
+    "not-checked-one-entry-per-check": M(
+        "two reasons one check could not be made are kept as one", "rmpeer/judge/unchecked.py",
+        '        key = (item["check"], item["reason"])', '        key = item["check"]',
+        ("tests/judge/test_unchecked.py::test_one_reason_of_one_check_is_one_entry_and_two_reasons_are_two",)),
+    "require-complete-exit-8-beside-a-cut": M(
+        "a run cut short is taken as --require-complete's refusal alone (exit 8)", "rmpeer/judge/unchecked.py",
+        "    return bool(unfinished) and all(f.check == REQUIRE_COMPLETE for f in unfinished)",
+        "    return any(f.check == REQUIRE_COMPLETE for f in unfinished)",
+        ("tests/judge/test_unchecked.py::test_require_complete_refuses_only_a_certified_run_and_says_so",)),
+    "lock-folder-group-writable-accepted": M(
+        "a lock folder its group may write is accepted", "rmpeer/machine/lock.py",
+        "    if st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        "    if st.st_mode & 0o002 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        ("tests/machine/test_lock.py::test_a_lock_folder_its_group_may_write_is_refused",)),
+    "lock-folder-link-followed": M(
+        "a lock folder that is a symbolic link is followed", "rmpeer/machine/lock.py",
+        '    if stat.S_ISLNK(st.st_mode):\n        return "it is a symbolic link"\n    if not stat.S_ISDIR(st.st_mode):\n'
+        '        return "it is not a folder"\n    if st.st_uid not in (uid, 0):',
+        '    if not stat.S_ISDIR(os.stat(folder).st_mode):\n        return "it is not a folder"\n'
+        "    if st.st_uid not in (uid, 0):",
+        ("tests/machine/test_lock.py::test_a_lock_folder_that_is_a_link_is_refused",)),
+    "sticky-runtime-folder-takes-the-lock": M(
+        "a sticky world-writable $XDG_RUNTIME_DIR takes a user's lock", "rmpeer/machine/lock.py",
+        "    if st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX):",
+        "    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:",
+        ("tests/machine/test_lock.py::test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes[sticky-world-writable]",)),
+    "roots-runtime-folder-takes-a-users-lock": M(
+        "a $XDG_RUNTIME_DIR root owns takes a user's lock", "rmpeer/machine/lock.py",
+        "_folder_problem(Path(runtime), uid, sticky_ok=False) is None and os.lstat(runtime).st_uid == uid:",
+        "_folder_problem(Path(runtime), uid, sticky_ok=False) is None:",
+        ("tests/machine/test_lock.py::test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes[roots]",)),
+    "if-stale-ignores-the-cards-asked": M(
+        "--if-stale takes a certificate of other cards for the cards asked", "rmpeer/run/freshness.py",
+        "        if cards is not None:    # the cards asked for", "        if False:    # the cards asked for",
+        ("tests/run/test_freshness.py::test_a_certificate_of_some_cards_holds_only_for_those",)),
+    "own-video-memory-trusted-when-one-card-grew": M(
+        "the per-process video memory is trusted for every card when it grew on some", "rmpeer/judge/sharedhost.py",
+        "        if len(grew) == len(cards):", "        if grew:",
+        ("tests/judge/test_sharedhost.py::test_a_per_process_figure_that_missed_one_cards_buffers_is_not_trusted_for_any",)),
+    "backwards-range-names-no-card": M(
+        "--cards 3-1 names no card instead of being refused", "rmpeer/machine/selection.py",
+        "        if m and int(m[1]) <= int(m[2]):", "        if m:",
+        ("tests/machine/test_selection.py::test_bad_names_are_refused_before_the_host_is_known",)),
+    "any-calibrated-floor-covers-every-pair": M(
+        "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
+        '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
+        "    return bool(calibrated.same_card or calibrated.cross_card)",
+        ("tests/judge/test_derived.py::test_a_pair_an_entry_calibrates_no_floor_for_is_still_named_when_none_is_derived",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

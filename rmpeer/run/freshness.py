@@ -226,8 +226,11 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
     trust = verify(doc, key)
     reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
-    reasons += why_stale(cert, fingerprint, tier, now, node=node)
-    if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
-
-        reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
+    try:     # an unsigned or damaged file may hold JSON of any shape: its fields are compared, never believed
+        reasons += why_stale(cert, fingerprint, tier, now, node=node)
+        if cards is not None:    # the cards asked for (selection.Request): covered by the certificate's?
+            reasons += [r for r in [stale_reason(cert.host, cards, fingerprint.get("cards") or [])] if r]
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        return False, [f"the certificate cannot be read: {cert_path}: a field is not what a certificate "
+                       f"holds ({type(exc).__name__}: {exc})"]
     return not reasons, reasons

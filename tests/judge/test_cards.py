@@ -178,3 +178,37 @@ def test_prometheus_names_a_subsets_cards_by_the_hosts_numbers():
     assert f'rmpeer_gpu_certified{{UUID="{UUIDS[3]}",gpu="3",' in text and 'verdict="DEGRADED"} 0.0' in text
     assert f'rmpeer_gpu_certified{{UUID="{UUIDS[1]}",gpu="1",' in text
     assert 'gpu="0"' not in text          # the run's own number 0 is host card 1
+
+
+def test_a_card_that_could_not_be_checked_is_incomplete_even_beside_a_degrade():
+    """The verdict's order (rmpeer.judge.verdict's docstring): INCOMPLETE outranks NOT
+    CERTIFIED and DEGRADED, for a card as for the host."""
+    r = _result([Finding("clocks", "card 2", "a P-state from RM", "none", "degraded"),
+                 Finding("nvlink", "card 2", "NVLink state from RM", "errno 5", UNFINISHED),
+                 Finding("row-remap", "card 1", "no row-remapping failure", "a row remapping failed", FAIL),
+                 Finding("nvlink", "card 1", "NVLink state from RM", "errno 5", UNFINISHED)])
+    assert [c["verdict"] for c in by_card(r)["cards"]] == [CERTIFIED, INCOMPLETE, INCOMPLETE, CERTIFIED]
+
+
+def test_a_pairs_failed_copy_shows_in_its_read_column():
+    """A read through a window from card 0 to card 1 that returned the wrong bytes (ok False)
+    is the pair's read "failed", beside a passed one the other way."""
+    from rmpeer.model.result import PairResult
+
+    r = _result(verdict=NOT_CERTIFIED)
+    r.pairs = [PairResult("one-per-card", 0, 1, 0, 1, "read", False, 64 << 20),
+               PairResult("one-per-card", 1, 0, 1, 0, "read", True, 64 << 20)]
+    (pair,) = by_card(r)["pairs"]
+    assert (pair["pair"], pair["read"], pair["write"]) == ("0-1", "failed", "not run")
+
+
+def test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes():
+    """Card 0 -> 1 read failed, card 1 -> 0 read passed (checks in that order): the pair 0-1's
+    read is "failed", whatever order the checks come in."""
+    def read(s, t, outcome):
+        return CheckResult(f"read/one-per-card/s{s}->t{t}", "read", "read/write", f"s{s}->t{t}", outcome,
+                           "bytes differ" if outcome == "failed" else "", "one-per-card", s=s, t=t)
+
+    for checks in ([read(0, 1, "failed"), read(1, 0, "passed")], [read(1, 0, "passed"), read(0, 1, "failed")]):
+        (pair,) = [p for p in by_card(_result(checks=checks))["pairs"] if p["pair"] == "0-1"]
+        assert (pair["read"], pair["verdict"]) == ("failed", NOT_CERTIFIED)

@@ -215,6 +215,7 @@ def test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it(recorded):
     (lambda d: d["generations"]["hopper"]["nvlink"].update(efficiency=0.8), r"disagrees with the measurement"),
     (lambda d: d["generations"]["hopper"]["nvlink"].update(status="guessed"), r"'guessed' is not one of"),
     (lambda d: d["generations"]["ampere"]["nvlink"].pop("note"), r"provisional efficiency needs a note"),
+    (lambda d: d["generations"]["ampere"]["nvlink"].update(efficiency=1.2), r"a fraction above 0 and at most 1"),
     (lambda d: d["generations"]["hopper"]["nvlink"].update(efficency=1), r"unknown key 'efficency'.*'efficiency'"),
     (lambda d: d["generations"]["hopper"]["nvlink"]["measured"].pop("evidence"), r"evidence"),
     (lambda d: d["generations"]["hopper"]["same_card"].update(per_pce_gbps=60), r"per_pce_gbps.*disagrees"),
@@ -307,3 +308,50 @@ def test_a_down_link_is_judged_on_a_host_no_entry_names():
     blind = mutated("rmpeer.judge.nvlink", "    if not health.get(\"supported\"):\n        return []",
                     "    if expected is None or not health.get(\"supported\"):\n        return []")
     assert blind.check_active(health, None) == []
+
+
+def test_a_pair_an_entry_calibrates_no_floor_for_is_still_named_when_none_is_derived(recorded):
+    """--expect-topology h200x1 on the 2 x H200 recording with its PCIe link unread: h200x1
+    calibrates the same card only (matrices/topologies.yaml, read with yaml), so the pair
+    0->1, left with no floor derived either, is a DEGRADE naming it, not covered by the
+    card's floor."""
+    stated = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x1"]["floors"]
+    assert "cross_card_gbps" not in stated and "same_card_gbps" in stated
+    facts, _ = recorded["two"]
+    floors, findings = resolve_floors(_pcie(facts), {}, TopologyMatrix(), expected="h200x1")
+    assert floors.same_card[ANY].gbps == stated["same_card_gbps"] and floors.cross_card == {}
+    assert {(f.severity, f.found.split(":")[0] + ":" + f.found.split(":")[1]) for f in findings} == {
+        ("degraded", "no floor derived: cards 0->1"), ("degraded", "no floor derived: cards 1->0")}
+
+
+def test_a_pair_counts_the_fewer_connected_links_of_its_two_cards_at_the_slowest_rate(recorded):
+    """Two cards of the recorded NV18 readings (18 links into the NVSwitch fabric, 26.562 GB/s
+    a link each way, the formula above): card 1 with 12 of its links enabled beside card 0's
+    18, or card 0 with 6 of its 18 not connected beside card 1's 18: the pair is joined by 12
+    links, either way. Then one of card 0's links at half the line rate: the slowest link
+    bounds every link's share (18 x 13.281 GB/s)."""
+    def fewer(card, change):
+        facts, links = hgx(*recorded["two"], cards=2)
+        change(links[card])
+        return _derive(facts, links)
+
+    def unconnected(reading):
+        for link in reading["links"][:6]:
+            link["connected"] = False
+
+    for floors in (fewer(1, lambda r: r.update(links=r["links"][:12])), fewer(0, unconnected)):
+        for pair in ((0, 1), (1, 0)):
+            assert floors.cross_card[pair].formula.startswith("12 links x 26.562 GB/s x 0.743 = 236.8 GB/s"), pair
+    facts, links = hgx(*recorded["two"], cards=2)
+    links[0]["links"][0]["line_rate_mbps"] //= 2
+    assert _derive(facts, links).cross_card[(0, 1)].formula.startswith("18 links x 13.281 GB/s")
+
+
+def test_the_certificate_states_the_lowest_floor_of_each_kind(recorded):
+    """as_dict keeps each kind's lowest floor, as topologies.yaml states one floor per kind:
+    on two cards, one with 12 of 18 links enabled, the 12-link floor (236.8 GB/s, above)."""
+    facts, links = hgx(*recorded["two"], cards=2)
+    links[1]["links"] = links[1]["links"][:12]
+    full = _derive(facts, {0: links[0], 1: links[0] | {"card": 1}}).cross_card[(0, 1)]
+    floors = HostFloors("derived", cross_card={(0, 1): full, (1, 0): _derive(facts, links).cross_card[(1, 0)]})
+    assert (full.gbps, floors.as_dict()["cross_card_gbps"]) == (355.2, 236.8)

@@ -224,3 +224,27 @@ def test_a_recording_older_than_the_health_calls_is_one_unchecked_statement():
     one_known = lambda h: (unrecorded(h), h["cards"][1]["health"].__setitem__("mig", {"status": "NV_OK", "mode": "DISABLED"}))  # noqa: E731
     _, partly = judged(one_known, cards=2)
     assert ("health", "host: the recording has no health call") not in partly   # not all unrecorded: fact by fact
+
+
+def test_refused_confidential_computing_capabilities_are_not_checked_on_any_host():
+    """docs/health.md: "The Confidential Computing capabilities matter on every host": RM
+    refusing them is an INFO finding and a not_checked entry, on a one-card host without a
+    fabric too."""
+    refused = {"status": "NV_ERR_NOT_SUPPORTED", "reason": "answered NV_ERR_NOT_SUPPORTED"}
+    found, not_checked = judged(lambda h: h["health"].__setitem__("cc", dict(refused)))
+    assert not_checked == [("confidential-compute", "host: answered NV_ERR_NOT_SUPPORTED")]
+    assert [(f.check, f.severity) for f in found] == [("confidential-compute", INFO)]
+
+
+def test_a_recovery_action_the_headers_do_not_name_degrades():
+    """docs/health.md: "GPU_RESET, DRAIN_AND_RESET, or a value the headers do not name": DEGRADED."""
+    found, _ = judged(card_fact("recovery", action="17"))
+    assert [(f.check, f.severity) for f in found] == [("recovery-action", DEGRADE)]
+
+
+def test_a_pcie_link_whose_width_rm_read_as_zero_is_not_checked():
+    """docs/health.md: "a width of 0 is 'not read'" (rm.health keeps it as None): the link is
+    not judged, and says so, rather than passing or failing."""
+    found, not_checked = judged(card_fact("pcie", width=None))
+    assert not_checked == [("pcie-link", "card 0: RM gave no link width")]
+    assert [(f.check, f.severity) for f in found] == [("pcie-link", INFO)]

@@ -223,3 +223,17 @@ def test_a_recorded_peer_map_that_succeeded_without_a_pair_fails_the_replay(tmp_
     doctored.write_bytes(gzip.compress(("\n".join(out) + "\n").encode()))
     rc, text = replay_suite("test_detect_no_pair.py", doctored)
     assert rc == 1 and "1 failed" in text and "does not say which other processes" in text, text[-3000:]
+
+
+def test_a_per_process_figure_that_missed_one_cards_buffers_is_not_trusted_for_any():
+    """RM's per-process figure grew on card 0 and not on card 1: it did not count every buffer
+    of the setup, so it cannot show card 1's teardown; the host-wide figures (no other process
+    known) decide, and card 1's free memory did not come back."""
+    mixed = {ph: {"bytes": {0: v, 1: 5 * MiB}, "errors": {}}
+             for ph, v in (("before", 100 * MiB), ("during", 164 * MiB), ("after", 100 * MiB))}
+    host_mem = {"before": {0: 80_000 * MiB, 1: 80_000 * MiB}, "during": {0: 79_936 * MiB, 1: 79_936 * MiB},
+                "after": {0: 80_000 * MiB, 1: 79_936 * MiB}}
+    got = judge_teardown(refused=[], leftover=[], cards=[0, 1], own=mixed, host=host_mem, others=snapshot())
+    assert "did not count the setup's buffers on card 1" in got.basis
+    assert [p.split(",")[0] for p in got.problems] == ["expected card 1's free video memory back to 80000.0 MiB after "
+                                                       "teardown"]

@@ -232,3 +232,122 @@ def test_the_topology_asked_for_gives_the_floors():
         stated["h200x1"]["floors"]["same_card_gbps"])
     floors, source, _ = floors_for(facts, TopologyMatrix())
     assert (source, floors.cross_card_gbps) == ("match:h200x2-nv18", stated["h200x2-nv18"]["floors"]["cross_card_gbps"])
+
+
+# -- gaps a mutant hunt found (tests/source_mutation.py MUTANTS names each) ---------------------
+
+def test_an_info_finding_never_hides_a_failed_check_of_the_same_words():
+    """A check is left out of the reasons only when a finding that counts (FAIL, DEGRADE,
+    UNFINISHED) already says it (check_findings' docstring); an INFO finding is a note, not a
+    verdict: a failed check with the same words still fails the run."""
+    note = finding(INFO, found="233 GB/s")
+    failed = check("failed", reason=note.text)
+    got, reasons = verdict([note], [failed])
+    assert got == NOT_CERTIFIED and [r.startswith(note.text) for r in reasons] == [True]
+
+
+def test_a_check_reason_that_only_begins_with_a_findings_words_is_its_own_reason():
+    """The passive tier's check reason is its findings' texts joined by "; "; a check whose
+    reason merely begins with a finding's text says more than it, so it is a failure of its own."""
+    slow = finding(DEGRADE)
+    failed = check("failed", reason=slow.text + " and the copy returned the wrong bytes")
+    got, reasons = verdict([slow], [failed])
+    assert got == NOT_CERTIFIED and [r.startswith(failed.reason) for r in reasons] == [True]
+    joined = check("failed", reason=slow.text + "; " + finding(DEGRADE, found="240 GB/s").text)
+    assert verdict([slow], [joined])[0] == DEGRADED
+
+
+def test_a_boost_rm_accepted_that_lowered_the_clocks_degrades():
+    """RM accepted the boost (no failures) but card 0's graphics clock is lower after it than
+    at idle (hand-made readings): the cards were measured below the clocks the run asked for."""
+    from types import SimpleNamespace
+
+    from rmpeer.judge.verdict import boost_findings
+
+    fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": 1980},
+                                               1: {"pstate": "P0", "graphics_mhz": 1980}},
+                                      "boosted": {0: {"pstate": "P0", "graphics_mhz": 1950},
+                                                  1: {"pstate": "P0", "graphics_mhz": 1980}}},
+                              boost=SimpleNamespace(failures={}))
+    assert [(f.check, f.subject, f.expected, f.found, f.severity) for f in boost_findings(fitness)] == [
+        ("boost", "card 0", "a graphics clock of at least 1980 MHz after the boost", "1950 MHz", DEGRADE)]
+
+
+def test_a_link_status_rm_refused_on_an_nvlink_card_is_never_a_pass():
+    """RM said the card has NVLink (caps read) but refused the link status control: the reading
+    rm.nvlink.link_health gives then ({"supported": True, "reason": ...}, no links) cannot show
+    the links up, on a host with a topology or without one."""
+    from rmpeer.judge.verdict import link_state_findings
+    from rmpeer.tables.topology import TopologyMatrix
+
+    refused = {"card": 0, "supported": True, "reason": "NV2080_CTRL_CMD_NVLINK_GET_LINK_AND_CLOCK_INFO: errno 5",
+               "links": [], "active": 0}
+    for topology in (None, TopologyMatrix().get("h200x2-nv18")):
+        got = link_state_findings(0, refused, topology)
+        assert [(f.check, f.found, f.severity) for f in got] == [("nvlink", refused["reason"], UNFINISHED)]
+
+
+def test_an_allowance_for_one_card_does_not_cover_the_same_xid_on_another():
+    """A detection test provoked Xid 31 on card 0 (allowance (0, 31)); the same Xid on card 1
+    (its bus 0000:2a:00, in the driver's own line format) is the host's and degrades."""
+    from rmpeer.machine.xids import parse_xid
+    from rmpeer.rm.host import Card
+
+    cards = one_card() + [Card(1, 0, 7, "0000:2a:00.0", 0x2335, uuid="GPU-b")]
+    seen = {"readable": True, "xids": [parse_xid(XID31.replace("0000:18:00", "0000:2a:00"))]}
+    got = xid_findings(seen, cards, [(0, 31)], set())
+    assert [(f.check, f.subject, f.severity) for f in got] == [("xid", "card 1", DEGRADE)]
+
+
+def test_a_failed_checks_reason_names_its_layout_and_window():
+    """Two layouts both have a window s0->t1: a reason says which layout's failed (the
+    plugin records a window's subject "s0->t1" and its layout apart)."""
+    failed = CheckResult(id="read/two-per-card/s0->t1", check="read", area="read/write", subject="s0->t1",
+                         outcome="failed", reason="wrong memory", layout="two-per-card")
+    assert verdict([], [failed]) == (NOT_CERTIFIED, ["wrong memory (read: two-per-card s0->t1)"])
+
+
+def test_three_subjects_are_all_named_and_a_fourth_is_and_more():
+    def failed(subject):
+        return CheckResult(id=f"read/{subject}", check="read", area="read/write", subject=subject, outcome="failed",
+                           reason="wrong memory")
+
+    three = [failed(f"pair {s}->{t}") for s, t in ((0, 1), (1, 0), (0, 0))]
+    assert verdict([], three) == (NOT_CERTIFIED, ["wrong memory (3 checks: pair 0->1, pair 1->0, pair 0->0)"])
+
+
+def test_a_reason_is_cut_to_at_most_300_characters():
+    """REASON_CHARS bounds a reason: 300 characters are kept whole, 301 are cut to 300."""
+    from rmpeer.judge.verdict import short
+
+    assert short("x" * 300) == "x" * 300
+    assert short("x" * 301) == "x" * 297 + "..."
+
+
+def test_the_certificate_says_a_figure_on_the_floor_met_it():
+    """The certificate's judged figures say whether each met its floor; the rule is "below the
+    floor" fails (h200x2-nv18's 355 GB/s, read with yaml): 355.0 met it, 354.9 did not."""
+    import yaml
+
+    from rmpeer.judge.floors import HostFloors, judged_figures
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.topology import TopologyMatrix
+
+    floor = yaml.safe_load((matrices_dir() / "topologies.yaml").read_text())["topologies"]["h200x2-nv18"][
+        "floors"]["cross_card_gbps"]
+    floors = HostFloors.calibrated(TopologyMatrix().get("h200x2-nv18").floors, "h200x2-nv18")
+    on = {"src_card": 0, "dst_card": 1, "op": "read", "bytes": 1 << 28, "gbps": float(floor)}
+    below = dict(on, src_card=1, dst_card=0, gbps=floor - 0.1)
+    assert [(j["pair"], j["floor"], j["met"]) for j in judged_figures(floors, [on, below])] == [
+        ("0->1", floor, True), ("1->0", floor, False)]
+
+
+def test_a_card_rm_enables_no_nvlink_on_is_judged_only_where_links_are_expected():
+    """check_active: the topology's count says whether NVLinks are expected at all; a card RM
+    says has NVLink but enables none passes on a host without a topology, and degrades on
+    h200x2-nv18 (18 links a card, matrices/topologies.yaml)."""
+    from rmpeer.judge.nvlink import check_active
+
+    none_enabled = {"card": 0, "supported": True, "links": [], "active": 0}
+    assert check_active(none_enabled, None) == []
+    assert check_active(none_enabled, 18) == ["card 0: RM enables no NVLink on this card (18 expected)"]

@@ -117,3 +117,46 @@ def test_a_negative_wait_is_refused_in_one_line(tmp_path, wait):
     with pytest.raises(ConfigError, match=r"^--wait .*: give the seconds to wait for another run's lock, 0 or more$"):
         HostLock(tmp_path / "l", wait_s=wait)
     assert not (tmp_path / "l").exists()
+
+
+def test_a_lock_folder_its_group_may_write_is_refused(tmp_path, monkeypatch):
+    """RMPEER_LOCK in a folder of this user's that its group may write (0770): a member of the
+    group could replace the lock file; refused in one line, nothing made."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o770)
+    with pytest.raises(ConfigError, match=r"its folder .*: its mode 0770 lets other users replace what is in it"):
+        HostLock(folder / "rmpeer.lock").acquire()
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("owner, mode", [(4321, 0o1777), (0, 0o755)], ids=["sticky-world-writable", "roots"])
+def test_a_runtime_folder_not_this_users_alone_is_not_where_its_lock_goes(tmp_path, monkeypatch, owner, mode):
+    """A user's lock goes in $XDG_RUNTIME_DIR only when that folder is its own and no one else
+    may write it (logind makes /run/user/UID so); else in its own /tmp/rmpeer-UID. A sticky
+    world-writable folder lets another user make the lock's name first; root's is not the user's."""
+    from rmpeer.machine import lock
+
+    uid = 4321
+    runtime, own = tmp_path / "run", tmp_path / f"rmpeer-{uid}"
+    runtime.mkdir()
+    own.mkdir(mode=0o700)
+    os.chown(runtime, owner, owner)
+    runtime.chmod(mode)
+    os.chown(own, uid, uid)
+    monkeypatch.delenv(LOCK_ENV, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(lock, "USER_TMP_PREFIX", str(tmp_path / "rmpeer-"))
+    monkeypatch.setattr(lock.os, "geteuid", lambda: uid)
+    path, note = default_lock_path()
+    assert path == own / "rmpeer.lock" and f"uid {uid}" in note
+
+
+def test_a_lock_folder_that_is_a_link_is_refused(tmp_path):
+    """RMPEER_LOCK through a linked folder: whoever may change the link chooses the lock."""
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir(mode=0o700)
+    link.symlink_to(real)
+    with pytest.raises(ConfigError, match=r"its folder .*link: it is a symbolic link"):
+        HostLock(link / "rmpeer.lock").acquire()
+    assert list(real.iterdir()) == []

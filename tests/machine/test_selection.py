@@ -115,6 +115,7 @@ def test_cuda_indices_under_fastest_first_are_taken_only_on_a_one_card_host():
     ("0,,1", None, "empty name"),
     ("1,1", None, "named twice"),
     ("card1", None, "is not a card"),
+    ("3-1", None, "is not a card"),                            # a range backwards names no card, never zero cards
 ])
 def test_bad_names_are_refused_before_the_host_is_known(value, variable, says):
     env = {} if variable is None else {variable: value}

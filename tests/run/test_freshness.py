@@ -218,3 +218,116 @@ def test_a_fingerprint_key_the_certificate_lacks_is_a_change(tmp_path, host):
     recorded = {k: v for k, v in now.items() if k != "acs"}
     assert staleness.fingerprint_changes(recorded, now) == ["the certificate records no PCIe ACS"]
     assert staleness.fingerprint_changes(now, now) == []
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d["fingerprint"].update(cards="x"),
+    lambda d: d["fingerprint"].update(cards=[1, 2]),
+    lambda d: d["fingerprint"].update(cards=[{"pci": ["0000:18:00.0"], "uuid": "GPU-a"}]),
+    lambda d: d.update(target="live"),
+    lambda d: d["host"].update(selection="0,1"),
+], ids=["cards-text", "cards-numbers", "pci-list", "target-text", "selection-text"])
+def test_a_certificate_whose_fields_have_the_wrong_shape_never_holds_and_never_crashes(tmp_path, host, damage):
+    """A file at the --if-stale path that another user or a cut write left with JSON of another
+    shape is a certificate that cannot be read (one line; certify then runs), never an
+    internal error (exit 5, no run): seen as AttributeError on `certify --if-stale`."""
+    from rmpeer.machine.selection import request_from
+
+    path = certificate(tmp_path, host)
+    doc = json.loads(open(path).read())
+    doc["host"] = {}
+    damage(doc)
+    open(path, "w").write(json.dumps(doc))
+    ok, reasons = check_fresh(path, "quick", root=str(host), now=NOW, node=NODE, cards=request_from("0"))
+    assert not ok and len(reasons) == 1 and reasons[0].startswith(f"the certificate cannot be read: {path}: ")
+
+
+def test_a_signature_of_another_kind_is_not_trusted_even_with_a_valid_mac(tmp_path, host):
+    """Only HMAC-SHA256 signatures are checked (rmpeer.machine.signing.ALG): one that names
+    another algorithm is not trusted, though its mac is this key's HMAC-SHA256 of the content."""
+    path = certificate(tmp_path, host)
+    doc = json.loads(open(path).read())
+    doc["signature"]["alg"] = "HMAC-SHA1"
+    open(path, "w").write(json.dumps(doc))
+    assert fresh(path, host) == (False, ["not trusted: signature of an unknown kind ('HMAC-SHA1'): not checked, "
+                                         "not trusted"])
+
+
+def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, monkeypatch):
+    """Two first runs at once: the one that finds no key, then finds that the other made it
+    while it looked, signs with that key; certificates the other signed still verify."""
+    from rmpeer import safewrite
+    from rmpeer.machine import signing
+
+    theirs = signing.load_key(create=True)
+    real, calls = safewrite.read_own, []
+
+    def not_yet(path, **kw):          # the first look comes before the other run's key
+        calls.append(path)
+        if len(calls) == 1:
+            raise FileNotFoundError(path)
+        return real(path, **kw)
+
+    monkeypatch.setattr(safewrite, "read_own", not_yet)
+    assert signing.load_key(create=True) == theirs and len(calls) == 2
+
+
+def test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds(tmp_path, host):
+    path = certificate(tmp_path, host, tier="exhaustive")
+    assert fresh(path, host) == (False, ["the certificate's tier 'exhaustive' is not one of passive, quick, full"])
+
+
+def test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named(tmp_path, host):
+    """By PCI address, as /proc/driver/nvidia/gpus lists the cards (the fake host's two H200s):
+    card 1 taken out, a third put in at 0000:00:08.0; then card 1 back as another model."""
+    import shutil
+
+    path = certificate(tmp_path, host)
+    gpus = host / "proc/driver/nvidia/gpus"
+    moved = gpus / "0000:00:08.0"
+    shutil.move(gpus / CARDS[1][0], moved)
+    new_uuid = "GPU-00000000-1111-2222-3333-444444444444"
+    (moved / "information").write_text((moved / "information").read_text().replace(CARDS[1][1], new_uuid)
+                                       .replace(CARDS[1][0], "0000:00:08.0"))
+    _, reasons = fresh(path, host)
+    assert f"card 1 ({CARDS[1][0]}, {CARDS[1][1]}) is gone" in reasons
+    assert f"a card the certificate does not have: card 1 (0000:00:08.0, {new_uuid})" in reasons
+    shutil.rmtree(moved)
+    write(host, f"/proc/driver/nvidia/gpus/{CARDS[1][0]}/information", (gpus / CARDS[0][0] / "information").read_text()
+          .replace(CARDS[0][1], CARDS[1][1]).replace(CARDS[0][0], CARDS[1][0]).replace("NVIDIA H200", "NVIDIA H100"))
+    assert fresh(path, host) == (False, ["card 1 model changed NVIDIA H200 -> NVIDIA H100"])
+
+
+def test_a_host_whose_proc_lists_no_gpu_says_so(tmp_path, host):
+    import shutil
+
+    path = certificate(tmp_path, host)
+    shutil.rmtree(host / "proc/driver/nvidia/gpus")
+    host.joinpath("proc/driver/nvidia/gpus").mkdir()
+    _, reasons = fresh(path, host)
+    assert reasons[0] == "this host lists no GPU in /proc/driver/nvidia/gpus"
+
+
+def test_an_iommu_unit_added_is_a_change(tmp_path, host):
+    """A list that grew (the units in /sys/class/iommu: dmar0, then dmar0 and dmar1) differs."""
+    path = certificate(tmp_path, host)
+    (host / "sys/class/iommu/dmar1").mkdir()
+    assert fresh(path, host) == (False, ["IOMMU changed (units): ['dmar0'] -> ['dmar0', 'dmar1']"])
+
+
+def test_a_certificate_of_some_cards_holds_only_for_those(tmp_path, host):
+    """certify --if-stale --cards 1 with the certificate of a run of card 0 alone (of the fake
+    host's two): it does not cover card 1; asked for card 0 it holds."""
+    from rmpeer.machine.selection import HostCard, Selection, request_from
+
+    of = tuple(HostCard(i, i, pci, uuid) for i, (pci, uuid, _) in enumerate(CARDS))
+    fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
+    result = RunResult(node=NODE, tier="quick", target={"kind": "live"}, started=STARTED.strftime(staleness.ISO),
+                       valid_until=valid_until(STARTED, parse_valid_for("24h")), fingerprint=fp, verdict=CERTIFIED,
+                       host={"selection": Selection((0,), of, "--cards", "--cards 0").as_dict()})
+    path = tmp_path / "certificate.json"
+    path.write_text(signed_text(result.to_dict()))     # as certificate() above, with the run's selection
+    check = lambda asked: check_fresh(path, "quick", root=str(host), now=NOW, node=NODE,  # noqa: E731
+                                      cards=request_from(asked, environ={}))
+    assert check("1") == (False, [f"the certificate covers cards 0 (--cards 0), not card 1 ({CARDS[1][1]})"])
+    assert check("0") == (True, [])

@@ -783,7 +783,10 @@ def test_the_host_key_is_made_once_for_its_owner_alone(tmp_path, host):
     (lambda k: k.chmod(0o644), r"its mode 0644 lets other users read it \(0600 expected\)"),
     (lambda k: (k.unlink(), os.symlink(k.with_name("elsewhere"), k)), "it is a symbolic link"),
     (lambda k: k.parent.chmod(0o777), "its folder .*: its mode 0777 lets other users replace the key"),
-], ids=["readable", "symlink", "folder-0777"])
+    (lambda k: k.parent.chmod(0o770), "its folder .*: its mode 0770 lets other users replace the key"),
+    (lambda k: (k.parent.rename(k.parent.with_name("real")), k.parent.symlink_to(k.parent.with_name("real"))),
+     "its folder .*: it is a symbolic link"),
+], ids=["readable", "symlink", "folder-0777", "folder-group-writable", "folder-symlink"])
 def test_a_key_another_user_could_read_or_replace_is_refused(tmp_path, host, damage, problem):
     signed_certificate(tmp_path, host)
     key = tmp_path / "keys" / "host.key"
@@ -1385,3 +1388,31 @@ def test_collect_takes_only_this_sweeps_status(tmp_path):
     # a later run by hand (an admin's check of a mended node) is a later word than the sweep's
     (shared / "vm" / "status.json").write_text(json.dumps({**status, "at": "2026-12-01T00:00:01Z"}) + "\n")
     assert rows_of(collect(shared).stdout)["vm"][0] == "pass"
+
+
+def test_a_relative_key_path_is_refused_in_one_line(monkeypatch, tmp_path):
+    """RMPEER_KEY names the key by an absolute path: a relative one would make and trust a key
+    in whatever folder a run happens to start in (one another user may own)."""
+    from rmpeer.machine import signing
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RMPEER_KEY", "keys/host.key")
+    with pytest.raises(ConfigError, match=r"^RMPEER_KEY=keys/host.key: name the key file by an absolute path$"):
+        signing.key_path()
+    assert not (tmp_path / "keys").exists()
+
+
+@pytest.mark.parametrize("text", ["00" * 16, "00" * 33, "zz" * 32], ids=["short", "long", "not-hex"])
+def test_a_key_file_that_is_not_32_bytes_of_hex_is_refused(monkeypatch, tmp_path, text):
+    """The host key is 32 random bytes as 64 hex digits (signing's docstring): a file of this
+    user's, private, holding anything else signs nothing."""
+    from rmpeer.machine import signing
+
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o700)
+    key = folder / "host.key"
+    key.write_text(text + "\n")
+    key.chmod(0o600)
+    monkeypatch.setenv("RMPEER_KEY", str(key))
+    with pytest.raises(ConfigError, match=r"not an rmpeer host key \(expected 64 hex digits\)"):
+        signing.load_key(create=False)

@@ -1,0 +1,38 @@
+"""What a run could not check, from its result alone (rmpeer.judge.unchecked): each INFO
+finding and each GPU-process list that could not be read is one entry of `not_checked`,
+once; --require-complete refuses a CERTIFIED run with any. Results are hand-made here, as
+the run writes them (RunResult's fields)."""
+
+import pytest
+
+from rmpeer.judge.unchecked import not_checked, refusals, refused
+from rmpeer.model.result import CERTIFIED, DEGRADED, INFO, UNFINISHED, Finding, RunResult
+
+pytestmark = pytest.mark.offline
+
+
+def test_each_gpu_process_list_that_could_not_be_read_is_not_checked():
+    """The lists read before the run, after it, and now (passive): each one unread is an
+    entry naming when, whatever the others."""
+    why = "/proc/1234/fd: Permission denied"
+    for when in ("before", "after", "now"):
+        result = RunResult(gpu_processes={f"{when}_error": why})
+        assert not_checked(result) == [{"check": "gpu-processes", "subject": when, "reason": why}], when
+
+
+def test_one_reason_of_one_check_is_one_entry_and_two_reasons_are_two():
+    log = Finding("xid", "host", "a readable kernel log", "/dev/kmsg: Permission denied", INFO)
+    other = Finding("xid", "host", "a readable kernel log", "dmesg: Operation not permitted", INFO)
+    result = RunResult(findings=[log, log, other])
+    assert [i["reason"] for i in not_checked(result)] == [log.found, other.found]
+
+
+def test_require_complete_refuses_only_a_certified_run_and_says_so():
+    items = [{"check": "xid", "subject": "host", "reason": "/dev/kmsg: Permission denied"}]
+    certified = RunResult(verdict=CERTIFIED, not_checked=items)
+    (f,) = refusals(certified)
+    assert (f.check, f.subject, f.severity) == ("require-complete", "xid", UNFINISHED)
+    assert refusals(RunResult(verdict=DEGRADED, not_checked=items)) == []
+    assert refused(RunResult(findings=[f])) is True
+    cut = Finding("run", "host", "the run to finish", "SIGTERM", UNFINISHED)
+    assert refused(RunResult(findings=[f, cut])) is False
