@@ -256,11 +256,10 @@ def test_a_signature_of_another_kind_is_not_trusted_even_with_a_valid_mac(tmp_pa
 def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, monkeypatch):
     """Two first runs at once: the one that finds no key, then finds that the other made it
     while it looked, signs with that key; certificates the other signed still verify."""
-    from rmpeer import safewrite
     from rmpeer.machine import signing
 
     theirs = signing.load_key(create=True)
-    real, calls = safewrite.read_own, []
+    real, calls = signing.read_own, []
 
     def not_yet(path, **kw):          # the first look comes before the other run's key
         calls.append(path)
@@ -268,7 +267,7 @@ def test_a_key_another_run_made_a_moment_ago_is_read_never_replaced(tmp_path, mo
             raise FileNotFoundError(path)
         return real(path, **kw)
 
-    monkeypatch.setattr(safewrite, "read_own", not_yet)
+    monkeypatch.setattr(signing, "read_own", not_yet)     # signing's reader (rmpeer.safewrite's)
     assert signing.load_key(create=True) == theirs and len(calls) == 2
 
 
