@@ -295,6 +295,11 @@ MUTANTS = {
         "    for entry in ():",
         ("tests/system/test_user_hunt.py::test_row[report of results holding a planted link]",
          "tests/system/test_user_hunt.py::test_row[fleet report of results holding a planted link]")),
+    "show-sends-a-recordings-escapes": M(
+        "rmpeer show prints a recording's fields as they are: its terminal escapes reach the terminal",
+        "rmpeer/cli/show.py", "        out(visible(text))", "        out(text)",
+        ("tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[header-label]",
+         "tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[call-label]")),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',
