@@ -300,6 +300,11 @@ MUTANTS = {
         "rmpeer/cli/show.py", "        out(visible(text))", "        out(text)",
         ("tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[header-label]",
          "tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[call-label]")),
+    "diff-sends-a-files-escapes": M(
+        "rmpeer diff tabulates what two files hold as it is: their terminal escapes reach the terminal",
+        "rmpeer/diff/render.py", '    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)',
+        "    return text",
+        ("tests/system/test_user_hunt.py::test_diff_never_sends_a_recordings_control_characters_to_the_terminal",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -420,3 +420,15 @@ def test_show_never_sends_a_recordings_control_characters_to_the_terminal(tmp_pa
     assert done.returncode == EXIT_OK and "Traceback" not in done.stderr, done.stderr
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert shown in done.stdout, done.stdout[:2000]
+
+
+def test_diff_never_sends_a_recordings_control_characters_to_the_terminal(tmp_path):
+    """`rmpeer diff` tabulates what two recordings hold: a label or a call's step holding
+    terminal escapes is shown escaped in its cell, never sent (the table has no colour off a
+    terminal, so no escape at all belongs on this stdout)."""
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "diff", derived(tmp_path, "label-escapes"),
+                           derived(tmp_path, "call-label-osc52")], env=_env(), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[2J\\x1b[31mEVIL\\nCERTIFIED" in done.stdout and "step\\x1b]52;c;" in done.stdout, done.stdout
