@@ -305,6 +305,10 @@ MUTANTS = {
         "rmpeer/diff/render.py", '    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)',
         "    return text",
         ("tests/system/test_user_hunt.py::test_diff_never_sends_a_recordings_control_characters_to_the_terminal",)),
+    "if-stale-skips-a-replay": M(
+        "certify --replay with --if-stale checks this host's certificate, and skips the replay when it holds",
+        "rmpeer/cli/certify_options.py", "    if args.if_stale and args.replay:", "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[--replay with --if-stale]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -129,6 +129,9 @@ def check_environment() -> None:
 def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
     why = []
+    if args.if_stale and args.replay:    # this host's certificate would skip the recording's replay
+        raise errors.ConfigError("--if-stale: a replay repeats the recorded run exactly (its ABI, extent, boost, "
+                                 "cards and calls); these options cannot apply to it")
     if args.if_stale:
         holds, why = still_holds(args)
         if holds:

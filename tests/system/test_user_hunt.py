@@ -309,6 +309,11 @@ ROWS = [
                      tmp / "report.html"], EXIT_CONFIG,
         "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
             tmp / "report.html")),
+    # --if-stale asks whether THIS host's certificate holds: with --replay, one that did would
+    # have skipped the recording's replay and said exit 0 for a request regression never run
+    Row("--replay with --if-stale", lambda tmp: ["certify", "--replay", QUICK, "--if-stale", _quick_certificate(tmp),
+                                                 "--output", tmp / "out"], EXIT_CONFIG,
+        "rmpeer: --if-stale: a replay repeats the recorded run exactly", on_disk=_nothing_written("out")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
