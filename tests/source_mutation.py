@@ -300,6 +300,20 @@ MUTANTS = {
         "    for entry in ():",
         ("tests/system/test_user_hunt.py::test_row[report of results holding a planted link]",
          "tests/system/test_user_hunt.py::test_row[fleet report of results holding a planted link]")),
+    "show-sends-a-recordings-escapes": M(
+        "rmpeer show prints a recording's fields as they are: its terminal escapes reach the terminal",
+        "rmpeer/cli/show.py", "        out(visible(text))", "        out(text)",
+        ("tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[header-label]",
+         "tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[call-label]")),
+    "diff-sends-a-files-escapes": M(
+        "rmpeer diff tabulates what two files hold as it is: their terminal escapes reach the terminal",
+        "rmpeer/diff/render.py", '    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)',
+        "    return text",
+        ("tests/system/test_user_hunt.py::test_diff_never_sends_a_recordings_control_characters_to_the_terminal",)),
+    "if-stale-skips-a-replay": M(
+        "certify --replay with --if-stale checks this host's certificate, and skips the replay when it holds",
+        "rmpeer/cli/certify_options.py", "    if args.if_stale and args.replay:", "    if False:",
+        ("tests/system/test_user_hunt.py::test_row[--replay with --if-stale]",)),
     "collector-drops-setup-failures": M(
         "a check whose setup or teardown failed is collected as passed", "rmpeer/pytest_plugin/results.py",
         "        if report.failed:", '        if report.failed and report.when == "call":',

@@ -127,6 +127,9 @@ def run(args) -> int:
     from rmpeer.cli.certify import certify
 
     why = []
+    if args.if_stale and args.replay:    # this host's certificate would skip the recording's replay
+        raise errors.ConfigError("--if-stale: a replay repeats the recorded run exactly (its ABI, extent, boost, "
+                                 "cards and calls); these options cannot apply to it")
     if args.if_stale:
         holds, why = still_holds(args)
         if holds:

@@ -86,25 +86,34 @@ def _run_line(run: dict) -> str:
             + (f"{extent:#x}" if isinstance(extent, int) else str(extent)) + f", layouts: {layouts or 'none'}")
 
 
+def visible(text: str) -> str:
+    """Text a recording holds, for a terminal: a control character (an escape that clears the
+    screen or writes the clipboard) is shown as its escape, never sent; line breaks stay."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in str(text))
+
+
 def show_transcript(path, *, calls: bool = False, out=print) -> None:
     from rmpeer.shim.records import END_NOTE, read_transcript
     from rmpeer.shim.replay import is_truncated
 
+    def say(text=""):     # every line, whatever the recording holds
+        out(visible(text))
+
     header, lines = read_transcript(path)
     if is_truncated(lines):
         # shown anyway (what a cut recording holds is worth reading), but never as if whole
-        out(f"WARNING: {path} is truncated: no {END_NOTE!r} line after line {len(lines) + 1}: the recording "
+        say(f"WARNING: {path} is truncated: no {END_NOTE!r} line after line {len(lines) + 1}: the recording "
             f"was cut short, and certify --replay refuses it")
     abi, no_abi = _abi_for(lines)
     try:
-        _show(path, header, lines, abi, calls, out)
+        _show(path, header, lines, abi, calls, say)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # read_transcript checked the file's shape; a field of the wrong kind inside a record
         # is still the file's fault, not a reason for a traceback
         raise TranscriptError(f"{path}: a record of an unexpected shape ({type(exc).__name__}: "
                               f"{str(exc)[:200]})") from None
     if no_abi:
-        out(f"  note: {no_abi}")
+        say(f"  note: {no_abi}")
 
 
 def _show(path, header, lines, abi, calls, out):

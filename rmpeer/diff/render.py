@@ -21,6 +21,12 @@ def _colour(text: str, code: str) -> str:
     return f"\033[{code}m{text}\033[0m" if tty else text
 
 
+def printable(text: str) -> str:
+    """One cell or line of the table from what a file holds: a control character (a terminal
+    escape, a line break) is shown as its escape, never sent."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def show(value) -> str:
     """A value for a person: absent, a number, a word, or compact JSON."""
     if value is MISSING:
@@ -44,7 +50,7 @@ def describe(side) -> str:
     bits.append(f"driver {c.get('driver') or '?'}, ABI {c.get('abi') or '?'}, {c.get('cards')} card(s)")
     if c.get("signature"):
         bits.append(f"signature: {c['signature']}")
-    return f"{side.path} ({'; '.join(bits)})"
+    return printable(f"{side.path} ({'; '.join(bits)})")
 
 
 def coverage_line(cover) -> str:
@@ -89,7 +95,7 @@ def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
         else:
             lines.append(_colour(f"{aspect.name}: {len(aspect.differences)} differ", "31")
                          + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
-            rows = [(str(k), show(va), show(vb)) for k, va, vb in aspect.differences]
+            rows = [(printable(str(k)), printable(show(va)), printable(show(vb))) for k, va, vb in aspect.differences]
             shown = rows if limit <= 0 else rows[:limit]
             widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [("", "A", "B")])) for i in range(3)]
             lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("", "A", "B"), widths)).rstrip())

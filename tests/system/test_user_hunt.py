@@ -26,6 +26,7 @@ changed each (nothing is committed):
 | reply-not-hex     | first ioctl   | reply = "zz"                             | was exit 5 (ValueError)           |
 | status-is-text    | first ioctl   | status = "bad"                           | was exit 5 (ValueError)           |
 | device-gpu-lost   | host:device:card0 | status = NV_ERR_GPU_IS_LOST (0xf)    | INCOMPLETE, no reason, no file    |
+| call-label-osc52  | first ioctl   | label = "step" ESC]52 (clipboard) BEL    | show printed it to the terminal   |
 | layouts-is-number | header        | run.layouts = 5                          | was exit 5 (TypeError)            |
 | layout-no-cards   | header        | run.layouts[0] cards = []                | was exit 1, NOT CERTIFIED         |
 | layout-newline    | header        | run.layouts[0] name = "a\\nCERTIFIED"   | printed a forged verdict line     |
@@ -110,6 +111,8 @@ DERIVED = {
     "facts-is-text": _line(lambda d: d.get("note") == "host", _set("facts", "x")),
     "reply-not-hex": _line(lambda d: d.get("op") == "ioctl", _set("reply", "zz")),
     "status-is-text": _line(lambda d: d.get("op") == "ioctl" and "status" in d, _set("status", "bad")),
+    "call-label-osc52": _line(lambda d: d.get("op") == "ioctl" and "status" in d,
+                              _set("label", "step\x1b]52;c;ZXZpbA==\x07")),
     "layouts-is-number": _header(_run_set("layouts", 5)),
     "layout-no-cards": _header(lambda h: h["run"]["layouts"][0].__setitem__(1, [])),
     "layout-newline": _header(lambda h: h["run"]["layouts"][0].__setitem__(0, "a\nCERTIFIED")),
@@ -306,6 +309,11 @@ ROWS = [
                      tmp / "report.html"], EXIT_CONFIG,
         "allure-results/ffff-attachment.txt: refused: it is a symbolic link", on_disk=lambda tmp: _not_there(
             tmp / "report.html")),
+    # --if-stale asks whether THIS host's certificate holds: with --replay, one that did would
+    # have skipped the recording's replay and said exit 0 for a request regression never run
+    Row("--replay with --if-stale", lambda tmp: ["certify", "--replay", QUICK, "--if-stale", _quick_certificate(tmp),
+                                                 "--output", tmp / "out"], EXIT_CONFIG,
+        "rmpeer: --if-stale: a replay repeats the recorded run exactly", on_disk=_nothing_written("out")),
     # calibrate --from reads certificates as input: bounded, regular files, JSON objects.
     Row("calibrate --from a JSON array", lambda tmp: ["calibrate", "--from", _array(tmp)], EXIT_CONFIG,
         "array.json is not a readable certificate: not a JSON object"),
@@ -403,3 +411,29 @@ def test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate(tm
     assert any(refusal in ln for ln in said), done.stdout
     cert = json.loads((out / "replay-certificate.json").read_text())
     assert cert["verdict"] == "INCOMPLETE" and any(refusal in r for r in cert["reasons"]), cert["reasons"]
+
+
+@pytest.mark.parametrize("name, shown", [("label-escapes", "\\x1b[2J\\x1b[31mEVIL"),
+                                         ("call-label-osc52", "step\\x1b]52;c;ZXZpbA==\\x07")],
+                         ids=["header-label", "call-label"])
+def test_show_never_sends_a_recordings_control_characters_to_the_terminal(tmp_path, name, shown):
+    """`rmpeer show` prints a recording, which is input (one attached to a bug report, say):
+    a terminal's escapes in its fields (clear the screen, write the clipboard with OSC 52)
+    are shown escaped, never sent; certify refuses such a header, show still reads the file."""
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "show", "--calls", derived(tmp_path, name)], env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_OK and "Traceback" not in done.stderr, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert shown in done.stdout, done.stdout[:2000]
+
+
+def test_diff_never_sends_a_recordings_control_characters_to_the_terminal(tmp_path):
+    """`rmpeer diff` tabulates what two recordings hold: a label or a call's step holding
+    terminal escapes is shown escaped in its cell, never sent (the table has no colour off a
+    terminal, so no escape at all belongs on this stdout)."""
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "diff", derived(tmp_path, "label-escapes"),
+                           derived(tmp_path, "call-label-osc52")], env=_env(), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[2J\\x1b[31mEVIL\\nCERTIFIED" in done.stdout and "step\\x1b]52;c;" in done.stdout, done.stdout
