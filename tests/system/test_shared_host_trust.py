@@ -397,8 +397,8 @@ def certify_replay(*extra, env=None):
 # run is refused before anything runs: exit 2, one line, the target and the folder as they were.
 OUTPUT_ROWS = [
     ("--junit at a symlink", "junit-link", r"^rmpeer: --junit .*/out\.xml: refused: it is a symbolic link \(to "),
-    ("--junit /dev/null as root", "junit-devnull", r"^rmpeer: --junit /dev/null: refused: it is not a regular file "
-                                                   r"\(a character device\)"),
+    ("--junit naming a character device (/dev/null's own numbers) as root", "junit-devnull",
+     r"^rmpeer: --junit .*/null: refused: it is not a regular file \(a character device\)"),
     ("--junit at a FIFO", "junit-fifo", r"^rmpeer: --junit .*/out\.xml: refused: it is not a regular file \(a FIFO\)"),
     ("OUT/replay-certificate.json a symlink", "cert-link",
      r"^rmpeer: --output: .*/out/replay-certificate\.json: refused: it is a symbolic link"),
@@ -426,7 +426,11 @@ def plant_output(kind: str, peer: Peer, folder: Path, victim: Path) -> tuple[lis
     """(certify's extra options, env, the planted path)."""
     out = folder / "out"
     if kind == "junit-devnull":
-        return ["--junit", "/dev/null", "--output", str(out)], {}, Path("/dev/null")
+        # a device node of the test's own, with /dev/null's numbers: a regression (or a mutant
+        # run as root) that writes through the refusal replaces this node, never the host's /dev/null
+        node = folder / "null"
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        return ["--junit", str(node), "--output", str(out)], {}, node
     if kind in ("cert-link", "allure-link"):
         peer.run("mkdir", str(out))
         name = "replay-certificate.json" if kind == "cert-link" else "allure-results"
