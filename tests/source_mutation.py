@@ -414,6 +414,24 @@ MUTANTS = {
         "--cards 3-1 names no card instead of being refused", "rmpeer/machine/selection.py",
         "        if m and int(m[1]) <= int(m[2]):", "        if m:",
         ("tests/machine/test_selection.py::test_bad_names_are_refused_before_the_host_is_known",)),
+    "setup-that-took-no-memory-passes": M(
+        "a setup whose buffers took no host-wide video memory passes the teardown check", "rmpeer/judge/sharedhost.py",
+        "        if d[c] >= b[c]:", "        if d[c] > b[c]:",
+        ("tests/judge/test_sharedhost.py::test_a_setup_that_took_no_video_memory_host_wide_fails",)),
+    "other-cards-process-hides-the-teardown": M(
+        "a process on another card makes the teardown's memory not applicable", "rmpeer/judge/sharedhost.py",
+        '    held_by = [p for p in _processes((others or {}).get("processes", [])) if set(p.cards) & set(cards)]',
+        '    held_by = _processes((others or {}).get("processes", []))',
+        ("tests/judge/test_sharedhost.py::test_a_process_on_another_card_leaves_the_host_wide_figure_judged",)),
+    "rm-platform-facts-not-compared": M(
+        "RM's platform facts in two fingerprints are not compared", "rmpeer/run/freshness.py",
+        '    if "health" in old and "health" in new:', "    if False:",
+        ("tests/run/test_freshness.py::test_rms_platform_facts_are_compared_when_both_fingerprints_have_them",)),
+    "module-hash-cache-ignores-ctime": M(
+        "the module's cached hash survives a same-size rewrite whose mtime was set back", "rmpeer/run/fingerprint.py",
+        '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"',
+        '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"',
+        ("tests/run/test_fingerprint.py::test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -101,3 +101,20 @@ def test_a_replaced_module_file_gets_a_new_hash_despite_the_cache(host, tmp_path
     write(host, f"/lib/modules/{KERNEL}/updates/dkms/nvidia.ko.zst", MODULE_BYTES + b"patched")
     second = read_kernel_module(str(host), KERNEL, cache)["sha256"]
     assert first != second == "sha256:" + hashlib.sha256(MODULE_BYTES + b"patched").hexdigest()
+
+
+def test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash(host, tmp_path):
+    """The cache is keyed by inode, size, mtime and ctime: a user can set a file's mtime back
+    (touch -d), never its ctime, so a same-size rewrite in place is hashed again."""
+    module = host / f"lib/modules/{KERNEL}/updates/dkms/nvidia.ko.zst"
+    cache = tmp_path / "cache.json"
+    first = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    st = os.stat(module)
+    time.sleep(0.01)
+    patched = MODULE_BYTES[:-7] + b"patched"
+    with open(module, "r+b") as f:
+        f.write(patched)
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(module).st_ino, os.stat(module).st_size) == (st.st_ino, st.st_size)
+    second = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    assert first != second == "sha256:" + hashlib.sha256(patched).hexdigest()
