@@ -432,6 +432,10 @@ MUTANTS = {
         '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"',
         '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"',
         ("tests/run/test_fingerprint.py::test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash",)),
+    "cards-joined-to-proc-by-position": M(
+        "RM's cards get /proc's UUIDs by position, not by PCI bus id", "rmpeer/machine/selection.py",
+        '        proc = by_bus.get(pci_key(info["pci"]), {})', "        proc = proc_gpus[index] if index < len(proc_gpus) else {}",
+        ("tests/machine/test_selection.py::test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
