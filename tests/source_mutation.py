@@ -436,6 +436,10 @@ MUTANTS = {
         "RM's cards get /proc's UUIDs by position, not by PCI bus id", "rmpeer/machine/selection.py",
         '        proc = by_bus.get(pci_key(info["pci"]), {})', "        proc = proc_gpus[index] if index < len(proc_gpus) else {}",
         ("tests/machine/test_selection.py::test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus",)),
+    "module-hash-cache-of-anyone-believed": M(
+        "a module hash cache another user could write is believed", "rmpeer/run/fingerprint.py",
+        "            known = json.loads(read_own(cache))", "            known = json.loads(open(cache).read())",
+        ("tests/run/test_fingerprint.py::test_a_hash_cache_another_user_could_write_is_not_believed",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

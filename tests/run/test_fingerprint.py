@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 
@@ -118,3 +119,16 @@ def test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash
     assert (os.stat(module).st_ino, os.stat(module).st_size) == (st.st_ino, st.st_size)
     second = read_kernel_module(str(host), KERNEL, cache)["sha256"]
     assert first != second == "sha256:" + hashlib.sha256(patched).hexdigest()
+
+
+@pytest.mark.parametrize("plant", [lambda p: p.chmod(0o666), lambda p: os.chown(p, 1001, 1001)],
+                         ids=["world-writable", "another-users"])
+def test_a_hash_cache_another_user_could_write_is_not_believed(host, tmp_path, plant):
+    """A cache file that names a forged hash for the module's very key, but that another user
+    could have written (mode 0666, or uid 1001's): the module is hashed again."""
+    cache = tmp_path / "cache.json"
+    read_kernel_module(str(host), KERNEL, cache)
+    cache.write_text(json.dumps({key: "sha256:forged" for key in json.loads(cache.read_text())}))
+    plant(cache)
+    got = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    assert got == "sha256:" + hashlib.sha256(MODULE_BYTES).hexdigest()
