@@ -440,6 +440,15 @@ MUTANTS = {
         "a module hash cache another user could write is believed", "rmpeer/run/fingerprint.py",
         "            known = json.loads(read_own(cache))", "            known = json.loads(open(cache).read())",
         ("tests/run/test_fingerprint.py::test_a_hash_cache_another_user_could_write_is_not_believed",)),
+    "module-not-live-is-a-load": M(
+        "an nvidia module that is being loaded or unloaded is fingerprinted as a load", "rmpeer/run/fingerprint.py",
+        '    if state != "live":', "    if False:",
+        ("tests/run/test_fingerprint.py::test_a_module_being_loaded_or_unloaded_is_no_load_to_match",)),
+    "no-nvlink-fingerprinted-as-zero-links": M(
+        "a card without NVLink is fingerprinted as one with no active link", "rmpeer/run/fingerprint.py",
+        '            out[uuid] = health.get("active") if health.get("supported", True) else "no NVLink"',
+        '            out[uuid] = health.get("active")',
+        ("tests/run/test_fingerprint.py::test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

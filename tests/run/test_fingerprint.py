@@ -132,3 +132,22 @@ def test_a_hash_cache_another_user_could_write_is_not_believed(host, tmp_path, p
     plant(cache)
     got = read_kernel_module(str(host), KERNEL, cache)["sha256"]
     assert got == "sha256:" + hashlib.sha256(MODULE_BYTES).hexdigest()
+
+
+def test_a_module_being_loaded_or_unloaded_is_no_load_to_match(host):
+    """/sys/module/nvidia/initstate other than "live" (coming, going): the folder's inode names
+    no load that will last, so the load reads as unreadable, which matches nothing."""
+    from rmpeer.run.fingerprint import read_driver_load
+
+    assert read_driver_load(str(host)).startswith("/sys/module/nvidia inode ")
+    write(host, "/sys/module/nvidia/initstate", "going\n")
+    assert read_driver_load(str(host)) == "unreadable: the nvidia module is going, not live"
+
+
+def test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links():
+    """A link reading of a card RM says has no NVLink ({supported: False}) is "no NVLink", set
+    apart from a card with NVLink and none active (0)."""
+    from rmpeer.run.fingerprint import nvlinks_by_uuid
+
+    links = {0: {"supported": False, "active": 0}, 1: {"supported": True, "active": 0}}
+    assert nvlinks_by_uuid({0: "GPU-a", 1: "GPU-b"}, links) == {"GPU-a": "no NVLink", "GPU-b": 0}
