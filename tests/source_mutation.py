@@ -449,6 +449,14 @@ MUTANTS = {
         '            out[uuid] = health.get("active") if health.get("supported", True) else "no NVLink"',
         '            out[uuid] = health.get("active")',
         ("tests/run/test_fingerprint.py::test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links",)),
+    "written-file-mode-ignored": M(
+        "write_file leaves every file at the temporary file's mode", "rmpeer/safewrite.py",
+        "            os.fchmod(fd, mode)\n", "",
+        ("tests/system/test_shared_host_trust.py::test_a_written_file_has_the_mode_asked_for",)),
+    "read-own-limit-ignored": M(
+        "read_own believes a file longer than its limit", "rmpeer/safewrite.py",
+        "        if len(data) > limit:", "        if False:",
+        ("tests/system/test_shared_host_trust.py::test_a_file_believed_larger_than_its_limit_is_refused",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -1393,3 +1393,25 @@ def test_a_key_file_that_is_not_32_bytes_of_hex_is_refused(monkeypatch, tmp_path
     monkeypatch.setenv("RMPEER_KEY", str(key))
     with pytest.raises(ConfigError, match=r"not an rmpeer host key \(expected 64 hex digits\)"):
         signing.load_key(create=False)
+
+
+def test_a_written_file_has_the_mode_asked_for(tmp_path):
+    """write_file sets the mode it is given (a certificate others may read: 0644; a key: 0600),
+    not the temporary file's 0600."""
+    from rmpeer.safewrite import write_file
+
+    for mode in (0o644, 0o600):
+        path = write_file(tmp_path / f"f{mode:o}", "x", mode=mode)
+        assert stat.S_IMODE(os.lstat(path).st_mode) == mode
+
+
+def test_a_file_believed_larger_than_its_limit_is_refused(tmp_path):
+    """read_own reads at most `limit` bytes: a longer file (/dev/zero's stand-in) is refused."""
+    from rmpeer.safewrite import UntrustedFile, read_own
+
+    path = tmp_path / "state.json"
+    path.write_bytes(b"0" * 4097)
+    path.chmod(0o600)
+    assert read_own(path, limit=4097) == b"0" * 4097
+    with pytest.raises(UntrustedFile, match="larger than 4096 bytes"):
+        read_own(path, limit=4096)
