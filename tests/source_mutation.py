@@ -457,6 +457,12 @@ MUTANTS = {
         "read_own believes a file longer than its limit", "rmpeer/safewrite.py",
         "        if len(data) > limit:", "        if False:",
         ("tests/system/test_shared_host_trust.py::test_a_file_believed_larger_than_its_limit_is_refused",)),
+    "group-writable-state-believed": M(
+        "a file its group may write is believed as this user's own", "rmpeer/safewrite.py",
+        "    if st.st_mode & 0o022:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it\"",
+        "    if st.st_mode & 0o002:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it\"",
+        ("tests/system/test_shared_host_trust.py::test_a_state_file_another_user_could_have_written_is_not_believed[0664-"
+         "its mode 0664 lets other users write it]",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

@@ -570,6 +570,7 @@ def test_a_file_made_once_is_never_replaced(tmp_path):
 @pytest.mark.parametrize("damage, problem", [
     ("peer", r"it belongs to uid \d+, not to this user \(uid 0\) or root"),
     ("0666", r"its mode 0666 lets other users write it"),
+    ("0664", r"its mode 0664 lets other users write it"),      # its group's members
     ("link", r"it is a symbolic link"),
 ])
 def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area, damage, problem):
@@ -582,9 +583,9 @@ def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area
     text = json.dumps({"format": FORMAT, "runs": {"h": {"kmsg": 10**9}}})    # "every Xid already seen"
     if damage == "peer":
         peer.python(f"open({str(path)!r}, 'w').write({text!r})")
-    elif damage == "0666":
+    elif damage in ("0666", "0664"):
         path.write_text(text)
-        path.chmod(0o666)
+        path.chmod(int(damage, 8))
     else:
         victim.write_text(text)
         os.symlink(victim, path)
