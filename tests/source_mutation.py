@@ -463,6 +463,12 @@ MUTANTS = {
         "    if st.st_mode & 0o002:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it\"",
         ("tests/system/test_shared_host_trust.py::test_a_state_file_another_user_could_have_written_is_not_believed[0664-"
          "its mode 0664 lets other users write it]",)),
+    "own-fifo-believed": M(
+        "read_own believes a FIFO of this user's as a file", "rmpeer/safewrite.py",
+        '    if not stat.S_ISREG(st.st_mode):\n        return f"it is not a regular file ({_kind(st.st_mode)})"\n'
+        "    if st.st_uid not in (uid, 0):",
+        "    if st.st_uid not in (uid, 0):",
+        ("tests/system/test_shared_host_trust.py::test_a_fifo_of_this_users_own_is_not_believed_as_a_file",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

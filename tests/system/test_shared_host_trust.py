@@ -1416,3 +1416,14 @@ def test_a_file_believed_larger_than_its_limit_is_refused(tmp_path):
     assert read_own(path, limit=4097) == b"0" * 4097
     with pytest.raises(UntrustedFile, match="larger than 4096 bytes"):
         read_own(path, limit=4096)
+
+
+def test_a_fifo_of_this_users_own_is_not_believed_as_a_file(tmp_path):
+    """read_own believes regular files only: a FIFO at the name (mode 0600, this user's) would
+    read as empty, or block on a writer another process controls."""
+    from rmpeer.safewrite import UntrustedFile, read_own
+
+    path = tmp_path / "state.json"
+    os.mkfifo(path, 0o600)
+    with pytest.raises(UntrustedFile, match=r"it is not a regular file \(a FIFO\)"):
+        read_own(path)
