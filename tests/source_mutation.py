@@ -512,6 +512,61 @@ MUTANTS = {
         "--cards 3-1 names no card instead of being refused", "rmpeer/machine/selection.py",
         "        if m and int(m[1]) <= int(m[2]):", "        if m:",
         ("tests/machine/test_selection.py::test_bad_names_are_refused_before_the_host_is_known",)),
+    "setup-that-took-no-memory-passes": M(
+        "a setup whose buffers took no host-wide video memory passes the teardown check", "rmpeer/judge/sharedhost.py",
+        "        if d[c] >= b[c]:", "        if d[c] > b[c]:",
+        ("tests/judge/test_sharedhost.py::test_a_setup_that_took_no_video_memory_host_wide_fails",)),
+    "other-cards-process-hides-the-teardown": M(
+        "a process on another card makes the teardown's memory not applicable", "rmpeer/judge/sharedhost.py",
+        '    held_by = [p for p in _processes((others or {}).get("processes", [])) if set(p.cards) & set(cards)]',
+        '    held_by = _processes((others or {}).get("processes", []))',
+        ("tests/judge/test_sharedhost.py::test_a_process_on_another_card_leaves_the_host_wide_figure_judged",)),
+    "rm-platform-facts-not-compared": M(
+        "RM's platform facts in two fingerprints are not compared", "rmpeer/run/freshness.py",
+        '    if "health" in old and "health" in new:', "    if False:",
+        ("tests/run/test_freshness.py::test_rms_platform_facts_are_compared_when_both_fingerprints_have_them",)),
+    "module-hash-cache-ignores-ctime": M(
+        "the module's cached hash survives a same-size rewrite whose mtime was set back", "rmpeer/run/fingerprint.py",
+        '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"',
+        '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"',
+        ("tests/run/test_fingerprint.py::test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash",)),
+    "cards-joined-to-proc-by-position": M(
+        "RM's cards get /proc's UUIDs by position, not by PCI bus id", "rmpeer/machine/selection.py",
+        '        proc = by_bus.get(pci_key(info["pci"]), {})', "        proc = proc_gpus[index] if index < len(proc_gpus) else {}",
+        ("tests/machine/test_selection.py::test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus",)),
+    "module-hash-cache-of-anyone-believed": M(
+        "a module hash cache another user could write is believed", "rmpeer/run/fingerprint.py",
+        "            known = json.loads(read_own(cache))", "            known = json.loads(open(cache).read())",
+        ("tests/run/test_fingerprint.py::test_a_hash_cache_another_user_could_write_is_not_believed",)),
+    "module-not-live-is-a-load": M(
+        "an nvidia module that is being loaded or unloaded is fingerprinted as a load", "rmpeer/run/fingerprint.py",
+        '    if state != "live":', "    if False:",
+        ("tests/run/test_fingerprint.py::test_a_module_being_loaded_or_unloaded_is_no_load_to_match",)),
+    "no-nvlink-fingerprinted-as-zero-links": M(
+        "a card without NVLink is fingerprinted as one with no active link", "rmpeer/run/fingerprint.py",
+        '            out[uuid] = health.get("active") if health.get("supported", True) else "no NVLink"',
+        '            out[uuid] = health.get("active")',
+        ("tests/run/test_fingerprint.py::test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links",)),
+    "written-file-mode-ignored": M(
+        "write_file leaves every file at the temporary file's mode", "rmpeer/safewrite.py",
+        "            os.fchmod(fd, mode)\n", "",
+        ("tests/system/test_shared_host_trust.py::test_a_written_file_has_the_mode_asked_for",)),
+    "read-own-limit-ignored": M(
+        "read_own believes a file longer than its limit", "rmpeer/safewrite.py",
+        "        if len(data) > limit:", "        if False:",
+        ("tests/system/test_shared_host_trust.py::test_a_file_believed_larger_than_its_limit_is_refused",)),
+    "group-writable-state-believed": M(
+        "a file its group may write is believed as this user's own", "rmpeer/safewrite.py",
+        "    if st.st_mode & 0o022:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it\"",
+        "    if st.st_mode & 0o002:\n        return f\"its mode {stat.S_IMODE(st.st_mode):04o} lets other users write it\"",
+        ("tests/system/test_shared_host_trust.py::test_a_state_file_another_user_could_have_written_is_not_believed[0664-"
+         "its mode 0664 lets other users write it]",)),
+    "own-fifo-believed": M(
+        "read_own believes a FIFO of this user's as a file", "rmpeer/safewrite.py",
+        '    if not stat.S_ISREG(st.st_mode):\n        return f"it is not a regular file ({_kind(st.st_mode)})"\n'
+        "    if st.st_uid not in (uid, 0):",
+        "    if st.st_uid not in (uid, 0):",
+        ("tests/system/test_shared_host_trust.py::test_a_fifo_of_this_users_own_is_not_believed_as_a_file",)),
     "any-calibrated-floor-covers-every-pair": M(
         "a calibrated same-card floor is taken to cover a pair left without a floor", "rmpeer/judge/floors.py",
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',

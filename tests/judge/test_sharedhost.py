@@ -237,3 +237,20 @@ def test_a_per_process_figure_that_missed_one_cards_buffers_is_not_trusted_for_a
     assert "did not count the setup's buffers on card 1" in got.basis
     assert [p.split(",")[0] for p in got.problems] == ["expected card 1's free video memory back to 80000.0 MiB after "
                                                        "teardown"]
+
+
+def test_a_setup_that_took_no_video_memory_host_wide_fails():
+    """Host-wide free memory unchanged during the setup (no other process known): the setup's
+    buffers were not seen at all, so the teardown cannot be shown to return them."""
+    got = judge_teardown(refused=[], leftover=[], cards=[0], own=None, host=host(9 * MiB, 9 * MiB, 9 * MiB, cards=(0,)),
+                         others=snapshot())
+    assert [p.split(",")[0] for p in got.problems] == ["expected the setup's buffers to take video memory on card 0"]
+
+
+def test_a_process_on_another_card_leaves_the_host_wide_figure_judged():
+    """A monitor holding card 1 only does not move card 0's free memory: a run of card 0 is
+    still judged host-wide (and card 0 did not get its memory back)."""
+    got = judge_teardown(refused=[], leftover=[], cards=[0], own=None, host=host(9 * MiB, 8 * MiB, 8 * MiB, cards=(0,)),
+                         others=snapshot(SMI_ONE_CARD))
+    assert got.not_applicable == "" and [p.split(",")[0] for p in got.problems] == [
+        "expected card 0's free video memory back to 9.0 MiB after teardown"]

@@ -321,3 +321,16 @@ def test_the_passive_baseline_of_a_run_of_some_cards():
     whole = _subset_facts(tuple(range(8)))
     assert last_cards_here(whole, last) == last
     assert [c["index"] for c in state_cards(whole, [])] == list(range(8))
+
+
+def test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus():
+    """RM lists its cards in its own order and /proc/driver/nvidia/gpus in the bus order: the
+    two are joined by PCI bus id (spelt 0000:4c:00.0 by RM, 0000:4C:00.0 by /proc), never
+    by position."""
+    from rmpeer.machine.selection import host_cards
+
+    infos = [{"pci": "0000:4c:00.0", "minor": 1}, {"pci": "0000:18:00.0", "minor": 0}]
+    proc = [{"bus": "0000:18:00.0", "uuid": "GPU-aa", "model": "NVIDIA H200"},
+            {"bus": "0000:4C:00.0", "uuid": "GPU-bb", "model": "NVIDIA H200"}]
+    assert [(c.index, c.pci, c.uuid) for c in host_cards(infos, proc)] == [(0, "0000:4c:00.0", "GPU-bb"),
+                                                                         (1, "0000:18:00.0", "GPU-aa")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 
@@ -101,3 +102,52 @@ def test_a_replaced_module_file_gets_a_new_hash_despite_the_cache(host, tmp_path
     write(host, f"/lib/modules/{KERNEL}/updates/dkms/nvidia.ko.zst", MODULE_BYTES + b"patched")
     second = read_kernel_module(str(host), KERNEL, cache)["sha256"]
     assert first != second == "sha256:" + hashlib.sha256(MODULE_BYTES + b"patched").hexdigest()
+
+
+def test_a_module_rewritten_in_place_with_its_old_size_and_mtime_gets_a_new_hash(host, tmp_path):
+    """The cache is keyed by inode, size, mtime and ctime: a user can set a file's mtime back
+    (touch -d), never its ctime, so a same-size rewrite in place is hashed again."""
+    module = host / f"lib/modules/{KERNEL}/updates/dkms/nvidia.ko.zst"
+    cache = tmp_path / "cache.json"
+    first = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    st = os.stat(module)
+    time.sleep(0.01)
+    patched = MODULE_BYTES[:-7] + b"patched"
+    with open(module, "r+b") as f:
+        f.write(patched)
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(module).st_ino, os.stat(module).st_size) == (st.st_ino, st.st_size)
+    second = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    assert first != second == "sha256:" + hashlib.sha256(patched).hexdigest()
+
+
+@pytest.mark.parametrize("plant", [lambda p: p.chmod(0o666), lambda p: os.chown(p, 1001, 1001)],
+                         ids=["world-writable", "another-users"])
+def test_a_hash_cache_another_user_could_write_is_not_believed(host, tmp_path, plant):
+    """A cache file that names a forged hash for the module's very key, but that another user
+    could have written (mode 0666, or uid 1001's): the module is hashed again."""
+    cache = tmp_path / "cache.json"
+    read_kernel_module(str(host), KERNEL, cache)
+    cache.write_text(json.dumps({key: "sha256:forged" for key in json.loads(cache.read_text())}))
+    plant(cache)
+    got = read_kernel_module(str(host), KERNEL, cache)["sha256"]
+    assert got == "sha256:" + hashlib.sha256(MODULE_BYTES).hexdigest()
+
+
+def test_a_module_being_loaded_or_unloaded_is_no_load_to_match(host):
+    """/sys/module/nvidia/initstate other than "live" (coming, going): the folder's inode names
+    no load that will last, so the load reads as unreadable, which matches nothing."""
+    from rmpeer.run.fingerprint import read_driver_load
+
+    assert read_driver_load(str(host)).startswith("/sys/module/nvidia inode ")
+    write(host, "/sys/module/nvidia/initstate", "going\n")
+    assert read_driver_load(str(host)) == "unreadable: the nvidia module is going, not live"
+
+
+def test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links():
+    """A link reading of a card RM says has no NVLink ({supported: False}) is "no NVLink", set
+    apart from a card with NVLink and none active (0)."""
+    from rmpeer.run.fingerprint import nvlinks_by_uuid
+
+    links = {0: {"supported": False, "active": 0}, 1: {"supported": True, "active": 0}}
+    assert nvlinks_by_uuid({0: "GPU-a", 1: "GPU-b"}, links) == {"GPU-a": "no NVLink", "GPU-b": 0}

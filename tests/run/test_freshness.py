@@ -330,3 +330,13 @@ def test_a_certificate_of_some_cards_holds_only_for_those(tmp_path, host):
                                       cards=request_from(asked, environ={}))
     assert check("1") == (False, [f"the certificate covers cards 0 (--cards 0), not card 1 ({CARDS[1][1]})"])
     assert check("0") == (True, [])
+
+
+def test_rms_platform_facts_are_compared_when_both_fingerprints_have_them():
+    """The certify path adds RM's platform facts (rm.health.identity) as "health"; the fresh
+    path reads no RM: compared only when both sides have them."""
+    from rmpeer.run.freshness import fingerprint_changes
+
+    old, new = {"health": {"card 0": {"pcie_max": "Gen5 x16"}}}, {"health": {"card 0": {"pcie_max": "Gen5 x8"}}}
+    assert fingerprint_changes(old, new) == ["RM's card 0 pcie_max changed Gen5 x16 -> Gen5 x8"]
+    assert fingerprint_changes(old, {}) == []

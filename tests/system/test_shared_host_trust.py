@@ -574,6 +574,7 @@ def test_a_file_made_once_is_never_replaced(tmp_path):
 @pytest.mark.parametrize("damage, problem", [
     ("peer", r"it belongs to uid \d+, not to this user \(uid 0\) or root"),
     ("0666", r"its mode 0666 lets other users write it"),
+    ("0664", r"its mode 0664 lets other users write it"),      # its group's members
     ("link", r"it is a symbolic link"),
 ])
 def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area, damage, problem):
@@ -586,9 +587,9 @@ def test_a_state_file_another_user_could_have_written_is_not_believed(peer, area
     text = json.dumps({"format": FORMAT, "runs": {"h": {"kmsg": 10**9}}})    # "every Xid already seen"
     if damage == "peer":
         peer.python(f"open({str(path)!r}, 'w').write({text!r})")
-    elif damage == "0666":
+    elif damage in ("0666", "0664"):
         path.write_text(text)
-        path.chmod(0o666)
+        path.chmod(int(damage, 8))
     else:
         victim.write_text(text)
         os.symlink(victim, path)
@@ -1420,3 +1421,36 @@ def test_a_key_file_that_is_not_32_bytes_of_hex_is_refused(monkeypatch, tmp_path
     monkeypatch.setenv("RMPEER_KEY", str(key))
     with pytest.raises(ConfigError, match=r"not an rmpeer host key \(expected 64 hex digits\)"):
         signing.load_key(create=False)
+
+
+def test_a_written_file_has_the_mode_asked_for(tmp_path):
+    """write_file sets the mode it is given (a certificate others may read: 0644; a key: 0600),
+    not the temporary file's 0600."""
+    from rmpeer.safewrite import write_file
+
+    for mode in (0o644, 0o600):
+        path = write_file(tmp_path / f"f{mode:o}", "x", mode=mode)
+        assert stat.S_IMODE(os.lstat(path).st_mode) == mode
+
+
+def test_a_file_believed_larger_than_its_limit_is_refused(tmp_path):
+    """read_own reads at most `limit` bytes: a longer file (/dev/zero's stand-in) is refused."""
+    from rmpeer.safewrite import UntrustedFile, read_own
+
+    path = tmp_path / "state.json"
+    path.write_bytes(b"0" * 4097)
+    path.chmod(0o600)
+    assert read_own(path, limit=4097) == b"0" * 4097
+    with pytest.raises(UntrustedFile, match="larger than 4096 bytes"):
+        read_own(path, limit=4096)
+
+
+def test_a_fifo_of_this_users_own_is_not_believed_as_a_file(tmp_path):
+    """read_own believes regular files only: a FIFO at the name (mode 0600, this user's) would
+    read as empty, or block on a writer another process controls."""
+    from rmpeer.safewrite import UntrustedFile, read_own
+
+    path = tmp_path / "state.json"
+    os.mkfifo(path, 0o600)
+    with pytest.raises(UntrustedFile, match=r"it is not a regular file \(a FIFO\)"):
+        read_own(path)
