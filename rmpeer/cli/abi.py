@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, UnknownDriverError
+from rmpeer.paths import fitness_facts_file, fitness_names_file   # the fixtures' paths, not their readers
 
 if TYPE_CHECKING:   # annotations only: the readers load when the command runs (tests/cli/test_parser.py)
     from rmpeer.abi.drivers import DriverMatrix
@@ -28,8 +29,6 @@ def add_parser(sub) -> None:
 
 
 def _add_fitness_facts(asub) -> None:
-    from rmpeer.paths import fitness_facts_file, fitness_names_file   # not the readers: the parser stays light
-
     f = asub.add_parser("fitness-facts", help="write the perf/NVLink facts of many tags, read from their headers "
                         "with the C compiler (fixtures/abi/fitness-facts.json, the fitness tests' oracle)")
     f.add_argument("src", nargs="?", help="a clone of open-gpu-kernel-modules (default: $RMPEER_DRIVER_SRC)")
