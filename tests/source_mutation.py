@@ -75,6 +75,11 @@ MUTANTS = {
         "from rmpeer.cli.cards import add_options as add_card_options, passed_on\n",
         "from rmpeer.cli.cards import add_options as add_card_options, passed_on\nfrom rmpeer.fleet.node import main_node\n",
         ("tests/cli/test_parser.py::test_building_the_parser_loads_no_commands_implementation",)),
+    "parser-error-exits-1": M(
+        "an error while the parser is built escapes with Python's exit 1 (read as NOT CERTIFIED)", "rmpeer/cli/__init__.py",
+        '        code = internal_error("rmpeer", exc)   # never Python\'s exit 1, which only the judge may say',
+        "        raise",
+        ("tests/cli/test_parser.py::test_an_error_while_the_parser_is_built_is_exit_5_never_pythons_1",)),
     "junit-forgets-the-cards": M(
         "JUnit leaves out which cards the verdict covers", "rmpeer/render/junit.py",
         "    return props + _cards(result)", "    return props",

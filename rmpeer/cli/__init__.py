@@ -80,6 +80,10 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_CONFIG)
     except KeyboardInterrupt:          # a signal while the options were read
         code = EXIT_INCOMPLETE
+    except Exception as exc:  # noqa: BLE001 - before the command's own guard (its parser, its modules' import)
+        from rmpeer.machine.crash import internal_error
+
+        code = internal_error("rmpeer", exc)   # never Python's exit 1, which only the judge may say
     interrupts.finish(code)
 
 

@@ -4,6 +4,7 @@ implementation: `rmpeer certify --tier passive` (0.3 s on 1 x H200) must not pay
 readers, the fleet, the diff or the renderers, and `rmpeer show` not for the run."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -33,3 +34,17 @@ def beyond(loaded: set) -> set:
 
 def test_building_the_parser_loads_no_commands_implementation():
     assert beyond(loaded_by_the_parser()) == set()
+
+
+def test_an_error_while_the_parser_is_built_is_exit_5_never_pythons_1(tmp_path):
+    """The parser loads every command module: an error there (a damaged install, a module that
+    cannot import) comes before any command's guard, and must still be exit 5, one line, never
+    the traceback and exit 1 that a node's health check reads as NOT CERTIFIED."""
+    broken = ("import rmpeer.cli as c\n"
+              "def build_parser():\n    raise ImportError('rmpeer.cli.show: damaged')\n"
+              "c.build_parser = build_parser\nc.entry()\n")
+    done = subprocess.run([sys.executable, "-c", broken, "certify"], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env={**os.environ, "TMPDIR": str(tmp_path)})
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 5, done.stderr
+    assert len(said) == 1 and "internal error (ImportError: rmpeer.cli.show: damaged)" in said[0], said
