@@ -151,9 +151,8 @@ MUTANTS = {
         alt=(("""        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) """
               """or exc}")}""", "        return {}"),)),
     "unknown-verdict-certified": M(
-        "the JSON line maps an unknown verdict to CERTIFIED", "rmpeer/render/jsonline.py",
-        "    known = verdict if verdict in EXIT_CODES else INCOMPLETE",
-        "    known = verdict if verdict in EXIT_CODES else CERTIFIED",
+        "an unknown verdict's exit code is CERTIFIED's", "rmpeer/model/result.py",
+        "EXIT_CODES.get(self.verdict, EXIT_INCOMPLETE)", "EXIT_CODES.get(self.verdict, EXIT_OK)",
         ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
         "the certificate's tier is always written as full", "rmpeer/run/assemble.py",
@@ -355,7 +354,7 @@ MUTANTS = {
         "{' and more' if n > 3 else ''}", "{' and more' if n >= 3 else ''}",
         ("tests/judge/test_verdict.py::test_three_subjects_are_all_named_and_a_fourth_is_and_more",)),
     "reason-bound-off-by-one": M(
-        "a reason of exactly 300 characters is cut", "rmpeer/judge/verdict.py",
+        "a reason of exactly 300 characters is cut", "rmpeer/model/result.py",
         "    return text if len(text) <= limit else", "    return text if len(text) < limit else",
         ("tests/judge/test_verdict.py::test_a_reason_is_cut_to_at_most_300_characters",)),
     "figure-on-the-floor-not-met": M(
@@ -479,9 +478,8 @@ MUTANTS = {
         '        key = (item["check"], item["reason"])', '        key = item["check"]',
         ("tests/judge/test_unchecked.py::test_one_reason_of_one_check_is_one_entry_and_two_reasons_are_two",)),
     "require-complete-exit-8-beside-a-cut": M(
-        "a run cut short is taken as --require-complete's refusal alone (exit 8)", "rmpeer/judge/unchecked.py",
-        "    return bool(unfinished) and all(f.check == REQUIRE_COMPLETE for f in unfinished)",
-        "    return any(f.check == REQUIRE_COMPLETE for f in unfinished)",
+        "a run cut short is taken as --require-complete's refusal alone (exit 8)", "rmpeer/model/result.py",
+        "all(c == REQUIRE_COMPLETE for c in unfinished)", "any(c == REQUIRE_COMPLETE for c in unfinished)",
         ("tests/judge/test_unchecked.py::test_require_complete_refuses_only_a_certified_run_and_says_so",)),
     "lock-folder-group-writable-accepted": M(
         "a lock folder its group may write is accepted", "rmpeer/machine/lock.py",

@@ -15,10 +15,6 @@ import time
 from collections import Counter
 
 from rmpeer import __version__
-from rmpeer.errors import EXIT_UNCHECKED
-from rmpeer.judge.cards import verdict_text
-from rmpeer.judge.unchecked import refused, phrase
-from rmpeer.judge.verdict import EXIT_CODES
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import Watchdog, writer
@@ -26,12 +22,12 @@ from rmpeer.machine.lock import HostLock
 from rmpeer.machine.selection import certify_line
 from rmpeer.model.result import INCOMPLETE, PARTIAL
 from rmpeer.paths import pytest_args, suites_dir
-from rmpeer.render.certificate import write_certificate
+from rmpeer.render.verdict import unchecked_phrase, verdict_text
 from rmpeer.render.jsonline import json_line
-from rmpeer.render.junit import write_junit
 from rmpeer.render.table import render_fitness, render_table, use_colour
 from rmpeer.run import assemble
 from rmpeer.run.execute import Progress, run
+from rmpeer.run.outputs import write_files
 from rmpeer.run.spec import from_request
 
 REASONS_SHOWN = 20
@@ -200,7 +196,7 @@ def _watchdog(progress, started, out_stream):
         except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
             checks = []
         result = assemble.deadline_result(spec, started, checks, seconds)
-        path = _write_files(result, spec)
+        path = write_files(result, spec)
         replay_of = _replay_of(spec)
         say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
             f"passed) in {time.time() - started:.1f} s; " + (f"written to {path}" if path else "no certificate written"))
@@ -220,32 +216,14 @@ def _report(result, spec, say, started, watchdog=None) -> int:
         watchdog.disarm()       # the run reached its verdict before its deadline
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
-    written = _write_files(result, spec)
+    written = write_files(result, spec)
 
     def late(name):
         if result.verdict != INCOMPLETE:
             assemble.stopped_after(result, name)
-            _write_files(result, spec)
+            write_files(result, spec)
     interrupts.after_late_signal(late)
     return _say_verdict(result, spec, say, started, written)
-
-
-def _exit_code(result) -> int:
-    return EXIT_UNCHECKED if result.verdict == INCOMPLETE and refused(result) else EXIT_CODES[result.verdict]
-
-
-def _write_files(result, spec):
-    """The certificate, --junit and --prometheus, from the result and the spec's outputs."""
-    written = None
-    if spec.output.is_dir():
-        written = write_certificate(result, spec.certificate_path)
-    if spec.outputs.junit:
-        write_junit([result], spec.outputs.junit)
-    if spec.outputs.prometheus:
-        from rmpeer.render.prometheus import write_textfile
-
-        write_textfile(result, spec.outputs.prometheus)
-    return written
 
 
 def _say_verdict(result, spec, say, started, path) -> int:
@@ -259,7 +237,7 @@ def _say_verdict(result, spec, say, started, path) -> int:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
 
-    unchecked = f"; not checked: {phrase(result.not_checked)}" if result.not_checked else ""
+    unchecked = f"; not checked: {unchecked_phrase(result.not_checked)}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
         f"{time.time() - started:.1f} s; {written}{unchecked}")
     for r in result.reasons[:REASONS_SHOWN]:
@@ -269,7 +247,7 @@ def _say_verdict(result, spec, say, started, path) -> int:
     if say.lost is not None and not spec.outputs.json:
         why = getattr(say.lost, "strerror", None) or say.lost
         _said_on_stderr(f"rmpeer: the report could not be written to stdout ({why}); the verdict stands: "
-                        f"{result.verdict} (exit {_exit_code(result)})" + (f", certificate {path}" if path else ""))
+                        f"{result.verdict} (exit {result.exit_code})" + (f", certificate {path}" if path else ""))
     if spec.outputs.json:
         try:
             print(json_line(result, path), flush=True)
@@ -277,9 +255,9 @@ def _say_verdict(result, spec, say, started, path) -> int:
             # the verdict stands (its certificate is on disk): a full or closed stdout is said
             # on stderr, and never turns a DEGRADED or NOT CERTIFIED run into another code
             print(f"rmpeer: --json: the JSON line could not be written to stdout ({exc.strerror or exc}); "
-                  f"the verdict stands: {result.verdict} (exit {_exit_code(result)})"
+                  f"the verdict stands: {result.verdict} (exit {result.exit_code})"
                   + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
-    return _exit_code(result)
+    return result.exit_code
 
 
 def _said_on_stderr(line: str) -> None:

@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rmpeer.diff.load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
-from rmpeer.machine.selection import selection_words
+from rmpeer.model.selection import selection_words
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
 CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what

@@ -27,11 +27,11 @@ from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import (
     DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node, read_status, reason_line)
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
-from rmpeer.machine.selection import collect_cell
 from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+from rmpeer.model.selection import collect_cell
 from rmpeer.render.jsonline import json_line
-from rmpeer.render.junit import write_junit as render_junit
 from rmpeer.report.allure_html import allure_command
+from rmpeer.run.outputs import write_junit as render_junit
 from rmpeer.safewrite import write_file
 
 

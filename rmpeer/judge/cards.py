@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 
-from rmpeer.judge.verdict import check_findings, short
-from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED
+from rmpeer.judge.verdict import check_findings
+from rmpeer.model.result import (
+    CERTIFIED, CUT_SHORT, DEGRADE, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED, short)
 
 RANK = {FAIL: (3, NOT_CERTIFIED), UNFINISHED: (4, INCOMPLETE), DEGRADE: (2, DEGRADED)}
 DIMENSIONS = ("setup", "read", "write", "bandwidth")
@@ -25,7 +26,6 @@ _CARD = re.compile(r"^card (\d+)\b")
 _ARROW = re.compile(r"\bcard (\d+) -> .*?\bcard (\d+)\b")
 _FIGURE = re.compile(r"^(read|write|bidirectional|same-card|all) (\d+)->(\d+)$")
 _WINDOW = re.compile(r"^(?:(\S+) )?s(\d+)->t(\d+)")
-SHOWN = 3
 
 
 def _numbering(result) -> tuple[list, list]:
@@ -135,7 +135,7 @@ def by_card(result) -> dict:
     def verdict_of(findings):
         verdict, reasons = _verdict(findings)
         if cut_short and verdict == CERTIFIED:
-            return INCOMPLETE, ["the run did not finish"]
+            return INCOMPLETE, [CUT_SHORT]
         return verdict, reasons
 
     cards = []
@@ -150,39 +150,6 @@ def by_card(result) -> dict:
         pairs.append({"pair": f"{hosts[a]}-{hosts[b]}", "cards": [hosts[a], hosts[b]], "uuids": [uuids[a], uuids[b]],
                       "verdict": verdict, **{k: d.get(k) or "not run" for k in DIMENSIONS}, "reasons": reasons})
     return {"cards": cards, "pairs": pairs}
-
-
-def verdict_text(result) -> str:
-    """The host's verdict, naming its bad cards and pairs when it is not CERTIFIED:
-    'NOT CERTIFIED: card 3 (GPU-...): <reason>; pairs 0-3, 1-3'. The verdict alone when no
-    card or pair is to blame (the fault is the host's)."""
-    if result.verdict == CERTIFIED:
-        return result.verdict
-    per = result.by_card if getattr(result, "by_card", None) else by_card(result)
-    bad_cards = [c for c in per["cards"] if c["verdict"] not in (CERTIFIED, INCOMPLETE) or
-                 (c["verdict"] == INCOMPLETE and c["reasons"] != ["the run did not finish"])]
-    bad_pairs = [p for p in per["pairs"] if p["verdict"] not in (CERTIFIED, INCOMPLETE) or
-                 (p["verdict"] == INCOMPLETE and p["reasons"] != ["the run did not finish"])]
-    parts = [f"card {c['card']} ({c['uuid'] or 'uuid unknown'}): {short(c['reasons'][0], 90) if c['reasons'] else c['verdict']}"
-             for c in bad_cards[:SHOWN]]
-    if len(bad_cards) > SHOWN:
-        parts.append(f"and {len(bad_cards) - SHOWN} more cards")
-    if bad_pairs:
-        names = ", ".join(p["pair"] for p in bad_pairs[:8]) + (", ..." if len(bad_pairs) > 8 else "")
-        parts.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
-    return f"{result.verdict}: {'; '.join(parts)}" if parts else result.verdict
-
-
-def compact(result) -> dict:
-    """The JSON line's share: the selection, each card's and pair's verdict, the reasons of
-    those that are not CERTIFIED."""
-    per = result.by_card or by_card(result)
-    keep = lambda row, *keys: {k: row[k] for k in keys} | (  # noqa: E731
-        {"reasons": row["reasons"][:SHOWN]} if row["verdict"] != CERTIFIED else {})
-    sel = result.host.get("selection") or {}
-    return {"selection": {"cards": sel.get("cards"), "uuids": sel.get("uuids"), "how": sel.get("how")} if sel else None,
-            "cards": [keep(c, "card", "uuid", "verdict") for c in per["cards"]],
-            "pairs": [keep(p, "pair", "verdict") for p in per["pairs"]]}
 
 
 def host_subject(result, subject: str) -> str:

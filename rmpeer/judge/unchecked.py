@@ -5,14 +5,14 @@ is found (the kernel log unreadable for the Xid check, no topology to judge the 
 `not_checked`, which the verdict line, the JSON line and the certificate list.
 
 `certify --require-complete` refuses a run that would be CERTIFIED with any entry: its
-certificate says INCOMPLETE (so no --if-stale accepts it) and the exit code is 8. A worse
+certificate says INCOMPLETE (so no --if-stale accepts it) and the exit code is 8
+(RunResult.exit_code). A worse
 verdict (DEGRADED, NOT CERTIFIED) is never hidden by it."""
 
 from __future__ import annotations
 
-from rmpeer.model.result import CERTIFIED, INFO, UNFINISHED, Finding
+from rmpeer.model.result import CERTIFIED, INFO, REQUIRE_COMPLETE, UNFINISHED, Finding
 
-REQUIRE_COMPLETE = "require-complete"
 NOT_A_CHECK = {"state"}      # passive's baseline note: no check was left out
 
 
@@ -34,20 +34,9 @@ def not_checked(result) -> list:
     return unique
 
 
-def phrase(items: list) -> str:
-    """'xid (/dev/kmsg: Permission denied ...), gpu-processes (...)'."""
-    return ", ".join(f"{i['check']} ({i['reason']})" for i in items)
-
-
 def refusals(result) -> list:
     """--require-complete: the findings that refuse a CERTIFIED run with unchecked checks."""
     if result.verdict != CERTIFIED or not result.not_checked:
         return []
     return [Finding(REQUIRE_COMPLETE, i["check"], "it to be checked (--require-complete)",
                     f"not checked: {i['reason']}", UNFINISHED) for i in result.not_checked]
-
-
-def refused(result) -> bool:
-    """Whether the run's INCOMPLETE is --require-complete's refusal alone (exit 8)."""
-    unfinished = [f for f in result.findings if f.severity == UNFINISHED]
-    return bool(unfinished) and all(f.check == REQUIRE_COMPLETE for f in unfinished)

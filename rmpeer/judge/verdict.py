@@ -10,23 +10,14 @@ An unfinished run outranks a failure: what a cut-short run saw may be the cut's 
 
 from __future__ import annotations
 
-from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
 from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
 from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.machine.xids import by_card
 from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (
-    CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED, Finding)
+    CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED, Finding, short)
 
 FITNESS_AREA = "fitness"
-REASON_CHARS = 300
-EXIT_CODES = {CERTIFIED: EXIT_OK, NOT_CERTIFIED: EXIT_NOT_CERTIFIED, DEGRADED: EXIT_DEGRADED,
-              INCOMPLETE: EXIT_INCOMPLETE}
-
-
-def short(text: str, limit: int = REASON_CHARS) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_findings(checks: list, findings: list = ()) -> list:

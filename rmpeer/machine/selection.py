@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from rmpeer.errors import ConfigError
 from rmpeer.machine.xids import card_of
+from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, selection_line, spans
 
 CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
-OPTION, ALL_CARDS, DEFAULT = "--cards", "--all-cards", "default"
 VARIABLES = (CUDA, NVIDIA, SLURM, SLURM_STEP)
 CERTIFY_ENV = (CUDA,)                       # what certify itself reads without --cards
 GRES_CONF_ENV = "RMPEER_GRES_CONF"          # gres.conf's path (default /etc/slurm/gres.conf)
@@ -45,20 +45,6 @@ _RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
 class EmptySelection(ConfigError):
     """The selection names no card (none, void, an empty variable): there is nothing to
     certify, and zero cards are never certified. Exit 2: no verdict of the host."""
-
-
-@dataclass(frozen=True)
-class HostCard:
-    """What rmpeer knows of a card without opening it."""
-
-    index: int        # RM's order (NV_ESC_CARD_INFO): rmpeer's card number on the whole host
-    minor: int        # /dev/nvidia<minor>
-    pci: str          # dddd:bb:ss.f, as RM reports it
-    uuid: str = ""    # GPU-..., the kernel module's for this bus (RM's own once the card is opened)
-    model: str = ""
-
-    def describe(self) -> str:
-        return f"{self.index} ({self.uuid or 'uuid unknown'}, {self.pci})"
 
 
 @dataclass(frozen=True)
@@ -85,50 +71,6 @@ class Request:
         if self.every:
             return f"every card ({self.source}{'=' + self.text if self.text else ''})"
         return f"{self.source}={self.text}" if self.source != OPTION else f"--cards {self.text}"
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The cards a run may touch: host indices in RM's order (the run numbers them 0..k-1 in
-    this order), out of every card of the host."""
-
-    cards: tuple                     # host indices
-    of: tuple                        # every HostCard of the host
-    source: str
-    how: str
-
-    @property
-    def whole(self) -> bool:
-        return len(self.cards) == len(self.of)
-
-    @property
-    def uuids(self) -> list:
-        return [self.of[i].uuid for i in self.cards]
-
-    def line(self) -> str:
-        """`cards: 1 of 0-1 (from CUDA_VISIBLE_DEVICES)`: what certify says before it runs."""
-        src = {OPTION: "--cards", ALL_CARDS: "--all-cards", DEFAULT: "no selection"}.get(self.source,
-                                                                                        self.source)
-        return f"cards: {spans(self.cards)} of {spans(range(len(self.of)))} (from {src})"
-
-    def as_dict(self) -> dict:
-        return {"cards": list(self.cards), "uuids": self.uuids, "source": self.source, "how": self.how,
-                "of": [asdict(c) for c in self.of]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Selection":
-        return cls(tuple(d["cards"]), tuple(HostCard(**c) for c in d["of"]), d["source"], d["how"])
-
-
-def spans(numbers) -> str:
-    """(0, 1, 2, 5) -> '0-2,5'."""
-    nums, out = sorted(numbers), []
-    for n in nums:
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out) or "none"
 
 
 # -- what was asked ----------------------------------------------------------------------------
@@ -392,13 +334,7 @@ def request_of(cards: str | None, *, all_cards: bool = False, cards_env: str | N
 
 def certify_line(facts) -> str:
     """The line certify says of the cards it took ('' when it took every card unasked)."""
-    if not getattr(facts, "selection", None):
-        return ""
-    sel = Selection.from_dict(facts.selection)
-    if sel.source == DEFAULT:
-        return ""
-    uuids = ", ".join(f"{i} = {u}" for i, u in zip(sel.cards, sel.uuids))
-    return f"{sel.line()}: {uuids}"
+    return selection_line(getattr(facts, "selection", None))
 
 
 def count_for_idle(processes, selection: dict | None) -> list:
@@ -438,26 +374,6 @@ def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
         return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
                 f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
     return None
-
-
-def selection_words(facts: dict) -> tuple[str, tuple]:
-    """(words, shape) of the cards a run's facts (HostFacts.as_dict()) say it took; the shape
-    (cards taken, cards of the host) is what two runs can differ in: UUIDs name machines."""
-    sel = (facts or {}).get("selection")
-    n = len((facts or {}).get("cards", []))
-    if not sel:
-        return f"every card ({n}; recorded before selection)", (n, n)
-    s = Selection.from_dict(sel)
-    return f"{s.line().removeprefix('cards: ')}: {', '.join(s.uuids)}", (len(s.cards), len(s.of))
-
-
-def collect_cell(result) -> str:
-    """The cards column of `fleet collect`'s node table."""
-    sel = (getattr(result, "host", None) or {}).get("selection") if result is not None else None
-    if not sel:
-        return "-" if result is None else "all"
-    s = Selection.from_dict(sel)
-    return "all" if s.whole else f"{spans(s.cards)}/{len(s.of)}"
 
 
 def other_cards_xids_dropped(xids, facts):

@@ -19,8 +19,16 @@ import socket
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
+from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, EXIT_UNCHECKED
+
 CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE = "CERTIFIED", "DEGRADED", "NOT CERTIFIED", "INCOMPLETE"
 VERDICTS = (CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE)
+# Each verdict's exit code (errors.py's table): the one place a verdict becomes a number, so
+# that certify's exit, its JSON line and a fleet's status agree. Exit 1 is NOT CERTIFIED alone.
+EXIT_CODES = {CERTIFIED: EXIT_OK, NOT_CERTIFIED: EXIT_NOT_CERTIFIED, DEGRADED: EXIT_DEGRADED,
+              INCOMPLETE: EXIT_INCOMPLETE}
+UNCHECKED = "UNCHECKED"       # the exit name of --require-complete's refusal alone (exit 8)
+REQUIRE_COMPLETE = "require-complete"   # the check name of its findings (rmpeer.judge.unchecked)
 
 # A finding's severity decides which verdict it can cause (rmpeer.judge.verdict):
 FAIL = "fail"                # a conformance check failed: NOT CERTIFIED
@@ -33,6 +41,14 @@ TIERS = ("passive", "quick", "full")     # shallow to deep: a deeper tier satisf
 PARTIAL = "partial"   # a run of chosen layouts (--layout) that covers neither quick nor full: no tier
 FORMAT = "rmpeer-result/1"
 NODE_ENV = "RMPEER_NODE_NAME"     # names the node instead of the machine's host name
+REASON_CHARS = 300
+CUT_SHORT = "the run did not finish"   # a card's or pair's reason when the host's run was cut short
+
+
+def short(text: str, limit: int = REASON_CHARS) -> str:
+    """A reason on one line, cut to `limit` characters (the judge's reasons, the renderers' blame)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def node_name() -> str:
@@ -152,6 +168,24 @@ class RunResult:
     @property
     def is_replay(self) -> bool:
         return self.target.get("kind") == "replay"
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code the judged verdict means: 8 when its INCOMPLETE is --require-complete's
+        refusal alone, else the verdict's (an unknown verdict is INCOMPLETE's, never 0 or 1)."""
+        return EXIT_UNCHECKED if self._refused_alone else EXIT_CODES.get(self.verdict, EXIT_INCOMPLETE)
+
+    @property
+    def exit_name(self) -> str:
+        """The exit code's name, for a log reader that filters without parsing prose."""
+        if self._refused_alone:
+            return UNCHECKED
+        return (self.verdict if self.verdict in EXIT_CODES else INCOMPLETE).replace(" ", "_")
+
+    @property
+    def _refused_alone(self) -> bool:
+        unfinished = [f.check for f in self.findings if f.severity == UNFINISHED]
+        return self.verdict == INCOMPLETE and bool(unfinished) and all(c == REQUIRE_COMPLETE for c in unfinished)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -14,13 +14,10 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from datetime import datetime, timezone
-from pathlib import Path
 
-from rmpeer.errors import ConfigError
-from rmpeer.judge.cards import compact
-from rmpeer.machine.selection import DEFAULT, Selection
 from rmpeer.model.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
-from rmpeer.safewrite import make_folder, write_file
+from rmpeer.model.selection import selection_line
+from rmpeer.render.verdict import compact
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
 # would make the whole file unreadable.
@@ -82,11 +79,8 @@ def _cards(result: RunResult) -> list[tuple[str, str]]:
     """The cards the run took (when it took some: `cards: 1 of 0-1 (from --cards)`), and each
     card's and pair's verdict, by the host's card numbers and UUIDs: a reader of the JUnit
     file sees which GPUs a verdict covers."""
-    props = []
-    chosen = result.host.get("selection")
-    if chosen and chosen.get("source") != DEFAULT:
-        sel = Selection.from_dict(chosen)
-        props.append(("selection", f"{sel.line()}: " + ", ".join(f"{i} = {u}" for i, u in zip(sel.cards, sel.uuids))))
+    chosen = selection_line(result.host.get("selection"))
+    props = [("selection", chosen)] if chosen else []
     per = compact(result)
     props += [("card", f"{c['card']} ({c['uuid'] or 'uuid unknown'}): {c['verdict']}") for c in per["cards"]]
     props += [("pair", f"{p['pair']}: {p['verdict']}") for p in per["pairs"]]
@@ -162,16 +156,3 @@ def junit_xml(results: list[RunResult]) -> str:
     root.set("time", f"{totals['time']:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def write_junit(results: list[RunResult], path) -> Path:
-    """Write junit_xml(results) to path (rmpeer.safewrite: a new temp file, then a rename: a
-    CI job that collects the file never reads half of it, and a link or a device node at the
-    path is refused, never followed or replaced)."""
-    path = Path(path)
-    try:
-        make_folder(path.parent, what="--junit")
-        write_file(path, junit_xml(results), what="--junit")
-    except OSError as exc:
-        raise ConfigError(f"--junit {path}: cannot write it ({exc.strerror or exc})") from None
-    return path

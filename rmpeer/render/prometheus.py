@@ -1,9 +1,10 @@
 """`--prometheus DIR`: the run as node_exporter's textfile collector reads it (DIR/rmpeer.prom).
 
 Rendered with prometheus-client (a registry of gauges, `generate_latest`) and written by
-rmpeer.safewrite: a new temporary file of unpredictable name beside the destination (ending in
-.tmp, a name the collector ignores), renamed into place, so a scrape never reads half a file
-(prometheus-client's own write_to_textfile uses a predictable temporary name). The format
+rmpeer.run.outputs through rmpeer.safewrite: a new temporary file of unpredictable name beside
+the destination (ending in .tmp, a name the collector ignores), renamed into place, so a scrape
+never reads half a file (prometheus-client's own write_to_textfile uses a predictable
+temporary name). The format
 carries no timestamps and no host label (the scrape adds the instance); values are in base
 units (bytes per second, seconds). Per-GPU series carry dcgm-exporter's label names (gpu, UUID, pci_bus_id,
 modelName, and peer_gpu for a pair) in dcgm-exporter's spelling, so they join with DCGM's
@@ -13,16 +14,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
-from pathlib import Path
 from statistics import median
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from rmpeer.errors import ConfigError
-from rmpeer.judge.cards import by_card
 from rmpeer.model.result import CERTIFIED, RunResult
 from rmpeer.render.prometheus_health import add_health
-from rmpeer.safewrite import make_folder, write_file
+from rmpeer.render.verdict import NO_CARDS
 
 FILENAME = "rmpeer.prom"
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "modelName")
@@ -154,8 +152,9 @@ def registry_of(result: RunResult) -> CollectorRegistry:
 
 
 def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
-    """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (rmpeer.judge.cards)."""
-    per = result.by_card or by_card(result)
+    """rmpeer_gpu_certified per card and rmpeer_gpu_pair_certified per pair (the judge's
+    RunResult.by_card: a result never judged has neither)."""
+    per = result.by_card or NO_CARDS
     by_host = {labels["gpu"]: labels for labels in cards.values()}
     one = gauge("rmpeer_gpu_certified", "1 when this GPU's own checks passed (the verdict label says why not)",
                 (*GPU_LABELS, "verdict"))
@@ -171,13 +170,6 @@ def _per_card_series(result: RunResult, gauge, cards: dict) -> None:
         two.labels(**labels, peer_gpu=b, verdict=p["verdict"]).set(int(p["verdict"] == CERTIFIED))
 
 
-def write_textfile(result: RunResult, directory) -> Path:
-    """DIR/rmpeer.prom, replaced atomically; DIR is created if missing."""
-    directory = Path(directory)
-    path = directory / FILENAME
-    try:
-        make_folder(directory, what="--prometheus")
-        write_file(path, generate_latest(registry_of(result)), what="--prometheus")
-    except OSError as exc:
-        raise ConfigError(f"--prometheus {directory}: cannot write {FILENAME} there ({exc.strerror or exc})") from None
-    return path
+def textfile(result: RunResult) -> bytes:
+    """The text node_exporter's textfile collector reads (rmpeer.run.outputs writes it)."""
+    return generate_latest(registry_of(result))

@@ -5,14 +5,16 @@ Sources: a replay of the committed degraded 2-card recording (idle clocks: every
 the h200x2-nv18 floors), judged by certify itself; and hand-made RunResults (findings written
 here, as the checks write them) for the cases no recording shows (one bad card of several)."""
 
+import dataclasses
 import json
 
 import pytest
 
-from rmpeer.judge.cards import by_card, verdict_text
+from rmpeer.judge.cards import by_card
 from rmpeer.model.result import (CERTIFIED, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED, CheckResult, Finding,
                            LayoutResult, RunResult)
 from rmpeer.paths import transcripts_dir
+from rmpeer.render import verdict as render_verdict
 
 pytestmark = pytest.mark.offline
 DEGRADED_TWO = transcripts_dir() / "degraded" / "h200x2-20261130T003733Z-noboost.jsonl.gz"
@@ -28,6 +30,11 @@ def _result(findings=(), checks=(), verdict=NOT_CERTIFIED, selected=None):
                              "source": "--cards", "of": []}
     layouts = [LayoutResult("one-per-card", list(range(len(cards))), 64 << 20)]
     return RunResult(host=host, findings=list(findings), checks=list(checks), layouts=layouts, verdict=verdict)
+
+
+def verdict_text(r) -> str:
+    """The verdict line's words of r once the judge has put each finding on its card."""
+    return render_verdict.verdict_text(dataclasses.replace(r, by_card=by_card(r)))
 
 
 def test_one_bad_card_is_named_apart_from_its_pairs():
@@ -174,7 +181,7 @@ def test_prometheus_names_a_subsets_cards_by_the_hosts_numbers():
 
     r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded")], verdict=DEGRADED,
                 selected=(1, 3))
-    text = generate_latest(registry_of(r)).decode()
+    text = generate_latest(registry_of(dataclasses.replace(r, by_card=by_card(r)))).decode()
     assert f'rmpeer_gpu_certified{{UUID="{UUIDS[3]}",gpu="3",' in text and 'verdict="DEGRADED"} 0.0' in text
     assert f'rmpeer_gpu_certified{{UUID="{UUIDS[1]}",gpu="1",' in text
     assert 'gpu="0"' not in text          # the run's own number 0 is host card 1

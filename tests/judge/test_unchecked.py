@@ -5,8 +5,8 @@ the run writes them (RunResult's fields)."""
 
 import pytest
 
-from rmpeer.judge.unchecked import not_checked, refusals, refused
-from rmpeer.model.result import CERTIFIED, DEGRADED, INFO, UNFINISHED, Finding, RunResult
+from rmpeer.judge.unchecked import not_checked, refusals
+from rmpeer.model.result import CERTIFIED, DEGRADED, INCOMPLETE, INFO, UNFINISHED, Finding, RunResult
 
 pytestmark = pytest.mark.offline
 
@@ -33,6 +33,9 @@ def test_require_complete_refuses_only_a_certified_run_and_says_so():
     (f,) = refusals(certified)
     assert (f.check, f.subject, f.severity) == ("require-complete", "xid", UNFINISHED)
     assert refusals(RunResult(verdict=DEGRADED, not_checked=items)) == []
-    assert refused(RunResult(findings=[f])) is True
+    # its refusal alone is exit 8 (UNCHECKED); beside a run cut short it is that run's exit 5
+    alone = RunResult(verdict=INCOMPLETE, findings=[f])
+    assert (alone.exit_code, alone.exit_name) == (8, "UNCHECKED")
     cut = Finding("run", "host", "the run to finish", "SIGTERM", UNFINISHED)
-    assert refused(RunResult(findings=[f, cut])) is False
+    beside = RunResult(verdict=INCOMPLETE, findings=[f, cut])
+    assert (beside.exit_code, beside.exit_name) == (5, "INCOMPLETE")

@@ -4,9 +4,9 @@ verdicts are written here from the rules in docs/architecture.md, not computed b
 
 import pytest
 
-from rmpeer.judge.verdict import EXIT_CODES, bandwidth_findings, judge, verdict, xid_findings
+from rmpeer.judge.verdict import bandwidth_findings, judge, verdict, xid_findings
 from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
-                           CheckResult, Finding, RunResult)
+                           EXIT_CODES, CheckResult, Finding, RunResult)
 from rmpeer.tables.topology import Floors, Topology
 
 pytestmark = pytest.mark.offline
@@ -47,7 +47,9 @@ def test_no_check_run_says_so():
 
 
 def test_exit_codes_are_the_documented_ones():
+    # errors.py's table: 0, 1, 4, 5; exit 1 is NOT CERTIFIED alone
     assert EXIT_CODES == {CERTIFIED: 0, NOT_CERTIFIED: 1, DEGRADED: 4, INCOMPLETE: 5}
+    assert {v: RunResult(verdict=v).exit_code for v in EXIT_CODES} == EXIT_CODES
 
 
 def test_one_reason_per_cause_and_no_class_names():

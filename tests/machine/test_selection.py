@@ -278,7 +278,7 @@ def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
 def test_collect_and_diff_show_the_selection():
     from types import SimpleNamespace
 
-    from rmpeer.machine.selection import collect_cell, selection_words
+    from rmpeer.model.selection import collect_cell, selection_words
 
     sub, whole = _subset_facts((1, 3)), _subset_facts(tuple(range(8)))
     assert collect_cell(SimpleNamespace(host={"selection": sub.selection})) == "1,3/8"
@@ -301,7 +301,7 @@ def test_diff_says_which_cards_each_run_took():
 
 
 def selection_words_of(facts):
-    from rmpeer.machine.selection import selection_words
+    from rmpeer.model.selection import selection_words
 
     return selection_words(facts)[0]
 

@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
 from rmpeer.render import jsonline, junit, prometheus
+from rmpeer.run import outputs
 from rmpeer.paths import transcripts_dir
 from rmpeer.model.result import (CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED,
                            CheckResult, Finding, PairResult, RunResult)
@@ -156,7 +157,7 @@ def test_junit_verdict_case_never_lets_an_uncertified_host_look_clean(verdict, t
 
 def test_junit_a_replay_says_so_and_names_the_recorded_host(tmp_path):
     result = run_result(target={"kind": "replay", "recorded_host": "h200-rack3", "transcript": "x.jsonl.gz"})
-    path = junit.write_junit([result], tmp_path / "out" / "junit.xml")
+    path = outputs.write_junit([result], tmp_path / "out" / "junit.xml")
     assert [p.name for p in path.parent.iterdir()] == ["junit.xml"]      # no temp file left behind
     suite = suites_of(path.read_text()).find("testsuite")
     props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
@@ -225,7 +226,7 @@ def assert_series(series: dict) -> None:
 
 
 def test_prometheus_textfile_series_and_values(tmp_path):
-    path = prometheus.write_textfile(run_result(), tmp_path / "textfile")
+    path = outputs.write_textfile(run_result(), tmp_path / "textfile")
     assert path == tmp_path / "textfile" / "rmpeer.prom"
     assert sorted(p.name for p in path.parent.iterdir()) == ["rmpeer.prom"]     # the temp file was renamed
     assert_series(samples(path.read_text()))
@@ -233,17 +234,17 @@ def test_prometheus_textfile_series_and_values(tmp_path):
 
 def test_prometheus_textfile_is_replaced_not_rewritten(tmp_path):
     """A scrape that opened the old file keeps reading the old file: a new inode, by rename."""
-    first = prometheus.write_textfile(run_result(), tmp_path)
+    first = outputs.write_textfile(run_result(), tmp_path)
     with open(first) as reader:
         old = reader.read(64)
-        second = prometheus.write_textfile(run_result(verdict=CERTIFIED), tmp_path)
+        second = outputs.write_textfile(run_result(verdict=CERTIFIED), tmp_path)
         assert old and reader.read() != "" and first.stat().st_ino != Path(f"/proc/self/fd/{reader.fileno()}").stat().st_ino
     assert value(samples(second.read_text()), "rmpeer_certified", tier="quick", verdict=CERTIFIED) == 1
 
 
 def test_prometheus_of_a_run_with_no_cards_and_no_figures(tmp_path):
     result = RunResult(node="n", verdict=INCOMPLETE, duration_s=0.5)
-    series = samples(prometheus.write_textfile(result, tmp_path).read_text())
+    series = samples(outputs.write_textfile(result, tmp_path).read_text())
     assert value(series, "rmpeer_certified", tier="full", verdict=INCOMPLETE) == 0
     assert "rmpeer_p2p_copy_ok" not in series and "rmpeer_last_run_timestamp_seconds" not in series
 
@@ -260,7 +261,7 @@ def test_prometheus_mutants_are_caught(monkeypatch, tmp_path, mutant):
         monkeypatch.setattr(prometheus, "copy_ok", lambda r: {(p.src_card, p.dst_card): int(bool(p.ok))
                                                              for p in r.pairs if p.ok is not None})
     with pytest.raises(AssertionError):
-        assert_series(samples(prometheus.write_textfile(run_result(), tmp_path).read_text()))
+        assert_series(samples(outputs.write_textfile(run_result(), tmp_path).read_text()))
 
 
 @pytest.mark.parametrize("writer", ["junit", "prometheus"])
@@ -272,9 +273,9 @@ def test_a_place_that_cannot_be_written_is_one_clear_error(tmp_path, writer):
     blocker.write_text("")
     with pytest.raises(ConfigError, match=f"--{writer} .*a-file"):
         if writer == "junit":
-            junit.write_junit([run_result()], blocker / "junit.xml")
+            outputs.write_junit([run_result()], blocker / "junit.xml")
         else:
-            prometheus.write_textfile(run_result(), blocker / "textfile")
+            outputs.write_textfile(run_result(), blocker / "textfile")
     assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
 
 
@@ -298,7 +299,8 @@ def test_json_line_is_one_line_a_scheduler_reads(verdict, code, name):
 def test_an_unknown_verdict_is_incomplete_never_certified():
     """Issue 27 row 13: a verdict the table does not know (a newer or a broken writer's) reads
     as INCOMPLETE, exit 5 (errors.py), as exit_code's docstring says; never as a pass."""
-    assert jsonline.exit_code("BOGUS") == (EXIT_INCOMPLETE, "INCOMPLETE")
+    assert (RunResult(verdict="BOGUS").exit_code, RunResult(verdict="BOGUS").exit_name) == (EXIT_INCOMPLETE,
+                                                                                          "INCOMPLETE")
     record = json.loads(jsonline.json_line(run_result(verdict="BOGUS"), None))
     assert (record["verdict"], record["exit_code"], record["exit"]) == ("BOGUS", EXIT_INCOMPLETE, "INCOMPLETE")
 
@@ -352,7 +354,7 @@ def test_junit_of_a_replay(replayed):
 
 def test_prometheus_of_a_replay(replayed, tmp_path):
     result, _ = replayed
-    series = samples(prometheus.write_textfile(result, tmp_path).read_text())
+    series = samples(outputs.write_textfile(result, tmp_path).read_text())
     assert value(series, "rmpeer_certified", tier=QUICK_TIER, verdict=QUICK_VERDICT) == 1
     copied = {(int(l["gpu"]), int(l["peer_gpu"])): v for l, v in series["rmpeer_p2p_copy_ok"]}
     assert copied == {pair: 1 for pair in every_card_pair()}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from rmpeer.render import prometheus
+from rmpeer.run import outputs
 from rmpeer.model.result import CERTIFIED
 
 from test_outputs import (QUICK_TIER, QUICK_VERDICT, assert_series, every_card_pair, replayed,  # noqa: F401
@@ -104,13 +104,13 @@ def test_node_exporter_serves_our_series(exporter):
     node, textfiles = exporter
     before = scraped(node)
     assert not [n for n in before if n.startswith("rmpeer_")]          # nothing until we write
-    prometheus.write_textfile(run_result(), textfiles)
+    outputs.write_textfile(run_result(), textfiles)
     series = scraped(node)
     assert value(series, "node_textfile_scrape_error") == 0, Path(node.log).read_text()[-2000:]
     assert_series(series)
     assert value(series, "node_textfile_mtime_seconds", file=str(textfiles / "rmpeer.prom")) > 0
     # a second run replaces the file; the next scrape shows only the new run's verdict
-    prometheus.write_textfile(run_result(verdict=CERTIFIED), textfiles)
+    outputs.write_textfile(run_result(verdict=CERTIFIED), textfiles)
     series = scraped(node)
     assert [l["verdict"] for l, _ in series["rmpeer_certified"]] == [CERTIFIED]
 
@@ -125,7 +125,7 @@ def test_node_exporter_reports_a_file_it_cannot_read(exporter):
 def test_node_exporter_serves_a_replayed_run(replayed, exporter):
     result, _ = replayed
     node, textfiles = exporter
-    prometheus.write_textfile(result, textfiles)
+    outputs.write_textfile(result, textfiles)
     series = scraped(node)
     assert value(series, "node_textfile_scrape_error") == 0
     assert value(series, "rmpeer_certified", tier=QUICK_TIER, verdict=QUICK_VERDICT) == 1

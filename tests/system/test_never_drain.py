@@ -425,7 +425,7 @@ AT_THE_VERDICT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("where", ["_write_files", "_say_verdict"],
+@pytest.mark.parametrize("where", ["write_files", "_say_verdict"],
                          ids=["while-the-outputs-are-written", "after-the-verdict-line"])
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
 def test_a_signal_at_the_verdict_rewrites_every_output_incomplete(tmp_path, where, sig):

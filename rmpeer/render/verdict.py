@@ -1,0 +1,53 @@
+"""The judged verdict in the words the outputs give it: the verdict line naming the bad cards
+and pairs (from RunResult.by_card, rmpeer.judge.cards) and the checks that could not run
+(RunResult.not_checked), and the per-card share of the JSON line and JUnit. A result that
+carries no per-card verdict (never judged) blames no card: its host verdict stands alone."""
+
+from __future__ import annotations
+
+from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, short
+
+SHOWN = 3
+NO_CARDS = {"cards": [], "pairs": []}   # the per-card verdict of a result never judged
+
+
+def _to_blame(row: dict) -> bool:
+    """A card or pair with a fault of its own: not merely INCOMPLETE because the host's run was."""
+    return row["verdict"] not in (CERTIFIED, INCOMPLETE) or (
+        row["verdict"] == INCOMPLETE and row["reasons"] != [CUT_SHORT])
+
+
+def verdict_text(result) -> str:
+    """The host's verdict, naming its bad cards and pairs when it is not CERTIFIED:
+    'NOT CERTIFIED: card 3 (GPU-...): <reason>; pairs 0-3, 1-3'. The verdict alone when no
+    card or pair is to blame (the fault is the host's)."""
+    if result.verdict == CERTIFIED:
+        return result.verdict
+    per = result.by_card or NO_CARDS
+    bad_cards = [c for c in per["cards"] if _to_blame(c)]
+    bad_pairs = [p for p in per["pairs"] if _to_blame(p)]
+    parts = [f"card {c['card']} ({c['uuid'] or 'uuid unknown'}): {short(c['reasons'][0], 90) if c['reasons'] else c['verdict']}"
+             for c in bad_cards[:SHOWN]]
+    if len(bad_cards) > SHOWN:
+        parts.append(f"and {len(bad_cards) - SHOWN} more cards")
+    if bad_pairs:
+        names = ", ".join(p["pair"] for p in bad_pairs[:8]) + (", ..." if len(bad_pairs) > 8 else "")
+        parts.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
+    return f"{result.verdict}: {'; '.join(parts)}" if parts else result.verdict
+
+
+def compact(result) -> dict:
+    """The JSON line's share: the selection, each card's and pair's verdict, the reasons of
+    those that are not CERTIFIED."""
+    per = result.by_card or NO_CARDS
+    keep = lambda row, *keys: {k: row[k] for k in keys} | (  # noqa: E731
+        {"reasons": row["reasons"][:SHOWN]} if row["verdict"] != CERTIFIED else {})
+    sel = result.host.get("selection") or {}
+    return {"selection": {"cards": sel.get("cards"), "uuids": sel.get("uuids"), "how": sel.get("how")} if sel else None,
+            "cards": [keep(c, "card", "uuid", "verdict") for c in per["cards"]],
+            "pairs": [keep(p, "pair", "verdict") for p in per["pairs"]]}
+
+
+def unchecked_phrase(items: list) -> str:
+    """'xid (/dev/kmsg: Permission denied ...), gpu-processes (...)'."""
+    return ", ".join(f"{i['check']} ({i['reason']})" for i in items)
