@@ -11,6 +11,7 @@ Every reader is the one the deeper tiers use (rm.host discovery, rm.nvlink, rm.p
 fitness.Fitness, xids). A recording of any tier replays a passive run (PassiveReplay): the
 passive calls are a subset, in order, of the recording's runtime:open stretch.
 
+What it read becomes one check per aspect and its findings in rmpeer.judge.passive (pure).
 Fail closed: whatever could not be read is a finding of severity incomplete that says what.
 """
 
@@ -23,13 +24,11 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 from rmpeer.errors import ReplayMismatch
-from rmpeer.judge.health import health_findings
-from rmpeer.judge.verdict import link_error_findings, link_state_findings, xid_findings
-from rmpeer.machine.selection import (
-    host_view, last_cards_here, other_cards_xids_dropped, some_cards, state_cards)
+from rmpeer.judge.passive import passive_checks, unread
+from rmpeer.machine.selection import host_view, state_cards
 from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
 from rmpeer.machine.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
-from rmpeer.model.result import FAIL, INFO, UNFINISHED, CheckResult, Finding
+from rmpeer.model.result import INFO, UNFINISHED, Finding
 from rmpeer.paths import matrices_digest
 from rmpeer.rm.errors import RmError
 from rmpeer.rm.host import read_proc_gpus
@@ -187,107 +186,6 @@ def _close(shim, runtime) -> None:
     shim.finish()
 
 
-def _check(seen: "PassiveSeen", name: str, area: str, subject: str, findings: list, duration_s: float = 0.0):
-    """One CheckResult per aspect: failed when it found a problem, error when it could not
-    tell, skipped when a replay's recording does not hold what it reads, passed otherwise."""
-    mine = [f for f in findings if f.severity != INFO]
-    outcome = ("error" if any(f.severity == UNFINISHED for f in mine) else "failed" if mine else
-               "skipped" if any(f.found.startswith("not recorded") for f in findings) else "passed")
-    seen.checks.append(CheckResult(f"passive/{name}", name, area, subject, outcome,
-                                   "; ".join(f.text for f in mine)[:300], None, duration_s))
-    seen.findings.extend(findings)
-
-
-def _card_findings(facts, proc_gpus, last) -> list:
-    out = []
-    if proc_gpus is None:
-        out.append(Finding("cards", "host", "the kernel module's list of GPUs", "not recorded", UNFINISHED))
-    else:
-        by_bus = {g["bus"].lower(): g for g in proc_gpus}
-        for card in facts.cards:
-            g = by_bus.get(card.pci.lower())
-            if g is None or g["uuid"] != card.uuid:
-                out.append(Finding("cards", f"card {card.index}", f"{card.uuid} at {card.pci} in /proc/driver/nvidia",
-                                   f"{g['uuid'] if g else 'no GPU'} there", FAIL))
-        # a run of some cards checks those alone (a container's /proc may list no other)
-        if len(by_bus) != len(facts.cards) and not some_cards(facts):
-            out.append(Finding("cards", "host", f"{len(facts.cards)} GPUs (RM's count) in /proc/driver/nvidia",
-                               f"{len(by_bus)}", FAIL))
-    now = {c.uuid for c in facts.cards}
-    for card in last_cards_here(facts, (last or {}).get("cards", [])):
-        if card["uuid"] not in now:
-            out.append(Finding("cards", f"card {card['index']} ({card['pci']})",
-                               f"{card['uuid']}, present at the last run ({last.get('at')})", "it is gone", FAIL))
-    return out
-
-
-def _p2p_findings(facts, topology, topology_asked: bool) -> list:
-    out = [Finding("p2p-caps", f"cards {a}->{b}", "RM's P2P capabilities", f"RM refused: {v['error']}", UNFINISHED)
-           for (a, b), v in sorted(facts.p2p.items()) if v.get("error")]
-    if topology is not None and topology_asked:
-        out += [Finding("topology", "host", f"the topology {topology.name}", p, FAIL)
-                for p in topology.mismatches(host_view(facts))]
-    elif topology is None:
-        out.append(Finding("topology", "host", "a topology of matrices/topologies.yaml",
-                           "none matches: active NVLinks not judged", INFO))
-    return out
-
-
-def _link_findings(links: dict, last_links: dict, facts, topology) -> list:
-    """Each card's links now (rmpeer.judge.verdict's rules), and their counters since the last run's reading."""
-    out = []
-    for card in facts.cards:
-        health = links.get(card.index, {})
-        out += link_state_findings(card.index, health, topology)
-        if health.get("supported"):
-            out += link_error_findings(card.index, last_links.get(card.uuid), health, since=" since the last run")
-    return out
-
-
-def _clock_findings(clocks: dict | None) -> list:
-    if clocks is None:
-        return [Finding("clocks", "host", "each card's clocks and P-state", "not read (see the rm finding)",
-                        UNFINISHED)]
-    out = []
-    for card, r in clocks.items():
-        if not r.get("pstate"):
-            out.append(Finding("clocks", f"card {card}", "a P-state from RM",
-                               r.get("rm_reasons", {}).get("pstate", "none"), UNFINISHED))
-        if r.get("graphics_mhz") is None:
-            out.append(Finding("clocks", f"card {card}", "clocks in MHz from NVML",
-                               r.get("nvml_reason") or "none reported", UNFINISHED))
-    return out
-
-
-def _xid_findings(xids: dict | None, facts, allowed: set, replay: bool) -> list:
-    """The Xids since the last run (rmpeer.judge.verdict's rule); a passive run that could not read
-    them has not made its check."""
-    if not xids:
-        return [Finding("xid", "host", "the Xids since the last run", "not recorded by a passive run",
-                        INFO if replay else UNFINISHED)]
-    but = f" but {sorted(allowed)}" if allowed else ""
-    return xid_findings(xids, facts.cards, (), allowed, wanted=f"no Xid since the last run{but}",
-                        since=" since the last run", unreadable=UNFINISHED)
-
-
-def _process_findings(procs: dict | None, replay: bool) -> list:
-    if procs is None:
-        return [Finding("gpu-processes", "host", "the other GPU processes", "not recorded",
-                        INFO if replay else UNFINISHED)]
-    if not procs.get("available"):
-        return [Finding("gpu-processes", "host", "the other GPU processes", procs.get("reason", "not available"),
-                        UNFINISHED)]
-    return []
-
-
-def _health_check(seen: "PassiveSeen", topology) -> None:
-    """RM's health facts (rmpeer.judge.health): one check, and what could not be checked."""
-    found, _ = health_findings(seen.host, (topology.links or {}).get("kind") if topology else None)
-    # in the fitness area: the judge reads a failed check of it as DEGRADED at most, so a health
-    # finding's own severity decides (Confidential Computing on: DEGRADED, never NOT CERTIFIED)
-    _check(seen, "health", "fitness", "host", found)     # its INFO findings: rmpeer.judge.unchecked
-
-
 @dataclass
 class PassiveSeen:
     """What a passive run read and found, for rmpeer.run.assemble (which alone makes the
@@ -324,8 +222,7 @@ def observe(spec, *, state_path=None, allowed_xids=(), save: bool = True) -> Pas
     read = read_passive(target, last, record=spec.record, abi=spec.abi, select=chooser(spec))
     facts = read.get("facts")
     if facts is None:
-        _check(seen, "host", "host", "host", [Finding("rm", "host", "the host's facts through RM",
-                                                      "; ".join(read["problems"]) or "nothing read", UNFINISHED)])
+        seen.checks, seen.findings = unread(read["problems"])
         seen.duration_s = round(time.monotonic() - t0, 3)
         return seen
     matrix = TopologyMatrix()
@@ -349,20 +246,13 @@ def observe(spec, *, state_path=None, allowed_xids=(), save: bool = True) -> Pas
     elif last is None:
         history.append(Finding("state", "host", "a last run to compare with",
                                f"none in {state_path}: this run is the baseline", INFO))
-    problems = [Finding("rm", "host", "every passive reading", p, UNFINISHED) for p in read["problems"]]
-    _check(seen, "cards", "host", "host", _card_findings(facts, read.get("proc_gpus"), last) + history + problems)
-    _check(seen, "p2p-caps", "host", "host", _p2p_findings(facts, topology, bool(topology_name)))
-    last_links = (last or {}).get("links", {})
-    _check(seen, "nvlink", "fitness", "host", _link_findings(read.get("links", {}), last_links, facts, topology))
-    _check(seen, "clocks", "fitness", "host", _clock_findings(read.get("clocks")))
-    xids = other_cards_xids_dropped(read.get("xids"), facts)
-    _check(seen, "xids", "fitness", "host", _xid_findings(xids, facts, set(allowed_xids), target.is_replay))
-    _check(seen, "gpu-processes", "host", "host", _process_findings(read.get("gpu_processes"), target.is_replay))
-    _health_check(seen, topology)
+    seen.checks, seen.findings = passive_checks(read, last, history, topology, topology_asked=bool(topology_name),
+                                                allowed_xids=set(allowed_xids), replay=target.is_replay)
     seen.duration_s = round(time.monotonic() - t0, 3)
     if save:
         xids = read.get("xids") or {}
         runs = dict(state.get("runs", {}))
+        last_links = (last or {}).get("links", {})
         runs[key] = {"at": seen.started, "boot_id": xids.get("boot_id", (last or {}).get("boot_id")),
                      "kmsg_seq": xids.get("last_seq", (last or {}).get("kmsg_seq")),
                      "cards": state_cards(facts, (last or {}).get("cards", [])),

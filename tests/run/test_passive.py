@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from rmpeer.judge import passive as rules
 from rmpeer.run import passive
 from rmpeer.errors import ReplayMismatch
 from rmpeer.run.execute import run_passive
@@ -217,7 +218,7 @@ FACTS = HostFacts("580.159.04", "open", "proc", cards=[Card(0, 0, 6, "0000:00:06
     (None, set(), True, [("xid", "host", "not recorded by a passive run", "info")]),
 ])
 def test_xid_findings(xids, allowed, replay, expected):
-    got = passive._xid_findings(xids, FACTS, allowed, replay)
+    got = rules._xid_findings(xids, FACTS, allowed, replay)
     assert [(f.check, f.subject, f.found, f.severity) for f in got] == expected
 
 
@@ -230,7 +231,7 @@ def test_links_down_against_the_topology_degrade():
     links = {0: {"card": 0, "supported": True, "active": 18, "links": [link(i, "ACTIVE", True) for i in range(18)]},
              1: {"card": 1, "supported": True, "active": 17,
                  "links": [link(i, "ACTIVE", True) for i in range(17)] + [link(17, "FAIL", False)]}}
-    got = passive._link_findings(links, {}, FACTS, topology)
+    got = rules._link_findings(links, {}, FACTS, topology)
     assert [(f.subject, f.found, f.severity) for f in got] == [
         ("card 1", "card 1: 17 of 18 enabled NVLinks active", DEGRADE),
         ("card 1", "card 1: link 17 is FAIL (up: ACTIVE or SLEEP, connected)", DEGRADE)]
@@ -240,10 +241,10 @@ def test_gpu_processes_that_cannot_be_listed_are_incomplete_live():
     """/proc unreadable (the reading says so): the passive check cannot tell, so it is
     incomplete, never a pass; a replay whose recording never listed them only notes it."""
     procs = {"available": False, "reason": "/proc could not be read: [Errno 13] Permission denied"}
-    assert [f.severity for f in passive._process_findings(procs, replay=False)] == ["incomplete"]
-    assert [f.severity for f in passive._process_findings(None, replay=False)] == ["incomplete"]
-    assert [f.severity for f in passive._process_findings(None, replay=True)] == ["info"]
-    assert passive._process_findings({"available": True, "processes": []}, replay=False) == []
+    assert [f.severity for f in rules._process_findings(procs, replay=False)] == ["incomplete"]
+    assert [f.severity for f in rules._process_findings(None, replay=False)] == ["incomplete"]
+    assert [f.severity for f in rules._process_findings(None, replay=True)] == ["info"]
+    assert rules._process_findings({"available": True, "processes": []}, replay=False) == []
 
 
 # Mutation tests: the comparison with the last run, broken on purpose, lets a problem through.
@@ -263,7 +264,7 @@ def _card_gone(state):
 
 @pytest.mark.parametrize("change, verdict, target, broken", [
     (_lowered_counter, DEGRADED, "rmpeer.judge.verdict.compare_counters", lambda before, after: []),
-    (_card_gone, NOT_CERTIFIED, "rmpeer.run.passive._card_findings", lambda facts, proc, last: []),
+    (_card_gone, NOT_CERTIFIED, "rmpeer.judge.passive._card_findings", lambda facts, proc, last: []),
 ])
 def test_mutation_a_broken_comparison_passes_a_bad_host(state, monkeypatch, change, verdict, target, broken):
     run_passive(replay_target(TWO), state_path=state)
@@ -300,8 +301,8 @@ def test_the_kernel_modules_account_of_the_cards_must_match_rms():
     """Hand-made /proc/driver/nvidia/gpus entries against RM's two cards (FACTS): card 1's bus
     holding another GPU, or a third GPU RM does not list, is a conformance failure."""
     proc = lambda *uuids: [{"bus": f"0000:00:0{6 + i}.0", "uuid": u} for i, u in enumerate(uuids)]
-    assert passive._card_findings(FACTS, proc("GPU-a", "GPU-b"), None) == []
-    swapped = passive._card_findings(FACTS, proc("GPU-a", "GPU-x"), None)
+    assert rules._card_findings(FACTS, proc("GPU-a", "GPU-b"), None) == []
+    swapped = rules._card_findings(FACTS, proc("GPU-a", "GPU-x"), None)
     assert [(f.subject, f.found, f.severity) for f in swapped] == [("card 1", "GPU-x there", "fail")]
-    extra = passive._card_findings(FACTS, proc("GPU-a", "GPU-b", "GPU-c"), None)
+    extra = rules._card_findings(FACTS, proc("GPU-a", "GPU-b", "GPU-c"), None)
     assert [(f.subject, f.found, f.severity) for f in extra] == [("host", "3", "fail")]
