@@ -6,6 +6,7 @@ budget has no room for a second interpreter): neither imports the other."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from rmpeer import errors
@@ -66,7 +67,7 @@ def cards_of(args):
     return request_of_args(args)
 
 
-def certify_request(args, ran_because=()):
+def certify_request(args):
     """certify's arguments as plain values (rmpeer.model.spec.CertifyRequest): nothing below
     the command line sees the argparse Namespace."""
     return CertifyRequest(
@@ -78,24 +79,24 @@ def certify_request(args, ran_because=()):
         deadline=getattr(args, "deadline", None), require_complete=bool(getattr(args, "require_complete", False)),
         json=bool(args.json), junit=getattr(args, "junit", None), prometheus=getattr(args, "prometheus", None),
         cards_given=getattr(args, "cards", None) is not None, cards=None if args.replay else cards_of(args),
-        ran_because=tuple(ran_because))
+        if_stale=getattr(args, "if_stale", None))
 
 
-def still_holds(args) -> tuple[bool, list]:
+def still_holds(request) -> tuple[bool, list]:
     """certify --if-stale CERT: (whether it still holds, why not). The fast path reads /proc
     and /sys only (no RM, no pytest), so a prolog pays for a run only when the platform, the
     tier or the clock says so."""
     from rmpeer.run.freshness import check_fresh
     from rmpeer.run.spec import tier_of
 
-    tier = tier_of(getattr(args, "tier", None), bool(getattr(args, "quick", False)))
-    holds, why = check_fresh(args.if_stale, tier, node=node_name(), cards=cards_of(args))
+    tier = tier_of(request.tier, request.quick)
+    holds, why = check_fresh(request.if_stale, tier, node=node_name(), cards=request.cards)
+    said = sys.stderr if request.json else sys.stdout
     if holds:
-        print(f"rmpeer: {args.if_stale} still holds for this platform (tier {tier}): nothing to run",
-              file=sys.stderr if args.json else sys.stdout)
+        print(f"rmpeer: {request.if_stale} still holds for this platform (tier {tier}): nothing to run", file=said)
         return True, []
     shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
-    print(f"rmpeer: running the {tier} tier: {shown}", file=sys.stderr if args.json else sys.stdout)
+    print(f"rmpeer: running the {tier} tier: {shown}", file=said)
     return False, list(why)
 
 
@@ -126,16 +127,16 @@ def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
     from rmpeer.cli.certify import certify
 
-    why = []
     if args.if_stale and args.replay:    # this host's certificate would skip the recording's replay
         raise errors.ConfigError("--if-stale: a replay repeats the recorded run exactly (its ABI, extent, boost, "
                                  "cards and calls); these options cannot apply to it")
-    if args.if_stale:
-        holds, why = still_holds(args)
+    request = certify_request(args)
+    if request.if_stale:
+        holds, why = still_holds(request)
         if holds:
             return EXIT_OK
-
-    return certify(certify_request(args, why))
+        request = dataclasses.replace(request, ran_because=tuple(why))
+    return certify(request)
 
 
 def run_argv(argv: list) -> int:

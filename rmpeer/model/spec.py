@@ -64,7 +64,8 @@ class CertifyRequest:
     prometheus: str | None = None
     cards_given: bool = False          # --cards was given (a replay refuses it)
     cards: object | None = None        # selection.Request: the cards asked for
-    ran_because: tuple = ()
+    if_stale: str | None = None        # --if-stale CERT: run only when it no longer holds
+    ran_because: tuple = ()            # why it did not (rmpeer.run.freshness.check_fresh)
 
 
 @dataclass(frozen=True, eq=False)
