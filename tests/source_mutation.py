@@ -575,6 +575,24 @@ MUTANTS = {
         '    return bool(calibrated.same_card if missing.startswith("card ") else calibrated.cross_card)',
         "    return bool(calibrated.same_card or calibrated.cross_card)",
         ("tests/judge/test_derived.py::test_a_pair_an_entry_calibrates_no_floor_for_is_still_named_when_none_is_derived",)),
+    "render-blames-a-cut-short-card": M(
+        "the verdict line blames a card that is INCOMPLETE only because the host's run was cut short",
+        "rmpeer/render/verdict.py", '    return row["verdict"] not in (CERTIFIED, INCOMPLETE) or (',
+        '    return row["verdict"] != CERTIFIED or (',
+        ("tests/judge/test_cards.py::test_a_cut_short_run_certifies_no_card",)),
+    "passive-health-unjudged": M(
+        "the passive tier leaves RM's health facts unjudged", "rmpeer/judge/passive.py",
+        '        ("health", "fitness", health_findings(facts.as_dict(), kind)[0]),\n', "",
+        ("tests/run/test_health_replay.py::test_each_branch_replays_to_its_verdict",)),
+    "passive-unrecorded-passes": M(
+        "a passive reading the recording does not hold passes instead of being skipped", "rmpeer/judge/passive.py",
+        '"skipped" if any(f.found.startswith("not recorded") for f in found) else "passed")', '"passed")',
+        ("tests/run/test_passive.py::test_passive_replay_of_each_recording",)),
+    "certificate-unsigned": M(
+        "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
+        '        write_file(path, signed_text(result.to_dict()), what="the certificate")',
+        '        write_file(path, __import__("json").dumps(result.to_dict(), default=str), what="the certificate")',
+        ("tests/system/test_shared_host_trust.py::test_a_run_beside_planted_temporary_names_writes_only_its_own_files",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
