@@ -212,11 +212,11 @@ MUTANTS = {
     "passive-swapped-card-passes": M(
         "the passive tier passes a card whose bus holds another GPU than RM's", "rmpeer/judge/passive.py",
         '            if g is None or g["uuid"] != card.uuid:', "            if g is None:",
-        ("tests/run/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+        ("tests/judge/test_judge_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "passive-extra-gpu-passes": M(
         "the passive tier passes a GPU the kernel module lists and RM does not", "rmpeer/judge/passive.py",
         "        if len(by_bus) != len(facts.cards) and not some_cards(facts):", "        if False:",
-        ("tests/run/test_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
+        ("tests/judge/test_judge_passive.py::test_the_kernel_modules_account_of_the_cards_must_match_rms",)),
     "no-nvlink-passes-an-nvlink-topology": M(
         "a card without NVLink passes where the topology expects NVLinks", "rmpeer/judge/verdict.py",
         '"no NVLink", DEGRADE)] if expected else []', '"no NVLink", DEGRADE)] if False else []',
