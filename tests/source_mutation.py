@@ -588,6 +588,11 @@ MUTANTS = {
         "a passive reading the recording does not hold passes instead of being skipped", "rmpeer/judge/passive.py",
         '"skipped" if any(f.found.startswith("not recorded") for f in found) else "passed")', '"passed")',
         ("tests/run/test_passive.py::test_passive_replay_of_each_recording",)),
+    "passive-loads-prometheus": M(
+        "every certify loads prometheus_client, --prometheus or not (a passive prolog pays its import)",
+        "rmpeer/run/outputs.py", "from rmpeer.render.junit import junit_xml\n",
+        "from rmpeer.render.junit import junit_xml\nimport rmpeer.render.prometheus  # noqa: F401\n",
+        ("tests/system/test_heavy_imports.py::test_a_passive_certify_loads_no_heavy_library",)),
     "certificate-unsigned": M(
         "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',

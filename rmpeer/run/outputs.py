@@ -12,7 +12,6 @@ from pathlib import Path
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import signed_text
 from rmpeer.render.junit import junit_xml
-from rmpeer.render.prometheus import FILENAME, textfile
 from rmpeer.safewrite import make_folder, write_file
 
 
@@ -39,6 +38,9 @@ def write_junit(results: list, path) -> Path:
 
 def write_textfile(result, directory) -> Path:
     """DIR/rmpeer.prom, replaced atomically; DIR is made if missing."""
+    # prometheus_client loads for --prometheus alone (docs/architecture.md, Imports)
+    from rmpeer.render.prometheus import FILENAME, textfile
+
     directory = Path(directory)
     path = directory / FILENAME
     try:

@@ -1,0 +1,38 @@
+"""What a certify process loads (docs/architecture.md, Imports): numpy, cffi, pytest, allure
+and prometheus_client load only on the paths that use them. A passive certify, the tier a
+prolog runs before every job, loads none of them: each costs its import on every node, every
+job. Measured in a fresh process running certify as the command line does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.paths import transcripts_dir
+
+pytestmark = pytest.mark.offline
+HEAVY = ("numpy", "cffi", "pytest", "allure", "allure_commons", "prometheus_client")
+RECORDING = transcripts_dir() / "h200x2-20261130T003650Z.jsonl.gz"
+LOADED = ("import json, sys\nfrom rmpeer.cli import main\ncode = main({argv!r})\n"
+          "print(json.dumps([code, sorted(m for m in {heavy!r} if m in sys.modules)]))")
+
+
+def loaded(tmp_path, *argv) -> tuple[int, list]:
+    argv = ["certify", "--replay", str(RECORDING), "--output", str(tmp_path / "out"), *map(str, argv)]
+    done = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv, heavy=HEAVY)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    code, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    return code, modules
+
+
+def test_a_passive_certify_loads_no_heavy_library(tmp_path):
+    assert loaded(tmp_path, "--tier", "passive", "--json") == (0, [])
+
+
+def test_prometheus_client_loads_for_prometheus_alone(tmp_path):
+    assert loaded(tmp_path, "--tier", "passive", "--prometheus", tmp_path / "prom") == (0, ["prometheus_client"])
+    assert (tmp_path / "prom" / "rmpeer.prom").is_file()
