@@ -43,7 +43,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from rmpeer.diff.compare import compare, coverage
     from rmpeer.diff.load import load
-    from rmpeer.diff.render import render_table, to_json, write_allure, write_json
+    from rmpeer.diff.render import render_table, to_json
+    from rmpeer.diff.write import write_allure, write_json
 
     tolerance = parse_tolerance(args.tolerance)
     if args.json and not Path(args.json).resolve().parent.is_dir():

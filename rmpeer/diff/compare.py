@@ -26,8 +26,8 @@ the two files hold:
   (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
-Reading the files is rmpeer.diff.load; the table, JSON and Allure results are rmpeer.diff.render;
-the command line is rmpeer.cli.diff.
+Reading the files is rmpeer.diff.load; the table and the JSON document are rmpeer.diff.render;
+rmpeer.diff.write writes that document and the Allure results; the command line is rmpeer.cli.diff.
 """
 
 from __future__ import annotations

@@ -72,13 +72,14 @@ def test_every_contract_is_kept():
     # below every layer it may not import, and still forbidden: the renderers write no file
     ("render/junit.py", "import rmpeer.safewrite", {"render draws the RunResult alone"}),
     ("render/verdict.py", "import rmpeer.judge.cards", {"layers", "render draws the RunResult alone"}),
+    ("diff/render.py", "import rmpeer.safewrite", {"diff's words write nothing"}),
     ("tables/plan.py", "import rmpeer.judge.verdict", {"layers", "no cycles"}),
     # a circle inside one package, which no layer can see: tables.layouts imports tables.plan
     ("tables/plan.py", "import rmpeer.tables.layouts", {"no cycles"}),
     ("traffic/patterns.py", "import rmpeer.shim.live", {"the patterns are pure"}),
     ("run/fitness.py", "import rmpeer.run.hostrun", {"fitness never sees the host run"}),
 ], ids=["model-imports-cli", "judge-imports-rm", "render-imports-the-shim", "diff-imports-the-shim",
-        "render-writes-a-file", "render-asks-the-judge", "tables-import-the-judge",
+        "render-writes-a-file", "render-asks-the-judge", "diff-words-write-a-file", "tables-import-the-judge",
         "a-circle-inside-tables", "patterns-import-the-shim", "fitness-imports-the-host-run"])
 def test_a_planted_import_breaks_its_contract(tmp_path, module, planted, broken):
     """One import planted in a copy of the package: lint-imports exits non-zero, names the
