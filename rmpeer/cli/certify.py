@@ -22,9 +22,9 @@ from rmpeer.machine.lock import HostLock
 from rmpeer.machine.selection import certify_line
 from rmpeer.model.result import INCOMPLETE, PARTIAL
 from rmpeer.paths import pytest_args, suites_dir
-from rmpeer.render.verdict import unchecked_phrase, verdict_text
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.table import render_fitness, render_table, use_colour
+from rmpeer.render.verdict import unchecked_phrase, verdict_text
 from rmpeer.run import assemble
 from rmpeer.run.execute import Progress, run
 from rmpeer.run.outputs import write_files
