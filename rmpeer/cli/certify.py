@@ -156,7 +156,7 @@ def _replay_of(spec) -> str:
 
 
 def _tier_line(earned: str, asked: str) -> str:
-    """What the certificate will claim, when it is less than the tier asked (spec.covered_tier)."""
+    """What the certificate will claim, when it is less than the tier asked (LayoutMatrix.covered_tier)."""
     if earned == asked:
         return ""
     if earned == PARTIAL:

@@ -23,8 +23,7 @@ import math
 import re
 import statistics
 
-from rmpeer.run.spec import QUICK_LAYOUTS
-from rmpeer.tables.layouts import LayoutMatrix
+from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix
 
 QUICK_BUDGET_S = 30.0
 LAYOUT_OWN_CHECKS = 3      # setup_order, teardown_frees_everything, shared_setup_was_torn_down_cleanly

@@ -217,13 +217,13 @@ def check_fresh(cert_path, tier: str, *, root: str = "/", now=None, node: str | 
 
     try:
         doc = read_certificate(cert_path)
+        trust = verify(doc, key)        # what the file says is weighed only beside who signed it
         cert = RunResult.from_dict(doc)
     except OSError as exc:
         return False, [f"the certificate cannot be read: {cert_path}: {exc.strerror or exc}"]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         return False, [f"the certificate cannot be read: {cert_path}: {exc}"]
 
-    trust = verify(doc, key)
     reasons = [] if trust.verified else [f"not trusted: {trust.line}"]   # only what this host signed holds
     fingerprint = platform_fingerprint(root=root, cache=module_hash_cache(state_path))
     try:     # an unsigned or damaged file may hold JSON of any shape: its fields are compared, never believed

@@ -22,16 +22,15 @@ from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
 from rmpeer.machine.selection import host_view, chooser_for
 from rmpeer.machine.writable import certify_outputs, writable
-from rmpeer.model.result import PARTIAL, TIERS
+from rmpeer.model.result import TIERS
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.rm.host import HostFacts
 from rmpeer.run.freshness import parse_valid_for
 from rmpeer.run.targets import cases_for, replay_target, live_target, committed_transcripts
 from rmpeer.shim.replay import recorded_note, transcript_summary
-from rmpeer.tables.layouts import MAX_SESSIONS, parse_cards, LayoutMatrix, parse_size
+from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.topology import TopologyMatrix
 
-QUICK_LAYOUTS = ("one-per-card", "interleaved")
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
              "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING")
 
@@ -57,12 +56,6 @@ def chooser(spec: RunSpec):
 
 # -- builders ---------------------------------------------------------------------------------
 
-def _checked_abi(abi):
-    if abi:
-        DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
-    return abi
-
-
 def checked_output(text) -> Path:
     """The output folder, refused before the run when it cannot be written (nothing is created)."""
     return writable("--output", text, folder=True)
@@ -73,42 +66,6 @@ def _cases(target, wanted, extent, matrix):
     if not cases:
         raise ConfigError("no layout to check: " + ("; ".join(left_out) or "none selected"))
     return tuple(cases), tuple(left_out)
-
-
-def _precheck_layouts(wanted, extent, matrix):
-    """Card lists and names that no host could run, refused before looking for a device."""
-    for text in wanted:
-        if text in matrix.entries:
-            continue
-        try:
-            cards = parse_cards(text)
-        except ConfigError:
-            raise ConfigError(f"--layout {text!r}: neither a layout name ({', '.join(matrix.names)}) "
-                              f"nor a list of cards such as 0,1,1,0") from None
-        if len(cards) > MAX_SESSIONS:
-            raise ConfigError(f"--layout {text!r}: {len(cards)} sessions > {MAX_SESSIONS} "
-                              f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
-        matrix.plan(cards, extent or matrix.default_extent)
-
-
-def covered_tier(asked: str, cases, host_cards: int, matrix) -> str:
-    """The tier a run's cases stand for, never deeper than the one asked: full needs every
-    layout that fits a host of `host_cards` cards, quick the quick layouts that fit, each at
-    its default extent or larger (a layout is its cards, whatever it is called). A run of
-    chosen layouts (--layout, or a recording's) that covers neither is PARTIAL, which no
-    --if-stale tier accepts: a certificate must not claim more than it checked."""
-    if asked == "passive":
-        return asked
-    ran: dict = {}
-    for case in cases:
-        ran[tuple(case.layout.cards)] = max(ran.get(tuple(case.layout.cards), 0), case.extent)
-    fitting = matrix.fitting_with_reasons(host_cards)[0]
-    needs = {"full": fitting, "quick": [l for l in fitting if l.name in QUICK_LAYOUTS]}
-    for tier in ("full", "quick"):
-        if TIERS.index(tier) <= TIERS.index(asked) and all(
-                ran.get(tuple(l.cards), -1) >= (l.extent or matrix.default_extent) for l in needs[tier]):
-            return tier
-    return PARTIAL
 
 
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
@@ -124,7 +81,7 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
         wanted = [name for name in QUICK_LAYOUTS if name in recorded]
     matrix = LayoutMatrix()
     cases, left_out = _cases(target, wanted, None, matrix)
-    tier = covered_tier(tier, cases, target.cards, matrix)
+    tier = matrix.covered_tier(tier, cases, target.cards)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
     except (TypeError, ValueError, AttributeError) as exc:
@@ -140,11 +97,12 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
+    if abi:
+        DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     matrix = LayoutMatrix()
     if extent is not None:
         matrix.check_extent(extent)
-    _precheck_layouts(layouts, extent, matrix)
-    _checked_abi(abi)
+    matrix.precheck(layouts, extent)
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     target = target or live_target()
     if target is None:
@@ -158,7 +116,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     if tier == "quick" and not wanted:
         wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
     cases, left_out = _cases(target, wanted, extent, matrix)
-    tier = covered_tier(tier, cases, target.cards, matrix)
+    tier = matrix.covered_tier(tier, cases, target.cards)
     seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
     return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,
                    abi=abi, record=str(Path(record).resolve()) if record else None, extent=extent,
@@ -180,10 +138,10 @@ def from_request(req: CertifyRequest) -> RunSpec:
     that carries what its outputs need (RunSpec.outputs)."""
     valid_for = parse_valid_for(req.valid_for)     # an option: checked first
     asked = tier_of(req.tier, req.quick)
+    output = checked_output(req.output)
     outputs = Outputs(json=req.json, junit=req.junit, prometheus=req.prometheus, valid_for=valid_for,
                       deadline_s=parse_deadline(req.deadline, asked, replay=bool(req.replay)),
                       require_complete=req.require_complete, ran_because=tuple(req.ran_because), tier_asked=asked)
-    output = checked_output(req.output)
     # every file the run will write: no link, no device node (exit 2)
     certify_outputs(output, replay=bool(req.replay), junit=req.junit, prometheus=req.prometheus)
     policies = Policies(require_idle=req.require_idle, no_floors=req.no_floors,

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from rmpeer.tables.load import MATRICES, load_yaml, require
 from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.model.result import PARTIAL, TIERS
 from rmpeer.tables.lines import entry_keys, with_line
 from rmpeer.tables.plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peers
 
 FORMS = ("per_card", "sessions", "cards")
+QUICK_LAYOUTS = ("one-per-card", "interleaved")     # the quick tier's layouts (docs/tiers.md)
 KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description", "extent"}
 
 
@@ -205,6 +207,41 @@ class LayoutMatrix:
                 out.append(layout)
         return out, left_out
 
+
+    def precheck(self, wanted, extent: int | None) -> None:
+        """Layouts asked for by name or card list that no host could run, refused before
+        looking for a device (exit 2 on any machine)."""
+        for text in wanted:
+            if text in self.entries:
+                continue
+            try:
+                cards = parse_cards(text)
+            except ConfigError:
+                raise ConfigError(f"--layout {text!r}: neither a layout name ({', '.join(self.names)}) "
+                                  f"nor a list of cards such as 0,1,1,0") from None
+            if len(cards) > MAX_SESSIONS:
+                raise ConfigError(f"--layout {text!r}: {len(cards)} sessions > {MAX_SESSIONS} "
+                                  f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
+            self.plan(cards, extent or self.default_extent)
+
+    def covered_tier(self, asked: str, cases, host_cards: int) -> str:
+        """The tier a run's cases (each a layout at an extent) stand for, never deeper than
+        the one asked: full needs every layout that fits a host of `host_cards` cards,
+        quick the quick layouts that fit, each at its default extent or larger (a layout is
+        its cards, whatever it is called). Layouts that cover neither are PARTIAL, which no
+        --if-stale tier accepts: a certificate must not claim more than it checked."""
+        if asked == "passive":
+            return asked
+        ran: dict = {}      # cards -> the largest extent they ran at
+        for case in cases:
+            ran[tuple(case.layout.cards)] = max(ran.get(tuple(case.layout.cards), 0), case.extent)
+        fitting = self.fitting_with_reasons(host_cards)[0]
+        needs = {"full": fitting, "quick": [l for l in fitting if l.name in QUICK_LAYOUTS]}
+        for tier in ("full", "quick"):
+            if TIERS.index(tier) <= TIERS.index(asked) and all(
+                    ran.get(tuple(l.cards), -1) >= (l.extent or self.default_extent) for l in needs[tier]):
+                return tier
+        return PARTIAL
 
     def plan(self, cards, extent: int, *, host_cards: int | None = None):
         """The seed's peer plan of these sessions with this matrix's address-space choices."""

@@ -204,7 +204,7 @@ def test_mutation_tier_order_reversed_lets_a_shallow_certificate_through(tmp_pat
 
 @pytest.mark.parametrize("asked", ["passive", "quick", "full"])
 def test_a_certificate_of_chosen_layouts_holds_for_no_tier(tmp_path, host, asked):
-    """certify --layout one-per-card claims tier "partial" (rmpeer.run.spec.covered_tier): it
+    """certify --layout one-per-card claims tier "partial" (rmpeer.tables.layouts.LayoutMatrix.covered_tier): it
     checked less than quick, so it must not let a prolog skip even a passive run."""
     path = certificate(tmp_path, host, tier="partial")
     assert fresh(path, host, asked) == (False, ["the certificate is of chosen layouts (--layout) that stand for no tier"])

@@ -68,7 +68,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
 
 @pytest.mark.skipif(not TWO, reason="no two-card recording")
 def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
-    from rmpeer.run.spec import QUICK_LAYOUTS
+    from rmpeer.tables.layouts import QUICK_LAYOUTS
 
     full = replay_spec(str(TWO[0]))
     quick = replay_spec(str(TWO[0]), tier="quick")
@@ -115,7 +115,7 @@ def test_a_run_claims_only_the_tier_its_layouts_cover(cards, asked, layouts, ext
 
 def test_a_replay_of_a_quick_recording_is_quick_whatever_was_asked():
     from rmpeer.shim.replay import transcript_summary
-    from rmpeer.run.spec import QUICK_LAYOUTS
+    from rmpeer.tables.layouts import QUICK_LAYOUTS
 
     quick_recordings = [p for p in TWO if [e[0] for e in transcript_summary(p)["run"]["layouts"]] == list(QUICK_LAYOUTS)]
     assert quick_recordings, "the committed quick recordings (h200x2-20261130T005408Z, ...T162924Z)"
@@ -127,7 +127,7 @@ def test_mutant_a_spec_that_keeps_the_asked_tier_claims_full_for_one_layout():
     """The guard above, against spec.py with the covered tier left out of live_spec."""
     from source_mutation import mutated
 
-    broken = mutated("rmpeer.run.spec", "    tier = covered_tier(tier, cases, target.cards, matrix)\n    seed",
+    broken = mutated("rmpeer.run.spec", "    tier = matrix.covered_tier(tier, cases, target.cards)\n    seed",
                      "    seed")
     assert broken.live_spec(layouts=("one-per-card",), tier="full", target=_live(2)).tier == "full"
 
