@@ -593,6 +593,11 @@ MUTANTS = {
         "rmpeer/run/outputs.py", "from rmpeer.render.junit import junit_xml\n",
         "from rmpeer.render.junit import junit_xml\nimport rmpeer.render.prometheus  # noqa: F401\n",
         ("tests/system/test_heavy_imports.py::test_a_passive_certify_loads_no_heavy_library",)),
+    "signal-in-a-check-blames-the-recording": M(
+        "a test cut by a signal owes the rest of its recorded calls: no certificate, the recording blamed",
+        "rmpeer/pytest_plugin/plugin.py", "    run.shim.end_segment(abandoned=failed or bool(interrupts.seen()))",
+        "    run.shim.end_segment(abandoned=failed)",
+        ("tests/system/test_never_drain.py::test_a_signal_inside_a_check_is_an_incomplete_certificate",)),
     "certificate-unsigned": M(
         "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',

@@ -707,3 +707,35 @@ def test_mutant_a_failed_close_that_is_always_a_failure_is_caught():
                      "severity = FAIL")
     found = broken.close_findings(["x"], "SIGTERM", None, False, [])
     assert [f.severity for f in found] == ["fail"]
+
+
+# -- a signal inside a check: the replay diverges where it was cut ----------------------------
+
+INSIDE_A_CHECK = textwrap.dedent("""
+    import os, signal, sys
+    import rmpeer.run.hostrun as h
+    real, calls = h.LayoutRun.transfer, []
+    def then_signal(self, *a, **k):
+        calls.append(1)
+        if len(calls) == {n}:
+            os.kill(os.getpid(), signal.{sig})     # lands inside a test, between its RM calls
+        return real(self, *a, **k)
+    h.LayoutRun.transfer = then_signal
+""")
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_inside_a_check_is_an_incomplete_certificate(tmp_path, sig, n):
+    """The interrupted test never made the rest of its recorded calls: its stretch is
+    abandoned, not a divergence of rmpeer's requests. The run ends INCOMPLETE, exit 5, with the
+    certificate that says it was stopped (not a one-line error blaming the recording and no
+    certificate at all)."""
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", QUICK, "--output", out, prelude=INSIDE_A_CHECK.format(n=n, sig=sig))
+    err = done.stderr.decode()
+    assert done.returncode == EXIT_INCOMPLETE, err[-2000:]
+    assert "the recording has calls the run never made" not in err, err[-2000:]
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE"
+    assert any(f"stopped by {sig}" in r for r in cert["reasons"]), cert["reasons"]
