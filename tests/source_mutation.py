@@ -306,12 +306,12 @@ MUTANTS = {
          "tests/system/test_user_hunt.py::test_row[fleet report of results holding a planted link]")),
     "show-sends-a-recordings-escapes": M(
         "rmpeer show prints a recording's fields as they are: its terminal escapes reach the terminal",
-        "rmpeer/cli/show.py", "        out(visible(text))", "        out(text)",
+        "rmpeer/cli/show.py", "        out(escaped(text, lines=True))", "        out(text)",
         ("tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[header-label]",
          "tests/system/test_user_hunt.py::test_show_never_sends_a_recordings_control_characters_to_the_terminal[call-label]")),
     "diff-sends-a-files-escapes": M(
         "rmpeer diff tabulates what two files hold as it is: their terminal escapes reach the terminal",
-        "rmpeer/diff/render.py", '    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)',
+        "rmpeer/render/text.py", '    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in str(text))',
         "    return text",
         ("tests/system/test_user_hunt.py::test_diff_never_sends_a_recordings_control_characters_to_the_terminal",)),
     "if-stale-skips-a-replay": M(

@@ -86,18 +86,13 @@ def _run_line(run: dict) -> str:
             + (f"{extent:#x}" if isinstance(extent, int) else str(extent)) + f", layouts: {layouts or 'none'}")
 
 
-def visible(text: str) -> str:
-    """Text a recording holds, for a terminal: a control character (an escape that clears the
-    screen or writes the clipboard) is shown as its escape, never sent; line breaks stay."""
-    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in str(text))
-
-
 def show_transcript(path, *, calls: bool = False, out=print) -> None:
+    from rmpeer.render.text import escaped
     from rmpeer.shim.records import END_NOTE, read_transcript
     from rmpeer.shim.replay import is_truncated
 
     def say(text=""):     # every line, whatever the recording holds
-        out(visible(text))
+        out(escaped(text, lines=True))
 
     header, lines = read_transcript(path)
     if is_truncated(lines):

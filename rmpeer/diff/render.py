@@ -8,6 +8,7 @@ import os
 import sys
 
 from rmpeer.diff.load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
+from rmpeer.render.text import escaped
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value
 KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
@@ -16,12 +17,6 @@ KEY = 64    # widest key cell (cut at the front: a test id's end names the case)
 def _colour(text: str, code: str) -> str:
     tty = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     return f"\033[{code}m{text}\033[0m" if tty else text
-
-
-def printable(text: str) -> str:
-    """One cell or line of the table from what a file holds: a control character (a terminal
-    escape, a line break) is shown as its escape, never sent."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def show(value) -> str:
@@ -47,7 +42,7 @@ def describe(side) -> str:
     bits.append(f"driver {c.get('driver') or '?'}, ABI {c.get('abi') or '?'}, {c.get('cards')} card(s)")
     if c.get("signature"):
         bits.append(f"signature: {c['signature']}")
-    return printable(f"{side.path} ({'; '.join(bits)})")
+    return escaped(f"{side.path} ({'; '.join(bits)})")
 
 
 def coverage_line(cover) -> str:
@@ -92,7 +87,7 @@ def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
         else:
             lines.append(_colour(f"{aspect.name}: {len(aspect.differences)} differ", "31")
                          + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
-            rows = [(printable(str(k)), printable(show(va)), printable(show(vb))) for k, va, vb in aspect.differences]
+            rows = [(escaped(str(k)), escaped(show(va)), escaped(show(vb))) for k, va, vb in aspect.differences]
             shown = rows if limit <= 0 else rows[:limit]
             widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [("", "A", "B")])) for i in range(3)]
             lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("", "A", "B"), widths)).rstrip())
