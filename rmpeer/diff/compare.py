@@ -26,8 +26,10 @@ the two files hold:
   (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
-Reading the files is rmpeer.diff.load; the table and the JSON document are rmpeer.diff.render;
-rmpeer.diff.write writes that document and the Allure results; the command line is rmpeer.cli.diff.
+Reading the files is rmpeer.diff.load (each into a Side, rmpeer.diff.side); the table and
+the JSON document are rmpeer.diff.render; rmpeer.diff.write writes that document and the
+Allure results; the command line is rmpeer.cli.diff. This module and the renderer import
+rmpeer.diff.side and model alone (an import-linter contract): they read nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rmpeer.diff.load import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
+from rmpeer.diff.side import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
 from rmpeer.model.selection import selection_words
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
@@ -258,8 +260,6 @@ def compare_selection(a: Side, b: Side) -> Aspect:
         aspect.info += [f"A {words[0][0]}", f"B {words[1][0]}"] if words[0][0] != words[1][0] else [words[0][0]]
     return aspect
 
-
-IDENTITY.add("selection")     # the cards a run took: an aspect of its own (compare_selection), not reply fields
 
 
 def compare_facts(a: Side, b: Side) -> Aspect:

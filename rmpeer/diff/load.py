@@ -7,7 +7,7 @@
 - a certificate of the earlier format (a dict with `host` and `tests`, as the certificates
   in docs/evidence/ are).
 
-Each file becomes a Side; a field is None where the file cannot tell it (the reason in
+Each file becomes a Side (rmpeer.diff.side); a field is None where the file cannot tell it (the reason in
 `why_not`), so that `diff` says "not comparable" rather than "same" or "differs".
 """
 
@@ -18,42 +18,15 @@ import json
 import re
 import statistics
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix
+from rmpeer.diff.side import Side
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
 from rmpeer.shim.records import END_NOTE, read_transcript
 from rmpeer.tables.layouts import LayoutMatrix
-
-# What diff leaves out or words apart (rmpeer.diff.compare compares, rmpeer.diff.render renders).
-VOLATILE = [
-    ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
-    ("durations", "how long something took", r"duration(_\w+)?|elapsed(_\w+)?|wall_s"),
-    ("free memory", "a host-wide figure other processes change", r"(\w+_)?free(_\w+)?"),
-    ("temperatures", "the cooling, not RM", r"(\w+_)?temp(erature)?(_\w+)?"),
-    ("power and utilisation", "the load of the moment", r"(\w+_)?(power|util|utilization)(_\w+)?"),
-    ("health counters", "ECC error counts since boot, and the PCIe generation (and raw link words) "
-     "a card drops at idle (rm.health)", r"sbe|dbe|gen|raw"),
-]
-# Fields that name a machine, a card or a run rather than describe RM's behaviour.
-# device_instance: RM numbers the cards in the order it attached them (swapped run to run).
-IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version", "flavour", "version_source",
-            "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
-            "cluster_uuid"}
-# Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
-CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
-                "released": "released clock MHz are read a moment after the boost is cleared "
-                            "(the clear's RM status is compared instead)"}
-# Without the boost on either side, the card picks its own clocks under traffic too.
-UNBOOSTED_PHASES = {"after-traffic": "after-traffic clock MHz are the card's own choice when neither run "
-                                     "asked for the boost"}
-def percent(fraction: float) -> str:
-    text = f"{fraction * 100:.4f}".rstrip("0").rstrip(".")
-    return f"{text}%"
-
 
 OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
 # Segment kinds whose key names the layout they ran in ("setup:one-per-card",
@@ -61,28 +34,6 @@ OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.comp
 LAYOUT_SEGMENTS = {"setup", "traffic", "traffic-close", "teardown", "test", "fresh"}
 
 PYTEST_IDS = "pytest node ids"
-MISSING = object()   # a value one side does not have (rendered "absent")
-
-
-@dataclass
-class Side:
-    """What one file tells; None where it cannot tell it, with the reason in `why_not`."""
-
-    path: str
-    kind: str                                   # "transcript" (a recording) | "certificate"
-    context: dict = field(default_factory=dict)
-    layouts: list | None = None                 # the layouts the run ran; None: unknown
-    calls: list | None = None                   # [(layout or None, step label, outcome)] in call order
-    structs: dict | None = None                 # struct -> size in bytes
-    facts: dict | None = None
-    clocks: dict | None = None                  # phase -> card -> {pstate, graphics_mhz, ...}
-    boost: dict | None = None                   # {asked, results: card -> {raise, clear}}
-    links: dict | None = None                   # card -> {supported, active, reason}
-    tests: dict | None = None                   # test id without target -> (layout or None, outcome)
-    verdict: str | None = None
-    bandwidth: dict | None = None               # pair key -> GB/s
-    sources: dict = field(default_factory=dict)
-    why_not: dict = field(default_factory=dict)
 
 
 def _text(path: Path) -> str:

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from rmpeer.diff.load import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
+from rmpeer.diff.side import CLOCK_PHASES, MISSING, UNBOOSTED_PHASES, VOLATILE, percent
 from rmpeer.render.text import escaped
 
 CELL = 46   # widest value cell in the table; JSON holds the whole value

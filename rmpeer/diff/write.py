@@ -8,7 +8,7 @@ import json
 import uuid
 from pathlib import Path
 
-from rmpeer.diff.load import percent
+from rmpeer.diff.side import percent
 from rmpeer.diff.render import describe, show
 from rmpeer.errors import ConfigError
 from rmpeer.safewrite import make_folder, write_file

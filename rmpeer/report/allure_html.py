@@ -8,26 +8,23 @@ fetch nothing from outside."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-from html.parser import HTMLParser
 from pathlib import Path
 
 from rmpeer.errors import EXIT_OK, ConfigError, RmpeerError
 from rmpeer.machine.signing import trust_line
 from rmpeer.machine.writable import writable
 from rmpeer.paths import allure_config, checkout_root
-from rmpeer.report import hosts as fleet
-from rmpeer.report.hosts import hosts_of, result_dirs
+from rmpeer.report.hosts import collect, hosts_of, result_dirs
+from rmpeer.report.page import (ALLURE_VERSION, external_urls, fleet_config, fleet_options, strip_analytics,
+                                with_host_table)
 from rmpeer.safewrite import make_folder, target_problem, write_file
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
-ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
 
 
 def allure_prefixes() -> list[Path]:
@@ -42,27 +39,6 @@ INSTALL = (f"npm install --prefix {allure_prefixes()[0]} --no-audit --no-fund al
 GET_NODE = ("Node.js is needed to build the HTML report (Allure 3 is an npm package). "
             f"On Debian: apt-get install nodejs npm; then: {INSTALL}")
 DEFAULT_TITLE = "rmpeer conformance report"
-
-# Strings of absolute URLs that the report's own JavaScript holds but never fetches by itself:
-# XML namespace names, links a person may click ("Powered by", a Playwright trace viewer),
-# and the fallback base URL used to parse relative paths. Any other absolute URL in the page
-# fails the build, so that a new Allure version that starts loading something is noticed.
-NOT_FETCHED = (
-    re.compile(r"https?://www\.w3\.org/"),
-    re.compile(r"https://allurereport\.org/?$"),
-    re.compile(r"https://trace\.playwright\.dev/?$"),
-    re.compile(r"https://localhost/?$"),
-    re.compile(r"https?://\$\{"),    # built from a result's own link at run time, shown as a link
-)
-URL = re.compile(r"""(?:https?:)?//[A-Za-z0-9$][^\s"'`()<>\\,;]*""")
-ABSOLUTE = re.compile(r"""https?://[^\s"'`()<>\\,;]+""")
-DATA_URI = re.compile(r"data:([\w/+.-]+);base64,([A-Za-z0-9+/=]+)")
-EMBEDDED = re.compile(r'd\("([^"]+)","([A-Za-z0-9+/=]*)"\)')   # the single-file report's data
-# Attributes whose URL the browser loads by itself (an <a href> is only followed on a click).
-FETCHING = {("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("iframe", "src"),
-            ("source", "src"), ("video", "src"), ("video", "poster"), ("audio", "src"), ("embed", "src"),
-            ("object", "data"), ("image", "href"), ("use", "href"), ("input", "src")}
-
 
 def allure_command() -> list[str]:
     """node + the Allure 3 CLI installed under .allure/, or an `allure` 3.x on PATH."""
@@ -80,56 +56,6 @@ def allure_command() -> list[str]:
             return [on_path]
     raise ConfigError(f"the Allure 3 command line is not installed: {INSTALL} "
                       "(Allure 2's `allure` cannot write the single-file report)")
-
-
-class _Tags(HTMLParser):
-    """The page's tags that would fetch a URL, and its inline <style>/<script> text."""
-
-    def __init__(self):
-        super().__init__()
-        self.fetched, self.inline, self._in = [], [], None
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if (tag, name) in FETCHING and value and URL.match(value.strip()):
-                self.fetched.append(f"<{tag} {name}={value[:120]!r}>")
-        self._in = tag if tag in ("style", "script") else None
-
-    def handle_data(self, data):
-        if self._in:
-            self.inline.append(data)
-
-
-def external_urls(html: str) -> list[str]:
-    """What in the page a browser would load from outside by itself: tags with a remote
-    src/href, and absolute URLs in its inline and embedded (data:) scripts and styles that are
-    not known to be mere strings. Empty for a report that makes no outside request."""
-    tags = _Tags()
-    tags.feed(DATA_URI.sub("data:", html))     # the base64 bodies are checked decoded, below
-    found = list(tags.fetched)
-    texts = tags.inline + [base64.b64decode(body).decode("utf-8", "replace")
-                           for kind, body in DATA_URI.findall(html) if kind in ("text/javascript", "text/css")]
-    for text in texts:
-        found += [f"@import in a style: {m[:120]}" for m in re.findall(r"@import[^;]*", text)]
-        found += [f"url() in a style: {m}" for m in re.findall(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)", text)]
-        found += [u for u in ABSOLUTE.findall(text) if not any(p.match(u) for p in NOT_FETCHED)]
-    return sorted(set(found))
-
-
-def strip_analytics(html: str) -> str:
-    """Remove the analytics <script> tags Allure writes into every page: the loader of
-    googletagmanager.com and the inline gtag() set-up. (Base64 bodies never hold "gtag(".)"""
-    def keep(m: re.Match) -> str:
-        opening, body = m.group(1), m.group(2)
-        analytics = "googletagmanager" in opening or "google-analytics" in opening or "gtag(" in body
-        return "" if analytics else m.group(0)
-    return re.sub(r"(<script\b[^>]*>)(.*?)</script>\s*", keep, html, flags=re.S)
-
-
-def embedded_files(html: str) -> dict[str, bytes]:
-    """The report's data as the single-file page carries it: path -> bytes (widgets/*.json,
-    data/test-results/<id>.json, data/attachments/...)."""
-    return {name: base64.b64decode(body) for name, body in EMBEDDED.findall(html)}
 
 
 def check_results(results: Path) -> None:
@@ -209,50 +135,17 @@ def _single_run(path: Path) -> bool:
     return len(hosts_of(path)) <= 1
 
 
-FLEET_CONFIG = """// written by rmpeer report for a report of several hosts: one environment per host
-import base from {base};
-const host = (name) => ({{ labels }}) => labels.some((l) => l.name === {label} && l.value === name);
-const hosts = {hosts};
-export default {{
-  ...base,
-  environments: Object.fromEntries(hosts.map((h) =>
-    [h.id, {{ name: h.name, matcher: host(h.name), variables: h.variables }}])),
-}};
-"""
-OPTIONS = re.compile(r"(window\.allureReportOptions\s*=\s*)(\{.*?\})(;?\s*\n)")
-
-
-def _fleet_options(html: str, env_ids: dict, hosts) -> str:
-    """The report's own header shows one duration: for the whole report Allure takes the
-    time from the first result to the last, which for hosts run one after the other is the
-    gap between their runs. That figure is dropped (the header shows when the report was
-    made), and each host's header shows its own run's duration from its certificate."""
-    m = OPTIONS.search(html)
-    if not m:
-        raise RmpeerError("the Allure page has no window.allureReportOptions: this Allure version "
-                          f"writes its page differently from {ALLURE_VERSION}, which rmpeer was checked with")
-    options = json.loads(m.group(2))
-    options.pop("runSummary", None)
-    by_env = options.get("runSummaryByEnv") or {}
-    for h in hosts:
-        run = by_env.get(env_ids[h.host])
-        if run is not None and h.duration_s is not None:
-            run["duration"] = int(round(h.duration_s * 1000))
-    text = json.dumps(options, ensure_ascii=False).replace("</", "<\\/")
-    return html[:m.start(2)] + text + html[m.end(2):]
-
-
 def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Path:
     """Many hosts' results -> one page: each host an environment of the report (with its own
     environment block) and the parent suite and a parameter of each of its results (so no
     host's result is taken for a retry of another's), and a host table first."""
     output = Path(output_html)
-    dirs = fleet.result_dirs(paths)
+    dirs = result_dirs(paths)
     for d in dirs:
         check_results(d)
     writable("--output", output, folder=False)
     cmd = allure_command()
-    hosts = fleet.collect(dirs)
+    hosts = collect(dirs)
     env_ids = {h.host: f"host-{i:03d}" for i, h in enumerate(hosts, 1)}
     with tempfile.TemporaryDirectory(prefix="rmpeer-fleet-") as tmp:
         copies = []
@@ -270,17 +163,9 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
                     check_results_entry(copy / f.name, f)
             copies.append(copy)
         config = Path(tmp) / "allurerc.mjs"
-        config.write_text(FLEET_CONFIG.format(
-            base=json.dumps(CONFIG.resolve().as_uri()), label=json.dumps(fleet.HOST_LABEL),
-            hosts=json.dumps([{"id": env_ids[h.host], "name": h.host, "variables": fleet.variables(h)}
-                              for h in hosts], ensure_ascii=False)))
+        config.write_text(fleet_config(CONFIG.resolve().as_uri(), env_ids, hosts))
         html = _generate(cmd, config, copies, title)
-    html = _fleet_options(html, env_ids, hosts)
-    table = fleet.host_table(hosts)
-    if '<div id="app">' not in html:
-        raise RmpeerError(f"the Allure page has no <div id=\"app\">: this Allure version writes its page "
-                          f"differently from {ALLURE_VERSION}, which rmpeer was checked with")
-    html = html.replace('<div id="app">', table + '<div id="app">', 1)
+    html = with_host_table(fleet_options(html, env_ids, hosts), hosts)
     return _write(html, output)
 
 

@@ -1,6 +1,7 @@
-"""The hosts of a merged report: which Allure results belong to which host, each host's
-verdict, reasons, duration and driver (from the certificate beside its results), its
-environment block, and the host table shown on the report's first page.
+"""The hosts of a merged report, read from their folders: which Allure results belong to
+which host, and each host's verdict, reasons, duration and driver (from the certificate
+beside its results) and environment.properties. Their words on the page (the environment
+block, the host table) are rmpeer.report.page's.
 
 `rmpeer certify --output OUT` writes OUT/allure-results and OUT/certificate.json (a replay:
 OUT/replay-certificate.json); a fleet collects one OUT per host. A results folder names its
@@ -8,30 +9,13 @@ host in every result (the rmpeer_host label, rmpeer/pytest_plugin/reporting.py).
 
 from __future__ import annotations
 
-import html
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.report.page import HOST_LABEL, NO_CERTIFICATE, HostResults
 
-HOST_LABEL = "rmpeer_host"       # every result's host (set by rmpeer/pytest_plugin/reporting.py)
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
-NO_CERTIFICATE = "UNKNOWN"
-REASONS_SHOWN = 3
-
-
-@dataclass
-class HostResults:
-    host: str
-    results: Path                      # its Allure results folder
-    certificate: Path | None = None
-    verdict: str = NO_CERTIFICATE
-    reasons: list = field(default_factory=list)
-    duration_s: float | None = None    # the run's own time, from its certificate
-    span_s: float = 0.0                # first result's start to last result's stop
-    driver: str = ""
-    environment: dict = field(default_factory=dict)
 
 
 def _has_results(path: Path) -> bool:
@@ -150,58 +134,3 @@ def _read_certificate(h: HostResults, cert: Path) -> None:
         h.duration_s = float(data["duration_s"])
     facts = data.get("host") or {}
     h.driver = " ".join(x for x in (facts.get("driver_version"), facts.get("flavour")) if x)
-
-
-def variables(h: HostResults) -> dict:
-    """The host's environment block: its run's environment.properties, and its verdict."""
-    out = {"host": h.host, "verdict": h.verdict}
-    if h.duration_s is not None:
-        out["duration"] = f"{h.duration_s:.1f} s"
-    if h.driver:
-        out["driver"] = h.driver
-    out.update({k: v for k, v in h.environment.items() if k != "host"})
-    if h.certificate:
-        out["certificate"] = str(h.certificate)
-    return out
-
-
-def duration_text(h: HostResults) -> str:
-    return f"{h.duration_s:.1f} s" if h.duration_s is not None else f"{h.span_s:.1f} s (tests only)"
-
-
-def host_table(hosts: list[HostResults]) -> str:
-    """The first thing on the page: one row per host. The report's own header shows no
-    duration for many hosts (Allure's would be the time from the first host's run to the
-    last one's); each host's own run time is here."""
-    e = html.escape
-    counts: dict = {}
-    for h in hosts:
-        counts[h.verdict] = counts.get(h.verdict, 0) + 1
-    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    rows = []
-    for h in hosts:
-        shown = h.reasons[:REASONS_SHOWN] + ([f"... and {len(h.reasons) - REASONS_SHOWN} more"]
-                                             if len(h.reasons) > REASONS_SHOWN else [])
-        reasons = "<br>".join(e(r) for r in shown) or "&ndash;"
-        rows.append(f'<tr data-testid="rmpeer-host-row" data-host="{e(h.host)}" data-verdict="{e(h.verdict)}">'
-                    f'<td>{e(h.host)}</td><td class="v v-{e(h.verdict.replace(" ", "-").lower())}">{e(h.verdict)}</td>'
-                    f'<td>{reasons}</td><td>{e(duration_text(h))}</td><td>{e(h.driver or "unknown")}</td></tr>')
-    return f"""<section id="rmpeer-hosts" data-testid="rmpeer-hosts">
-<style>
-#rmpeer-hosts {{ max-width: 840px; margin: 16px auto; padding: 0 16px; font: 14px system-ui, sans-serif; color: #1b1f24; }}
-#rmpeer-hosts table {{ border-collapse: collapse; width: 100%; background: #fff; }}
-#rmpeer-hosts th, #rmpeer-hosts td {{ border-bottom: 1px solid #e3e6ea; padding: 4px 8px; text-align: left;
-  vertical-align: top; }}
-#rmpeer-hosts summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; }}
-#rmpeer-hosts .v {{ font-weight: 600; white-space: nowrap; }}
-#rmpeer-hosts .v-certified {{ color: #1a7f37; }} #rmpeer-hosts .v-degraded {{ color: #9a6700; }}
-#rmpeer-hosts .v-not-certified, #rmpeer-hosts .v-incomplete {{ color: #cf222e; }}
-</style>
-<details open><summary data-testid="rmpeer-hosts-summary">{len(hosts)} hosts: {e(summary)}</summary>
-<table><thead><tr><th>host</th><th>verdict</th><th>reasons</th><th>duration</th><th>driver</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table>
-<p>Each host is an environment of this report (the selector at the top) and the parent suite of its
-results. Durations are each host's own run, from its certificate.</p></details></section>
-"""

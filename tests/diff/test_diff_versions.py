@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rmpeer.diff.compare import compare_calls, coverage
-from rmpeer.diff.load import Side
+from rmpeer.diff.side import Side
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline

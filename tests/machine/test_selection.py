@@ -291,7 +291,7 @@ def test_collect_and_diff_show_the_selection():
 
 def test_diff_says_which_cards_each_run_took():
     from rmpeer.diff.compare import compare_selection
-    from rmpeer.diff.load import Side
+    from rmpeer.diff.side import Side
 
     two, one = _subset_facts((1, 3)).as_dict(), _subset_facts((1,)).as_dict()
     aspect = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=one))

@@ -26,6 +26,7 @@ from rmpeer.render.table import pair_cells
 from rmpeer.model.result import CheckResult, LayoutResult, PairResult, RunResult
 from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
+from rmpeer.report.page import NO_CERTIFICATE, embedded_files, external_urls, variables
 from rmpeer.render.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
 from rmpeer.rm.host import Card, HostFacts
 
@@ -133,45 +134,6 @@ def test_bandwidth_heatmap_rejects_invalid_input(pairs, problem):
 def test_bandwidth_heatmap_of_no_pairs():
     svg = bandwidth_heatmap_svg({})
     assert "no per-pair results" in shown(cells(svg, "bandwidth-heatmap-empty")["bandwidth-heatmap-empty"])
-
-
-# -- the page Allure writes: analytics out, nothing fetched from outside --------------------
-
-ALLURE_LIKE = """<html><head><link rel="icon" href="data:image/svg+xml,x"></head><body>
-<script src="data:text/javascript;base64,{js}"></script>
-<script async src="https://www.googletagmanager.com/gtag/js?id=G-X"></script>
-<script>window.dataLayer = window.dataLayer || []; function gtag(){{dataLayer.push(arguments);}} gtag('js', new Date());</script>
-<a href="https://allurereport.org">Powered by</a>
-<script async>window.allureReportData = {{}};</script></body></html>"""
-
-
-def page(js: str) -> str:
-    import base64
-
-    return ALLURE_LIKE.format(js=base64.b64encode(js.encode()).decode())
-
-
-def test_analytics_are_removed_and_nothing_else_is_fetched():
-    raw = page('const ns = "http://www.w3.org/2000/svg"; link("https://allurereport.org");')
-    assert any("googletagmanager" in u for u in allure_html.external_urls(raw))
-    clean = allure_html.strip_analytics(raw)
-    assert "googletagmanager" not in clean and "gtag(" not in clean
-    assert "window.allureReportData" in clean and "data:text/javascript" in clean   # the report itself stays
-    assert allure_html.external_urls(clean) == []       # a link a person may click is not a fetch
-
-
-@pytest.mark.parametrize("js, found", [
-    ('fetch("https://telemetry.example.com/v1")', "https://telemetry.example.com/v1"),
-    ('s.textContent = "@import url(//fonts.example.com/a.css);"', "@import"),
-])
-def test_a_remote_load_in_the_embedded_script_is_caught(js, found):
-    urls = allure_html.external_urls(allure_html.strip_analytics(page(js)))
-    assert any(found in u for u in urls), urls
-
-
-def test_a_remote_tag_is_caught():
-    html = '<html><body><img src="https://example.com/logo.png"><a href="https://example.com">x</a></body></html>'
-    assert allure_html.external_urls(html) == ["<img src='https://example.com/logo.png'>"]
 
 
 def test_without_node_the_error_says_how_to_get_it(monkeypatch, tmp_path):
@@ -293,7 +255,7 @@ def report(tmp_path_factory):
     for r in written:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     # The report's own ids of the results, from the data the page carries.
-    shown = [json.loads(v) for k, v in allure_html.embedded_files(html.read_text()).items()
+    shown = [json.loads(v) for k, v in embedded_files(html.read_text()).items()
              if k.startswith("data/test-results/")]
     return {"html": html, "counts": counts, "results": written, "results_dir": results,
             "shown": {r["name"]: r for r in shown}, "tmp": tmp}
@@ -332,7 +294,7 @@ def field_failure(report) -> dict:
 def test_the_report_is_one_offline_file(report):
     html = report["html"].read_text()
     assert "googletagmanager" not in html and "gtag(" not in html
-    assert allure_html.external_urls(html) == []
+    assert external_urls(html) == []
     assert not [p for p in report["html"].parent.iterdir() if p.suffix in (".js", ".css")]   # nothing beside it
 
 
@@ -555,7 +517,7 @@ def assert_fleet_page(browser, html: Path, hosts: dict) -> None:
     total = sum(n for _, n in hosts.values())
     assert browser.text("[data-testid=metadata-item-total] [data-testid=metadata-value]") == str(total)
     # nothing is a retry: every result written is shown as a result of its own
-    shown = [json.loads(v) for k, v in allure_html.embedded_files(html.read_text()).items()
+    shown = [json.loads(v) for k, v in embedded_files(html.read_text()).items()
              if k.startswith("data/test-results/")]
     assert len(shown) == total
     assert not [r["name"] for r in shown if r.get("isRetry") or r.get("retriesCount") or r.get("retries")]
@@ -571,7 +533,7 @@ def assert_fleet_page(browser, html: Path, hosts: dict) -> None:
     picker = browser.eval("[...document.querySelectorAll('[data-testid=environment-picker-item]')].map(e => e.innerText)")
     assert set(hosts) <= set(picker)
     browser.eval("document.querySelector('[data-testid=environment-picker-button]').click()")
-    assert allure_html.external_urls(html.read_text()) == [] and browser.outside_requests() == []
+    assert external_urls(html.read_text()) == [] and browser.outside_requests() == []
 
 
 def choose_host(browser, host: str) -> str:
@@ -677,9 +639,9 @@ def test_result_folders_are_found_in_each_form_they_come(tmp_path):
     assert hosts.result_dirs([one.parent, two]) == [one, two]                     # certify --output, or results
     found = hosts.collect([one, two])
     assert [(h.host, h.verdict, h.duration_s, h.driver) for h in found] == [
-        ("a (h200x2)", "CERTIFIED", 2.5, "580.1"), ("b (h200x2)", hosts.NO_CERTIFICATE, None, "")]
+        ("a (h200x2)", "CERTIFIED", 2.5, "580.1"), ("b (h200x2)", NO_CERTIFICATE, None, "")]
     assert "no certificate" in found[1].reasons[0] and found[1].span_s == 2.5
-    assert hosts.variables(found[0])["replay:h200x2.driver"] == "580.159.04 open"  # escapes read back
+    assert variables(found[0])["replay:h200x2.driver"] == "580.159.04 open"  # escapes read back
     with pytest.raises(ConfigError, match="no such folder"):
         hosts.result_dirs([tmp_path / "nowhere"])
 
@@ -689,40 +651,3 @@ def test_results_that_do_not_name_their_host_cannot_be_merged(tmp_path):
 
     with pytest.raises(ConfigError, match="do not name their host"):
         hosts.collect([fake_results(tmp_path / "old", None)])
-
-
-def test_the_host_table_escapes_and_bounds_what_it_shows(tmp_path):
-    from rmpeer.report import hosts
-
-    h = hosts.HostResults("<b>n1</b>", tmp_path, verdict="NOT CERTIFIED", reasons=[f"r{i} <x>" for i in range(5)],
-                          duration_s=1.25, driver="580.1 open")
-    from html.parser import HTMLParser
-
-    class Rows(HTMLParser):
-        """The host rows as a browser parses them: attributes and each cell's text."""
-
-        def __init__(self):
-            super().__init__()
-            self.rows, self.cell = [], None
-
-        def handle_starttag(self, tag, attrs):
-            if tag == "tr" and dict(attrs).get("data-testid") == "rmpeer-host-row":
-                self.rows.append((dict(attrs), []))
-            elif tag == "td" and self.rows:
-                self.cell = self.rows[-1][1]
-                self.cell.append("")
-
-        def handle_endtag(self, tag):
-            if tag == "td":
-                self.cell = None
-
-        def handle_data(self, data):
-            if self.cell is not None:
-                self.cell[-1] += data
-
-    parsed = Rows()
-    parsed.feed(hosts.host_table([h]))
-    (attrs, cells), = parsed.rows
-    assert attrs["data-host"] == "<b>n1</b>" and attrs["data-verdict"] == "NOT CERTIFIED"
-    assert cells[0] == "<b>n1</b>" and cells[3] == "1.2 s" and cells[4] == "580.1 open"
-    assert cells[2] == "r0 <x>r1 <x>r2 <x>... and 2 more"

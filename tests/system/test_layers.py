@@ -68,18 +68,25 @@ def test_every_contract_is_kept():
     ("model/result.py", "import rmpeer.cli", {"layers", "no cycles", "model imports only errors"}),
     ("judge/verdict.py", "import rmpeer.rm.host", {"the judge is pure"}),
     ("render/table.py", "import rmpeer.shim.live", {"layers", "render draws the RunResult alone"}),
-    ("diff/render.py", "import rmpeer.shim.live", {"renderers read results, never the machine"}),
+    ("diff/render.py", "import rmpeer.shim.live", {"renderers read results, never the machine",
+                                                   "diff's words read and write nothing"}),
     # below every layer it may not import, and still forbidden: the renderers write no file
     ("render/junit.py", "import rmpeer.safewrite", {"render draws the RunResult alone"}),
     ("render/verdict.py", "import rmpeer.judge.cards", {"layers", "render draws the RunResult alone"}),
-    ("diff/render.py", "import rmpeer.safewrite", {"diff's words write nothing"}),
+    ("diff/render.py", "import rmpeer.safewrite", {"diff's words read and write nothing"}),
+    # the loader's imports (the shim's file format, the signature check) come with it
+    ("diff/compare.py", "import rmpeer.diff.load", {"diff's words read and write nothing"}),
+    ("report/page.py", "import rmpeer.safewrite", {"the report's page reads and writes nothing"}),
+    ("report/page.py", "import rmpeer.report.hosts", {"the report's page reads and writes nothing", "no cycles"}),
     ("tables/plan.py", "import rmpeer.judge.verdict", {"layers", "no cycles"}),
     # a circle inside one package, which no layer can see: tables.layouts imports tables.plan
     ("tables/plan.py", "import rmpeer.tables.layouts", {"no cycles"}),
     ("traffic/patterns.py", "import rmpeer.shim.live", {"the patterns are pure"}),
     ("run/fitness.py", "import rmpeer.run.hostrun", {"fitness never sees the host run"}),
 ], ids=["model-imports-cli", "judge-imports-rm", "render-imports-the-shim", "diff-imports-the-shim",
-        "render-writes-a-file", "render-asks-the-judge", "diff-words-write-a-file", "tables-import-the-judge",
+        "render-writes-a-file", "render-asks-the-judge", "diff-words-write-a-file", "diff-words-read-a-file",
+        "report-page-writes-a-file", "report-page-reads-folders",
+        "tables-import-the-judge",
         "a-circle-inside-tables", "patterns-import-the-shim", "fitness-imports-the-host-run"])
 def test_a_planted_import_breaks_its_contract(tmp_path, module, planted, broken):
     """One import planted in a copy of the package: lint-imports exits non-zero, names the
