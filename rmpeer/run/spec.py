@@ -26,8 +26,8 @@ from rmpeer.model.result import TIERS
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.rm.host import HostFacts
 from rmpeer.run.freshness import parse_valid_for
-from rmpeer.run.targets import cases_for, replay_target, live_target, committed_transcripts
-from rmpeer.shim.replay import recorded_note, transcript_summary
+from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
+from rmpeer.shim.recording import read_recording
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.topology import TopologyMatrix
 
@@ -61,8 +61,7 @@ def checked_output(text) -> Path:
     return writable("--output", text, folder=True)
 
 
-def _cases(target, wanted, extent, matrix):
-    cases, left_out = cases_for(target, wanted, extent, matrix)
+def _some(cases, left_out=()):
     if not cases:
         raise ConfigError("no layout to check: " + ("; ".join(left_out) or "none selected"))
     return tuple(cases), tuple(left_out)
@@ -70,26 +69,24 @@ def _cases(target, wanted, extent, matrix):
 
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
-    """A recording's run, as its header says it was made."""
-    target = replay_target(path)
-    header = transcript_summary(target.path)["header"]
-    run = header.get("run", {})
+    """A recording's run, as its header says it was made (the recording read once)."""
+    recording = read_recording(path)
+    target, run = recorded_target(recording), recording.run
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     wanted = list(layouts)
     if tier == "quick" and not wanted:     # the quick layouts the recording holds
         recorded = {entry[0] for entry in run.get("layouts", [])}
         wanted = [name for name in QUICK_LAYOUTS if name in recorded]
-    matrix = LayoutMatrix()
-    cases, left_out = _cases(target, wanted, None, matrix)
-    tier = matrix.covered_tier(tier, cases, target.cards)
+    cases, left_out = _some(recorded_cases(target, run, wanted))
+    tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
-        facts = HostFacts.from_dict(recorded_note(target.path, "host")["facts"])
+        facts = HostFacts.from_dict(recording.host_facts)
     except (TypeError, ValueError, AttributeError) as exc:
         raise TranscriptError(f"recording {target.path}: its host note's facts cannot be read ({exc})") from None
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,
                    extent=run.get("extent"), topology_name=topology_name, topology=topology,
-                   policies=policies, output=output, header=header)
+                   policies=policies, output=output, header=recording.header)
     return with_facts(spec, facts)
 
 
@@ -115,7 +112,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     wanted = list(layouts)
     if tier == "quick" and not wanted:
         wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
-    cases, left_out = _cases(target, wanted, extent, matrix)
+    cases, left_out = _some(*cases_for(target, wanted, extent, matrix))
     tier = matrix.covered_tier(tier, cases, target.cards)
     seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
     return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,

@@ -15,8 +15,7 @@ from pathlib import Path
 from rmpeer.errors import ConfigError
 from rmpeer.paths import transcripts_dir
 from rmpeer.rm.client import CTL_PATH
-from rmpeer.shim.replay import transcript_summary, validate_recording
-from rmpeer.shim.shape import check_recording
+from rmpeer.shim.recording import Recording, read_recording
 from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_layout_option
 
 
@@ -66,10 +65,12 @@ def live_target() -> Target | None:
 
 
 def replay_target(path: str) -> Target:
-    check_recording(path)        # the header's fields of the kinds the recorder writes (exit 2)
-    validate_recording(path)     # header against content, truncation: exit 2 before anything runs
-    summary = transcript_summary(path)
-    return Target("replay", f"replay:{summary['label']}", summary["cards"], str(path))
+    """The target of the recording at `path` (checked whole first: exit 2)."""
+    return recorded_target(read_recording(path))
+
+
+def recorded_target(recording: Recording) -> Target:
+    return Target("replay", f"replay:{recording.label}", recording.cards, recording.path)
 
 
 def committed_transcripts() -> list[str]:
@@ -78,17 +79,9 @@ def committed_transcripts() -> list[str]:
 
 def cases_for(target: Target, layout_options: list, extent: int | None,
               matrix: LayoutMatrix) -> tuple[list[Case], list[str]]:
-    """The cases a target runs, and what was left out and why.
-
-    Live: the layouts asked for (names or card lists), else every layout that fits, each
-    planned once here so that a layout RM could not be given is refused before any call.
-    Replay: the recorded layouts, picked by name or by card list."""
-    if target.is_replay:
-        run = transcript_summary(target.path)["run"]
-        recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))
-                    for entry in run.get("layouts", [])]
-        chosen = _pick_recorded(target, recorded, layout_options)
-        return [Case(target, layout, layout.extent) for layout in chosen], []
+    """The cases this host runs, and what was left out and why: the layouts asked for (names
+    or card lists), else every layout that fits, each planned once here so that a layout RM
+    could not be given is refused before any call."""
     if layout_options:
         layouts, left_out = [parse_layout_option(text, matrix, target.cards) for text in layout_options], []
     else:
@@ -98,6 +91,13 @@ def cases_for(target: Target, layout_options: list, extent: int | None,
     for case in cases:
         matrix.plan(case.layout.cards, case.extent, host_cards=target.cards)   # refuses what RM cannot be given
     return cases, left_out
+
+
+def recorded_cases(target: Target, run: dict, layout_options: list) -> list[Case]:
+    """A recording's cases: the layouts its header's run lists, picked by name or by card list."""
+    recorded = [Layout(entry[0], tuple(entry[1]), extent=(entry[2] if len(entry) > 2 else run["extent"]))
+                for entry in run.get("layouts", [])]
+    return [Case(target, layout, layout.extent) for layout in _pick_recorded(target, recorded, layout_options)]
 
 
 def _pick_recorded(target, recorded, wanted) -> list[Layout]:
