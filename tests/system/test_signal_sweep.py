@@ -111,7 +111,8 @@ def _check(point: str, done: dict, *, may_end_first: bool) -> str | None:
     if done["certified"]:
         return f"{point}: exit 5 but CERTIFIED on disk: {done['certified']}"
     if "Traceback" in done["text"]:
-        return f"{point}: a traceback: {done['text'][-600:]}"
+        at = done["text"].index("Traceback")      # the traceback itself, whatever follows it
+        return f"{point}: a traceback: {done['text'][max(0, at - 300):at + 2000]}"
     return None
 
 
