@@ -156,8 +156,10 @@ def guarded(args, dispatch) -> int:
     try:
         check_environment()
         return dispatch(args)
-    except RmpeerError as exc:
-        print(f"rmpeer: {exc}", file=sys.stderr)
+    except RmpeerError as exc:     # its text may quote a file another user wrote: never sent raw
+        from rmpeer.render.text import escaped
+
+        print(f"rmpeer: {escaped(exc, lines=True)}", file=sys.stderr)   # an RmError spans lines
         return exc.exit_code
     except KeyboardInterrupt as exc:
         from rmpeer.machine import interrupts

@@ -47,26 +47,56 @@ def run(args) -> int:
     from rmpeer.diff.write import write_allure, write_json
 
     tolerance = parse_tolerance(args.tolerance)
+    for flag, given in (("--json", args.json), ("--alluredir", args.alluredir)):
+        if given is not None and not str(given).strip():     # `--json "$UNSET"`: never silently nothing
+            raise ConfigError(f"{flag} needs a name (an empty one writes nothing)")
     if args.json and not Path(args.json).resolve().parent.is_dir():
         raise ConfigError(f"--json {args.json}: its folder does not exist")
     if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
     a, b = load(args.a), load(args.b)
-    aspects = compare(a, b, tolerance)
-    cover = coverage(a, b)
+    aspects, cover, table, doc = _compared(a, b, tolerance, args.limit, compare, coverage, render_table, to_json)
     code = EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
     try:
-        print(render_table(a, b, aspects, cover, tolerance, limit=args.limit), flush=True)
+        print(table, flush=True)
     except OSError as exc:
         # the exit code is the answer: a reader gone (`| head`) or a full disk never turns
         # "differs" into "same" (the guard's exit 0 for a broken pipe) or an internal error
         _said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
                         f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
     if args.json:
-        write_json(args.json, to_json(a, b, aspects, cover, tolerance))
+        write_json(args.json, doc)
     if args.alluredir:
         write_allure(args.alluredir, a, b, aspects, tolerance)
     return code
+
+
+# What a field of the wrong kind raises in the comparison: the loaders check each file's
+# shape, the comparison reads its fields; either way a file another user wrote is input.
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
+
+
+def _compared(a, b, tolerance, limit, compare, coverage, render_table, to_json):
+    """(aspects, coverage, the table, the JSON document) of A and B. A field of a kind rmpeer
+    never writes is exit 2 naming the file that holds it (each file compared with itself
+    shows which), never an internal error."""
+    try:
+        aspects, cover = compare(a, b, tolerance), coverage(a, b)
+        return aspects, cover, render_table(a, b, aspects, cover, tolerance, limit=limit), \
+            to_json(a, b, aspects, cover, tolerance)
+    except SHAPE_ERRORS as exc:
+        from rmpeer.render.text import escaped
+
+        culprit = None
+        for side in (a, b):
+            try:
+                render_table(side, side, compare(side, side, tolerance), coverage(side, side), tolerance)
+            except SHAPE_ERRORS:
+                culprit = side
+                break
+        where = culprit.path if culprit is not None else f"{a.path} or {b.path}"
+        raise ConfigError(f"{where}: not a readable rmpeer recording or certificate: a field is not of the kind "
+                          f"rmpeer writes ({type(exc).__name__}: {escaped(str(exc)[:160])})") from None
 
 
 def _said_on_stderr(line: str) -> None:

@@ -102,7 +102,7 @@ def show_transcript(path, *, calls: bool = False, out=print) -> None:
     abi, no_abi = _abi_for(lines)
     try:
         _show(path, header, lines, abi, calls, say)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # read_transcript checked the file's shape; a field of the wrong kind inside a record
         # is still the file's fault, not a reason for a traceback
         raise TranscriptError(f"{path}: a record of an unexpected shape ({type(exc).__name__}: "

@@ -25,7 +25,7 @@ from rmpeer.diff.side import Side
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
-from rmpeer.shim.records import END_NOTE, read_transcript
+from rmpeer.shim.records import END_NOTE, read_transcript, read_unpacked
 from rmpeer.tables.layouts import LayoutMatrix
 
 OUTCOME_OPS = {"ioctl", "open", "close", "mmap", "munmap", "mem.wait", "mem.compare"}
@@ -37,10 +37,20 @@ PYTEST_IDS = "pytest node ids"
 
 
 def _text(path: Path) -> str:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data.decode("utf-8")
+    return read_unpacked(path).decode("utf-8")
+
+
+def _number(name: str):
+    raise ValueError(f"{name} is not a number rmpeer writes")
+
+
+def json_of(text: str):
+    """JSON as rmpeer writes it: no NaN or Infinity (a measurement of NaN GB/s would compare
+    as neither the same nor different), nesting within Python's reach."""
+    try:
+        return json.loads(text, parse_constant=_number)
+    except RecursionError:
+        raise ValueError("nested deeper than any file rmpeer writes") from None
 
 
 def load(path_text: str) -> Side:
@@ -52,10 +62,10 @@ def load(path_text: str) -> Side:
         if not text.strip():
             raise ValueError("the file is empty")
         first = text.lstrip().split("\n", 1)[0]
-        head = json.loads(first) if first.startswith("{") and first.rstrip().endswith("}") else None
+        head = json_of(first) if first.startswith("{") and first.rstrip().endswith("}") else None
         if isinstance(head, dict) and "header" in head:
             return _recording(path)
-        doc = json.loads(text)
+        doc = json_of(text)
         if isinstance(doc, dict) and "format" in doc:
             return _result(path, doc)
         if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("host"), dict):

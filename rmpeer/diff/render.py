@@ -77,16 +77,18 @@ def left_out_line(aspects) -> str:
 
 
 def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
-    lines = [f"A: {describe(a)}", f"B: {describe(b)}", coverage_line(cover), tolerance_line(tolerance),
-             left_out_line(aspects), ""]
+    """The terminal table. Every word taken from a file (a layout's name, a phase, a struct,
+    a selection's source) is escaped before any colour is added: a file may be another user's."""
+    lines = [f"A: {describe(a)}", f"B: {describe(b)}", escaped(coverage_line(cover)), tolerance_line(tolerance),
+             escaped(left_out_line(aspects)), ""]
     for aspect in aspects:
+        name, info = escaped(aspect.name), escaped("; ".join(aspect.info))
         if aspect.not_comparable:
-            lines.append(f"{aspect.name}: not comparable: {aspect.not_comparable}")
+            lines.append(f"{name}: not comparable: {escaped(aspect.not_comparable)}")
         elif not aspect.differs:
-            lines.append(f"{aspect.name}: same" + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
+            lines.append(f"{name}: same" + (f" ({info})" if info else ""))
         else:
-            lines.append(_colour(f"{aspect.name}: {len(aspect.differences)} differ", "31")
-                         + (f" ({'; '.join(aspect.info)})" if aspect.info else ""))
+            lines.append(_colour(f"{name}: {len(aspect.differences)} differ", "31") + (f" ({info})" if info else ""))
             rows = [(escaped(str(k)), escaped(show(va)), escaped(show(vb))) for k, va, vb in aspect.differences]
             shown = rows if limit <= 0 else rows[:limit]
             widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [("", "A", "B")])) for i in range(3)]
@@ -96,11 +98,11 @@ def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
                 lines.append("  " + "  ".join(cells).rstrip())
             if len(rows) > len(shown):
                 lines.append(f"  ... and {len(rows) - len(shown)} more (--limit 0 shows all; --json writes all)")
-    differing = [x.name for x in aspects if x.differs]
+    differing = [escaped(x.name) for x in aspects if x.differs]
     lines.append("")
     lines.append(_colour(f"BEHAVIOUR DIFFERS: {', '.join(differing)}", "31") if differing
                  else _colour("SAME BEHAVIOUR", "32") + (" (not comparable: "
-                 + ", ".join(x.name for x in aspects if x.not_comparable) + ")"
+                 + ", ".join(escaped(x.name) for x in aspects if x.not_comparable) + ")"
                  if any(x.not_comparable for x in aspects) else ""))
     return "\n".join(lines)
 

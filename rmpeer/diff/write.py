@@ -27,8 +27,8 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
     from allure_commons.logger import AllureFileLogger
     from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
 
-    make_folder(folder)        # a link planted there is refused, never written through
     try:
+        make_folder(folder)        # a link planted there is refused, never written through
         logger = AllureFileLogger(folder)
     except OSError as exc:
         raise ConfigError(f"--alluredir {folder}: cannot write there ({exc.strerror or exc})") from None

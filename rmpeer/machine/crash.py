@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 
 from rmpeer.errors import EXIT_INCOMPLETE
+from rmpeer.render.text import escaped
 
 PREFIX = "rmpeer-traceback-"
 _step = {"now": ""}
@@ -62,7 +63,7 @@ def internal_error(step: str, exc: BaseException, folders=()) -> int:
     path = write_traceback(exc, folders)
     step = f"{step}: {_step['now']}" if _step["now"] else step
     where = f"traceback in {path}" if path else "no folder took its traceback"
-    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    first = escaped((str(exc).strip().splitlines() or [""])[0][:200])   # it may quote a file's bytes
     try:
         print(f"rmpeer: {step}: internal error ({type(exc).__name__}{': ' + first if first else ''}); "
               f"INCOMPLETE (exit {EXIT_INCOMPLETE}); {where}", file=sys.stderr, flush=True)

@@ -244,6 +244,20 @@ def _bounded_lines(path, f):
         yield line
 
 
+def read_unpacked(path) -> bytes:
+    """A whole file (a recording or a certificate, gzip or not), unpacked, of at most
+    MAX_UNPACKED bytes: past that it is refused unread (TranscriptError), so that a small
+    compressed file cannot fill the memory."""
+    with open(path, "rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+    with (gzip.open(path, "rb") if compressed else open(path, "rb")) as f:
+        data = f.read(MAX_UNPACKED + 1)
+    if len(data) > MAX_UNPACKED:
+        raise TranscriptError(f"{path}: unpacks to more than {MAX_UNPACKED >> 30} GiB: not a file rmpeer wrote "
+                              f"(a compression bomb?); refused unread")
+    return data
+
+
 def read_transcript(path: Path) -> tuple[dict, list]:
     """(header, lines): each later line a CallRecord or a note dict. Whatever is wrong with
     the file is a TranscriptError naming the file and the line; a recording that was cut
@@ -290,6 +304,8 @@ def _parse_line(path, n, raw_line: bytes, *, after_header: bool) -> dict:
         d = json.loads(raw_line.decode("utf-8"))
     except UnicodeDecodeError:
         raise TranscriptError(f"{path}: line {n}: not text (not an {FORMAT} recording)") from None
+    except RecursionError:
+        raise TranscriptError(f"{path}: line {n}: nested deeper than any line rmpeer writes") from None
     except ValueError as exc:
         if after_header and not raw_line.endswith(b"\n"):
             raise TranscriptError(f"{path}: line {n}: truncated: the last line is cut off "

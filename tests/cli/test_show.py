@@ -1,0 +1,54 @@
+"""`rmpeer show` of a recording another user may have written: one derived from a committed
+recording (fixtures/transcripts, the first 1 x H200 one) with its header's run.layouts not a
+list of layouts, a line nested past Python's reach, or terminal controls in its header. Each
+is exit 2 and one line, or shown escaped; never a traceback."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.paths import transcripts_dir
+
+pytestmark = pytest.mark.offline
+ONE = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+
+
+def show(path):
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "show", str(path)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    return done.returncode, done.stdout, done.stderr
+
+
+def derived(tmp_path, name, header_change=None, extra_line=None):
+    lines = gzip.decompress(ONE.read_bytes()).decode().splitlines()
+    first = json.loads(lines[0])
+    if header_change:
+        header_change(first["header"])
+    lines[0] = json.dumps(first)
+    if extra_line is not None:
+        lines.insert(1, extra_line)
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_header_whose_layouts_are_not_layouts_is_exit_2(tmp_path):
+    bad = derived(tmp_path, "layouts.jsonl", lambda h: h["run"].__setitem__("layouts", ["x"]))
+    rc, out, err = show(bad)
+    assert rc == 2 and "Traceback" not in out + err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_line_nested_past_pythons_reach_is_exit_2(tmp_path):
+    bad = derived(tmp_path, "deep.jsonl", extra_line="[" * 100000 + "]" * 100000)
+    rc, out, err = show(bad)
+    assert rc == 2 and "nested deeper" in err and "Traceback" not in out + err
+
+
+def test_controls_in_the_header_are_shown_escaped(tmp_path):
+    bad = derived(tmp_path, "esc.jsonl", lambda h: h.__setitem__("version", "0.1\x1b]0;owned\x07\x1b[2J"))
+    rc, out, err = show(bad)
+    assert "\x1b" not in out + err and "\x07" not in out + err
