@@ -137,22 +137,19 @@ class UntrustedFile(ConfigError):
     """A file rmpeer would believe (its state, its key) that another user could have written."""
 
 
-def read_own(path, *, limit: int = 1 << 24, private: bool = False) -> bytes:
-    """The bytes of a file only this user (or root) could have written: opened without
-    following a link, a regular file, owned by this user or root, writable by nobody else
-    (private: readable by nobody else either). UntrustedFile otherwise; FileNotFoundError
-    when absent."""
+def _read(path, limit: int, refused, problem_of) -> bytes:
+    """A file opened without following a link (a FIFO never blocks the open), refused
+    (`refused`, an exception class) when problem_of(its stat) says why, or past `limit` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UntrustedFile(f"{path}: refused: it is a symbolic link") from None
+            raise refused(f"{path}: refused: it is a symbolic link") from None
         raise
     try:
-        st = os.fstat(fd)
-        problem = owner_problem(st, private=private)
+        problem = problem_of(os.fstat(fd))
         if problem:
-            raise UntrustedFile(f"{path}: refused: {problem}")
+            raise refused(f"{path}: refused: {problem}")
         chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -162,10 +159,27 @@ def read_own(path, *, limit: int = 1 << 24, private: bool = False) -> bytes:
             left -= len(chunk)
         data = b"".join(chunks)
         if len(data) > limit:
-            raise UntrustedFile(f"{path}: refused: larger than {limit} bytes")
+            raise refused(f"{path}: refused: larger than {limit} bytes")
         return data
     finally:
         os.close(fd)
+
+
+def read_own(path, *, limit: int = 1 << 24, private: bool = False) -> bytes:
+    """The bytes of a file only this user (or root) could have written: opened without
+    following a link, a regular file, owned by this user or root, writable by nobody else
+    (private: readable by nobody else either). UntrustedFile otherwise; FileNotFoundError
+    when absent."""
+    return _read(path, limit, UntrustedFile, lambda st: owner_problem(st, private=private))
+
+
+def read_found(path, *, limit: int) -> bytes:
+    """The bytes of a file rmpeer found in a folder another user may write (an Allure result,
+    the certificate beside it): opened without following a link, a regular file, at most
+    `limit` bytes; UnsafeTarget (exit 2) otherwise, FileNotFoundError when absent. What it
+    holds is input: the caller checks every field it reads."""
+    return _read(path, limit, UnsafeTarget,
+                 lambda st: None if stat.S_ISREG(st.st_mode) else f"it is not a regular file ({_kind(st.st_mode)})")
 
 
 def owner_problem(st, *, private: bool = False, uid: int | None = None) -> str | None:

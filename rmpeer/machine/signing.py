@@ -184,12 +184,13 @@ def verify(doc: dict, key: bytes | None = None, *, local: bool = True) -> Trust:
     return Trust(VERIFIED, f"signature verified with this host's key {key_id(key)} ({sig.get('signer')})")
 
 
-def read_certificate(path) -> dict:
+def read_certificate(path, *, follow: bool = True) -> dict:
     """A certificate's JSON object: a regular file of at most CERT_LIMIT bytes (ValueError
-    otherwise, OSError when it cannot be opened)."""
+    otherwise, OSError when it cannot be opened). follow=False: one rmpeer found in a folder
+    another user may write, never read through a link planted at its name (OSError ELOOP)."""
     import stat
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -208,9 +209,9 @@ def read_certificate(path) -> dict:
     return doc
 
 
-def trust_line(path, *, local: bool = True) -> str:
+def trust_line(path, *, local: bool = True, follow: bool = True) -> str:
     """'signature: ...' for a certificate file: what diff, report and fleet label print."""
     try:
-        return "signature: " + verify(read_certificate(path), local=local).line
+        return "signature: " + verify(read_certificate(path, follow=follow), local=local).line
     except (OSError, ValueError) as exc:
         return f"signature: not checked ({getattr(exc, 'strerror', None) or exc})"

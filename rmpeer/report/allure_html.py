@@ -8,7 +8,6 @@ fetch nothing from outside."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -19,7 +18,8 @@ from rmpeer.errors import EXIT_OK, ConfigError, RmpeerError
 from rmpeer.machine.signing import trust_line
 from rmpeer.machine.writable import writable
 from rmpeer.paths import allure_config, checkout_root
-from rmpeer.report.hosts import collect, hosts_of, result_dirs
+from rmpeer.render.text import escaped
+from rmpeer.report.hosts import certificate_of, collect, hosts_of, read_result, result_dirs
 from rmpeer.report.page import (ALLURE_VERSION, external_urls, fleet_config, fleet_options, strip_analytics,
                                 with_host_table)
 from rmpeer.safewrite import make_folder, target_problem, write_file
@@ -72,13 +72,7 @@ def check_results(results: Path) -> None:
         raise ConfigError(f"no Allure results in {results}: run the suites with --alluredir {results} "
                           "(rmpeer certify writes them to <output>/allure-results)")
     for path in found:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise ConfigError(f"{path}: not a readable Allure result ({str(exc)[:200]}); "
-                              "remove it or rerun the suites") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: not an Allure result (a JSON object); remove it or rerun the suites")
+        read_result(path)
 
 
 def check_results_entry(copy: Path, given: Path) -> None:
@@ -96,9 +90,9 @@ def _generate(cmd: list[str], config: Path, results: list[Path], title: str) -> 
                                      "--name", title, *(str(r.resolve()) for r in results)],
                               capture_output=True, text=True, timeout=600)
         pages = [p for p in (Path(tmp) / "index.html", Path(tmp) / "awesome" / "index.html") if p.exists()]
-        if done.returncode or not pages:
+        if done.returncode or not pages:     # Allure's own words may quote a result's: one line, escaped
             raise RmpeerError(f"allure generate failed (exit {done.returncode}): "
-                              + (done.stderr or done.stdout).strip()[-2000:])
+                              + escaped((done.stderr or done.stdout).strip()[-600:]))
         return strip_analytics(pages[0].read_text(encoding="utf-8"))
 
 
@@ -132,6 +126,7 @@ def _single_run(path: Path) -> bool:
     one host: the plain report of one run."""
     if not path.is_dir() or not any(path.glob("*-result.json")):
         return not (path / "allure-results").is_dir() and not any(p.is_dir() for p in path.glob("*/"))
+    check_results(path)      # links, FIFOs and devices refused before any result is read
     return len(hosts_of(path)) <= 1
 
 
@@ -175,10 +170,10 @@ def main_report(results, output, *, title: str | None = None) -> int:
     # one folder (a str, as callers in this process pass it) or several (the command line's list)
     results = [results] if isinstance(results, (str, os.PathLike)) else list(results)
     out = build_report(results, output, title=title or DEFAULT_TITLE)
-    print(f"rmpeer: report written to {out} ({out.stat().st_size // 1024} KiB, one file; "
+    print(f"rmpeer: report written to {escaped(out)} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")
     for line in signature_lines(results):
-        print(f"rmpeer: {line}")
+        print(f"rmpeer: {escaped(line)}")      # a certificate's words and a folder's name are input
     return EXIT_OK
 
 
@@ -187,8 +182,7 @@ def signature_lines(paths) -> list[str]:
     vouched for: the report shows what the results say, the signature says who said it."""
     out = []
     for d in result_dirs(paths):
-        cert = next((d.parent / n for n in ("certificate.json", "replay-certificate.json")
-                     if (d.parent / n).is_file()), None)
-        out.append(f"{cert}: {trust_line(cert)}" if cert else f"{d}: no certificate beside these results: "
-                                                                "signature not checked")
+        cert = certificate_of(d)
+        out.append(f"{cert}: {trust_line(cert, follow=False)}" if cert else
+                   f"{d}: no certificate beside these results: signature not checked")
     return out
