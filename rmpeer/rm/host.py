@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 from rmpeer.errors import ConfigError
 from rmpeer.machine.selection import host_cards
+from rmpeer.rm.client import open_device_node
 from rmpeer.rm.health import read_host as read_health
 from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
 from rmpeer.tables.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
@@ -200,7 +201,8 @@ class Host:
             infos, pcis = [infos[i] for i in chosen.cards], [pcis[i] for i in chosen.cards]
         for index, (info, pci) in enumerate(zip(infos, pcis)):
             card = Card(index, info["minor_number"], info["gpu_id"], pci, info["pci_info.device_id"])
-            fd = rm.shim.open(f"/dev/nvidia{card.minor}", label=f"open:card{index}")
+            # a container may be let open nvidiactl and not this card: exit 3 naming it, as for nvidiactl
+            fd = open_device_node(rm.shim, f"/dev/nvidia{card.minor}", label=f"open:card{index}")
             self.card_fds[index] = fd
             register_fd(rm, fd, label=f"register-fd:card{index}")
             ids = rm.control(rm.handle, "NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2", gpuId=card.gpu_id,
