@@ -76,4 +76,10 @@ def load_sweep(shared: Path) -> list[NodeOutcome]:
     """Every node folder under a sweep's shared folder: every folder in it (an empty one is a
     node that left no result: an error), checked against each other (rmpeer.fleet.checks)."""
     folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and not p.name.startswith(".")]
-    return cross_check([load_node(p) for p in folders])
+    return cross_check([_linked(p) if p.is_symlink() else load_node(p) for p in folders])
+
+
+def _linked(folder: Path) -> NodeOutcome:
+    """A node folder planted as a link would vouch for another folder's result: an error."""
+    return NodeOutcome(folder.name, ERROR, line=reason_line("tool", f"{folder} is a symbolic link, not the node's "
+                                                                    "own folder: not read"))

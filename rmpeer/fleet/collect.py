@@ -25,11 +25,12 @@ from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigEr
 from rmpeer.fleet import slurmctl
 from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import (
-    DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, load_node, read_status, reason_line)
+    DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, found_json, load_node, read_status, reason_line)
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
 from rmpeer.model.selection import collect_cell
 from rmpeer.render.jsonline import json_line
+from rmpeer.render.text import escaped
 from rmpeer.report.allure_html import allure_command
 from rmpeer.run.outputs import write_junit as render_junit
 from rmpeer.safewrite import write_file
@@ -39,13 +40,14 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     """Every node sweep.json names and every folder present (rmpeer.fleet.checks.load_sweep):
     a node named but without a folder, or with an empty one, is an error."""
     record = {}
-    if (shared / SWEEP).is_file():
+    if (shared / SWEEP).is_file() or (shared / SWEEP).is_symlink():
         try:
-            record = json.loads((shared / SWEEP).read_text())
+            record = found_json(shared / SWEEP, limit=SWEEP_LIMIT)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{shared / SWEEP}: unreadable ({getattr(exc, 'msg', None) or exc})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("nodes", []), list):
-            raise ConfigError(f"{shared / SWEEP}: not a sweep record (no list of nodes)")
+        if not isinstance(record, dict) or not isinstance(record.get("nodes", []), list) \
+                or not all(isinstance(n, str) for n in record.get("nodes", [])):
+            raise ConfigError(f"{shared / SWEEP}: not a sweep record (no list of node names)")
     found = {o.node: o for o in load_sweep(shared)}
     run_id = record.get("run_id")
     if run_id:      # a folder left by an earlier sweep into the same folder is not this sweep's result
@@ -63,6 +65,7 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     return [found[n] for n in sorted(found)], record
 
 
+SWEEP_LIMIT = 16 << 20      # sweep.json names the nodes: a few KiB for thousands
 STAMP = "%Y-%m-%dT%H:%M:%SZ"     # status.json's "at" and sweep.json's "submitted" (UTC)
 
 
@@ -80,7 +83,7 @@ def rerun(outcome: NodeOutcome, shared: Path, tier: str, *, rmpeer: str | None =
     """The one second chance of a node DEGRADED by floors alone (under the sweep's run id)."""
     cmd = [*(rmpeer.split() if rmpeer else rmpeer_command()), "fleet", "node", "--tier", tier,
            "--shared", str(shared), *(["--run-id", run_id] if run_id else [])]
-    print(f"{outcome.node}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
+    print(f"{escaped(outcome.node)}: DEGRADED by bandwidth floors alone: running it once more", file=sys.stderr)
     before = _status_stamp(shared / outcome.node)
     code = slurmctl.run_on(outcome.node, cmd, time_limit_min=time_min, timeout=time_min * 60 + 120)
     if _status_stamp(shared / outcome.node) == before:     # no new status.json: the re-run did not run
@@ -102,14 +105,17 @@ def _status_stamp(folder: Path):
 
 
 def table(outcomes: list[NodeOutcome]) -> str:
-    width = max([4] + [len(o.node) for o in outcomes])
+    """One row per node. Every word from a node's folder (its name, its certificate's verdict,
+    its status line) is escaped: a line break in a folder's name must not forge a row."""
+    e = escaped
+    width = max([4] + [len(e(o.node)) for o in outcomes])
 
     rows = [f"{'node':<{width}}  {'result':<8}  {'verdict':<13}  {'cards':<8}  {'time':>6}  reason"]
     for o in outcomes:
         took = f"{o.duration_s:.1f}s" if o.duration_s is not None else "-"
-        stand = f" (REPLAY of {Path(o.replay_of).name})" if o.replay_of else ""
-        rows.append(f"{o.node:<{width}}  {o.state:<8}  {o.verdict or '-':<13}  {collect_cell(o.result):<8}  "
-                    f"{took:>6}  {o.line or ''}{stand}")
+        stand = f" (REPLAY of {e(Path(o.replay_of).name)})" if o.replay_of else ""
+        rows.append(f"{e(o.node):<{width}}  {o.state:<8}  {e(o.verdict or '-'):<13}  {e(collect_cell(o.result)):<8}  "
+                    f"{took:>6}  {e(o.line or '')}{stand}")
     counts = {s: sum(o.state == s for o in outcomes) for s in (PASS, DEGRADED_STATE, FAIL_STATE, ERROR)}
     rows.append(f"{len(outcomes)} node(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return "\n".join(rows)
@@ -125,7 +131,7 @@ def signatures(outcomes: list[NodeOutcome]) -> str:
             groups.setdefault(kinds[o.signature], []).append(o.node)
     if not groups:
         return "signatures: no certificate to check"
-    parts = [f"{len(n)} {k} ({', '.join(n)})" for k, n in groups.items()]
+    parts = [f"{len(n)} {k} ({', '.join(map(escaped, n))})" for k, n in groups.items()]
     return ("signatures: " + "; ".join(parts) + ". A node's key stays on the node: its signature is checked there "
             "(certify --if-stale); here each certificate is checked for its node name, its verdict against its "
             "own findings, and GPU UUIDs under one node only")
@@ -209,7 +215,7 @@ def collect(folder: str, *, drain: bool = False, degraded: str = "drain", time_m
     if drain:
         notes += act(outcomes, degraded)
     for n in notes:
-        print(n)
+        print(escaped(n))
     states = {o.state for o in outcomes}
     if states & {FAIL_STATE, DEGRADED_STATE}:
         return EXIT_NOT_CERTIFIED

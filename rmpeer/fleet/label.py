@@ -25,6 +25,7 @@ from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
 from rmpeer.machine.signing import VERIFIED
+from rmpeer.render.text import escaped
 
 DOMAIN = "rmpeer.io"
 RESULT, CHECKED_AT, CERTIFICATE, TAINT = (f"{DOMAIN}/result", f"{DOMAIN}/checked-at", f"{DOMAIN}/certificate",
@@ -124,13 +125,13 @@ def main_label(folder: str, *, apply: bool = False) -> int:
     wants = [desired(o, shared / o.node) for o in outcomes]
 
     for o in outcomes:      # on stderr, one line each: stdout stays the patches (or what --apply did)
-        if o.state == ERROR and o.line:
-            print(f"{o.node}: error: {o.line}", file=sys.stderr)
+        if o.state == ERROR and o.line:     # a node's folder name and status line are input: escaped
+            print(f"{escaped(o.node)}: error: {escaped(o.line)}", file=sys.stderr)
         if o.trust and o.signature != VERIFIED:
-            print(f"{o.node}: {o.trust}", file=sys.stderr)
+            print(f"{escaped(o.node)}: {escaped(o.trust)}", file=sys.stderr)
     if apply:
         for line in _apply(wants):
-            print(line)
+            print(escaped(line))
     else:
         for want in wants:
             print(json.dumps({"node": want["node"], "patch": node_patch(want, []), "taint": want["taint"],

@@ -7,14 +7,16 @@ missing folder, an unreadable certificate). An `error` never drains nor resumes 
 
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK
+from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 from rmpeer.judge.cards import host_subject
 from rmpeer.machine.signing import BAD, read_certificate, verify
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+from rmpeer.safewrite import read_found
 
 STATUS = "status.json"
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
@@ -50,7 +52,8 @@ class NodeOutcome:
 
 
 def certificate_in(folder: Path) -> Path | None:
-    return next((folder / n for n in CERTIFICATES if (folder / n).is_file()), None)
+    """The node's certificate; one planted as a link is found, and refused where it is read."""
+    return next((folder / n for n in CERTIFICATES if (folder / n).is_file() or (folder / n).is_symlink()), None)
 
 
 def reason_line(check: str, detail: str) -> str:
@@ -74,17 +77,18 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
 
 
 def load_certificate(node: str, path: Path) -> NodeOutcome:
-    try:
-        data = read_certificate(path)
+    try:    # a folder others may write: never read through a link planted at its name
+        data = read_certificate(path, follow=False)
     except (OSError, ValueError) as exc:
-        return NodeOutcome(node, ERROR, line=reason_line("certificate", f"unreadable {path}: {exc}"), certificate=path)
+        why = "refused: it is a symbolic link" if getattr(exc, "errno", None) == errno.ELOOP else exc
+        return NodeOutcome(node, ERROR, line=reason_line("certificate", f"unreadable {path}: {why}"), certificate=path)
     trust = verify(data)
     if trust.status == BAD:      # signed with a key this machine holds, and changed since
         return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {trust.line}"), certificate=path,
                            trust=trust.line, signature=trust.status)
     try:
         out = from_result(node, RunResult.from_dict(data), path)
-    except (TypeError, ValueError, KeyError) as exc:    # an older or foreign file is never a pass
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:   # an older or foreign file: never a pass
         return NodeOutcome(node, ERROR, line=reason_line("certificate", f"{path}: {exc}"), certificate=path)
     out.trust, out.signature = trust.line, trust.status
     return out
@@ -117,12 +121,35 @@ def read_status(folder: Path) -> dict:
     """A node's status.json as a dict; one that is cut, not JSON or not an object says so as
     its line (the node is then an error), never raises."""
     path = folder / STATUS
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         return {}
     try:
-        status = json.loads(path.read_bytes()[:1 << 20])
-    except (OSError, ValueError) as exc:
+        status = found_json(path, limit=STATUS_LIMIT)
+    except (OSError, ValueError, ConfigError) as exc:
         return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) or exc}")}
     if not isinstance(status, dict):
         return {"exit": None, "line": reason_line("tool", f"unreadable {path}: not a JSON object")}
+    wrong = [k for k, kinds in STATUS_KINDS.items() if k in status and not isinstance(status[k], kinds)
+             or k in ("exit", "duration_s") and isinstance(status.get(k), bool)]
+    if wrong:      # fleet node writes none of these: the node is an error, its words never shown
+        return {"exit": None, "line": reason_line("tool", f"unreadable {path}: its {wrong[0]} is not what "
+                                                          "rmpeer fleet node writes")}
     return status
+
+
+# What fleet node writes into status.json, and of what kind (rmpeer.fleet.node); a bound on
+# what a planted one makes this process read.
+_TEXT = (str, type(None))
+STATUS_KINDS = {"exit": (int, type(None)), "duration_s": (int, float, type(None)), "line": _TEXT, "node": _TEXT,
+                "stand_in": _TEXT, "run_id": _TEXT, "at": _TEXT, "tier": _TEXT, "verdict": _TEXT,
+                "certificate_id": _TEXT}
+STATUS_LIMIT = 1 << 20
+
+
+def found_json(path: Path, *, limit: int):
+    """JSON of a file in a folder others may write (rmpeer.safewrite.read_found: no link, a
+    regular file, bounded), nested within Python's reach."""
+    try:
+        return json.loads(read_found(path, limit=limit))
+    except RecursionError:
+        raise ValueError("nested deeper than any file rmpeer writes") from None

@@ -203,7 +203,10 @@ def read_certificate(path, *, follow: bool = True) -> dict:
         os.close(fd)
     if len(data) > CERT_LIMIT:
         raise ValueError(f"more than a certificate's {CERT_LIMIT >> 20} MiB")
-    doc = json.loads(data)
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise ValueError("nested deeper than any certificate rmpeer writes") from None
     if not isinstance(doc, dict):
         raise ValueError("not an rmpeer result (no JSON object)")
     return doc

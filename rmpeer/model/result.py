@@ -14,12 +14,14 @@ matrices/layouts.yaml; a *check* is one assertion about one subject.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, EXIT_UNCHECKED
+from rmpeer.model.selection import Selection
 
 CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE = "CERTIFIED", "DEGRADED", "NOT CERTIFIED", "INCOMPLETE"
 VERDICTS = (CERTIFIED, DEGRADED, NOT_CERTIFIED, INCOMPLETE)
@@ -121,6 +123,43 @@ class LayoutResult:
     refused_frees: list = field(default_factory=list)
 
 
+@dataclass
+class _Card:
+    """The fields of a certificate's host card that its readers use (rm.host.Card.as_dict)."""
+
+    index: int = 0
+    uuid: str = ""
+    pci: str = ""
+    name: str = ""
+
+
+# A certificate read back is input (another user may have written it): each field must be of
+# the kind its type names, or from_dict refuses it (ValueError) before anything renders it.
+_KINDS = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "dict": (dict,), "list": (list,)}
+
+
+def _of_kind(value, kind: str) -> bool:
+    if kind == "None":
+        return value is None
+    if kind not in _KINDS:
+        return True                   # a kind this check does not name
+    if isinstance(value, bool) and kind in ("int", "float"):
+        return False
+    return isinstance(value, _KINDS[kind]) and (kind != "float" or math.isfinite(value))
+
+
+def checked(cls, row, where: str) -> dict:
+    """`row` (a mapping read from a file) for cls(**row): each field it has, of the kind cls
+    declares; ValueError naming the field otherwise."""
+    if not isinstance(row, dict):
+        raise ValueError(f"{where} is {type(row).__name__}, not a mapping")
+    for f in fields(cls):
+        kinds = [k.strip() for k in str(f.type).split("|")]
+        if f.name in row and not any(_of_kind(row[f.name], k) for k in kinds):
+            raise ValueError(f"{where}'s {f.name} is {str(row[f.name])[:40]!r}, not of the kind {f.type}")
+    return row
+
+
 def _without_defaults(cls, row: dict) -> dict:
     defaults = {f.name: f.default for f in fields(cls)}
     return {k: v for k, v in row.items() if k not in defaults or defaults[k] != v or v is MISSING}
@@ -201,11 +240,18 @@ class RunResult:
         if d.get("format") != FORMAT:
             raise ValueError(f"not an rmpeer result (format {d.get('format')!r}, expected {FORMAT!r})")
         known = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in known}
-        kw["layouts"] = [LayoutResult(**x) for x in d.get("layouts", [])]
-        kw["pairs"] = [PairResult(**x) for x in d.get("pairs", [])]
-        kw["checks"] = [CheckResult(**x) for x in d.get("checks", [])]
-        kw["findings"] = [Finding(**x) for x in d.get("findings", [])]
+        kw = checked(cls, {k: v for k, v in d.items() if k in known}, "the result")
+        for name, row_cls in (("layouts", LayoutResult), ("pairs", PairResult), ("checks", CheckResult),
+                              ("findings", Finding)):
+            kw[name] = [row_cls(**checked(row_cls, x, f"{name}[{i}]")) for i, x in enumerate(d.get(name, []))]
+        for i, card in enumerate(kw.get("host", {}).get("cards") or []):
+            checked(_Card, card, f"host's cards[{i}]")
+        selection = kw.get("host", {}).get("selection")
+        if selection:      # the cards the run took, as every reader of it (verdict line, fleet, diff) reads them
+            try:
+                Selection.from_dict(selection)
+            except (TypeError, KeyError, AttributeError) as exc:
+                raise ValueError(f"the result's host selection is not one rmpeer writes ({exc})") from None
         return cls(**kw)
 
     @classmethod

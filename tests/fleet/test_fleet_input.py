@@ -1,0 +1,125 @@
+"""`rmpeer fleet collect` and `fleet label` over a sweep folder another user could write: a
+node's certificate derived from a real one (docs/evidence: the live quick certificate of the
+1 x H200 run of 2026-12-01, node "vm") with one field of a kind rmpeer never writes, a status
+or sweep record of the wrong kinds, JSON nested past Python's reach, a file or a node folder
+planted as a link, and control characters or a line break in a folder's name. Each node it
+touches is an `error` (never a pass, never an internal error) and every word reaches the
+terminal escaped. Each case failed before its fix (a hostile-input hunt)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rmpeer.fleet import outcome as oc
+from rmpeer.paths import suites_dir
+
+pytestmark = pytest.mark.offline
+REPO = suites_dir().parent
+REAL = REPO / "docs" / "evidence" / "h200x1-20261201T1832Z-final" / "onepath" / "certificate-live-quick.json"
+DEEP = "[" * 100000 + "]" * 100000
+
+
+def sweep(tmp_path, change=None, status=None, node="vm") -> Path:
+    shared = tmp_path / "sweep"
+    folder = shared / node
+    folder.mkdir(parents=True)
+    doc = json.loads(REAL.read_text())
+    doc["node"] = node
+    if change:
+        change(doc)
+    (folder / "certificate.json").write_text(json.dumps(doc) if isinstance(doc, dict) else doc)
+    (folder / oc.STATUS).write_text(status if status is not None else json.dumps(
+        {"node": node, "exit": 0, "duration_s": 1.4}))
+    return shared
+
+
+def collect(shared: Path):
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "collect", "--no-report", str(shared)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    return done.returncode, done.stdout, done.stderr
+
+
+def _set(key, value):
+    def change(doc):
+        node = doc
+        for k in key[:-1]:
+            node = node[k]
+        node[key[-1]] = value
+    return change
+
+
+@pytest.mark.parametrize("change", [
+    _set(("verdict",), 5), _set(("verdict",), None), _set(("host",), "abc"), _set(("target",), "abc"),
+    _set(("host", "selection"), "abc"), _set(("host", "selection"), {"cards": "x"}), _set(("host", "cards"), [5]),
+    _set(("checks", 0, "outcome"), ["failed"]), _set(("started",), [1]), _set(("duration_s",), "slow"),
+    _set(("certificate_id",), ["x"]),
+], ids=["verdict-5", "verdict-null", "host-text", "target-text", "selection-text", "selection-no-of",
+        "cards-numbers", "outcome-list", "started-list", "duration-text", "id-list"])
+def test_a_certificate_field_of_another_kind_makes_the_node_an_error(tmp_path, change):
+    shared = sweep(tmp_path, change)
+    assert oc.load_node(shared / "vm").state == oc.ERROR
+    rc, out, err = collect(shared)
+    assert "internal error" not in err and "Traceback" not in out + err, err
+    assert " pass " not in out and "error" in out, out
+
+
+@pytest.mark.parametrize("status", ['{"exit": 5, "line": 5}', '{"exit": 0, "line": ["x"]}',
+                                    '{"exit": 0, "stand_in": ["x"]}', '{"exit": 0, "duration_s": "slow"}',
+                                    '{"exit": true}', DEEP])
+def test_a_status_of_another_kind_makes_the_node_an_error(tmp_path, status):
+    shared = sweep(tmp_path, status=status)
+    o = oc.load_node(shared / "vm")
+    assert o.state == oc.ERROR and "unreadable" in o.line
+    rc, out, err = collect(shared)
+    assert "internal error" not in err and "Traceback" not in out + err, err
+
+
+@pytest.mark.parametrize("record", ['{"nodes": [5]}', '{"nodes": [["a"]]}', DEEP])
+def test_a_sweep_record_of_another_kind_is_exit_2(tmp_path, record):
+    shared = sweep(tmp_path)
+    (shared / "sweep.json").write_text(record)
+    rc, out, err = collect(shared)
+    assert rc == 2 and "sweep.json" in err and "internal error" not in err, err
+
+
+def test_a_certificate_nested_past_pythons_reach_makes_the_node_an_error(tmp_path):
+    shared = sweep(tmp_path, change=None)
+    (shared / "vm" / "certificate.json").write_text(DEEP)
+    assert oc.load_node(shared / "vm").state == oc.ERROR
+
+
+@pytest.mark.parametrize("planted", ["certificate.json", oc.STATUS, "folder"])
+def test_a_file_or_a_node_folder_planted_as_a_link_is_not_read_through(tmp_path, planted):
+    shared = sweep(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    if planted == "folder":
+        (shared / "vm").rename(elsewhere)
+        (shared / "vm").symlink_to(elsewhere)
+    else:
+        elsewhere.mkdir()
+        (shared / "vm" / planted).rename(elsewhere / planted)
+        (shared / "vm" / planted).symlink_to(elsewhere / planted)
+    rc, out, err = collect(shared)
+    assert " pass " not in out and "error" in out and "internal error" not in err, out + err
+
+
+def test_a_status_file_is_read_within_a_bound(tmp_path):
+    shared = sweep(tmp_path)
+    with open(shared / "vm" / oc.STATUS, "r+b") as f:
+        f.truncate(oc.STATUS_LIMIT + 1)       # sparse: no disk, and never read whole
+    o = oc.load_node(shared / "vm")
+    assert o.state == oc.ERROR and o.line.startswith(f"rmpeer: tool: unreadable {shared / 'vm' / oc.STATUS}")
+
+
+def test_a_folder_name_with_a_line_break_cannot_forge_a_row(tmp_path):
+    name = "vm\nfake  pass  CERTIFIED\x1b[2J"
+    shared = sweep(tmp_path, node=name)
+    rc, out, err = collect(shared)
+    assert "\x1b" not in out + err and not any(line.startswith("fake") for line in out.splitlines()), out
