@@ -24,6 +24,7 @@ from rmpeer.model.result import INCOMPLETE, PARTIAL
 from rmpeer.paths import pytest_args, suites_dir
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.table import render_fitness, render_table, use_colour
+from rmpeer.render.text import escaped
 from rmpeer.render.verdict import unchecked_phrase, verdict_text
 from rmpeer.run import assemble
 from rmpeer.run.execute import Progress, run
@@ -201,7 +202,7 @@ def _watchdog(progress, started, out_stream):
         say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
             f"passed) in {time.time() - started:.1f} s; " + (f"written to {path}" if path else "no certificate written"))
         for r in result.reasons:
-            say(f"  - {r}")
+            say(f"  - {escaped(r)}")
         if spec.outputs.json:
             json_out(json_line(result, path))
     return Watchdog(progress.spec.outputs.deadline_s, on_deadline).start()
@@ -237,11 +238,12 @@ def _say_verdict(result, spec, say, started, path) -> int:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {path}" if path is not None else "no certificate written"
 
-    unchecked = f"; not checked: {unchecked_phrase(result.not_checked)}" if result.not_checked else ""
+    # a reason or a reading's "why not" may quote what a recording or the kernel log holds: escaped
+    unchecked = f"; not checked: {escaped(unchecked_phrase(result.not_checked))}" if result.not_checked else ""
     say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
         f"{time.time() - started:.1f} s; {written}{unchecked}")
     for r in result.reasons[:REASONS_SHOWN]:
-        say(f"  - {r}")
+        say(f"  - {escaped(r)}")
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
     if say.lost is not None and not spec.outputs.json:

@@ -96,7 +96,9 @@ def still_holds(request) -> tuple[bool, list]:
         print(f"rmpeer: {request.if_stale} still holds for this platform (tier {tier}): nothing to run", file=said)
         return True, []
     shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
-    print(f"rmpeer: running the {tier} tier: {shown}", file=said)
+    from rmpeer.render.text import escaped      # the reasons quote the certificate's own fields
+
+    print(f"rmpeer: running the {tier} tier: {escaped(shown)}", file=said)
     return False, list(why)
 
 

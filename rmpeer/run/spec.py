@@ -23,6 +23,7 @@ from rmpeer.machine.lock import checked_wait
 from rmpeer.machine.selection import host_view, chooser_for
 from rmpeer.machine.writable import certify_outputs, writable
 from rmpeer.model.result import TIERS
+from rmpeer.model.selection import Selection
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.rm.host import HostFacts
 from rmpeer.run.freshness import parse_valid_for
@@ -81,7 +82,9 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recording.host_facts)
-    except (TypeError, ValueError, AttributeError) as exc:
+        if facts.selection:      # the cards the recorded run took, as every reader of it reads them
+            Selection.from_dict(facts.selection)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
         raise TranscriptError(f"recording {target.path}: its host note's facts cannot be read ({exc})") from None
     spec = RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=run.get("boost", False),
                    pattern_seed=run.get("pattern_seed", 0), abi=run.get("forced_abi"), record=None,

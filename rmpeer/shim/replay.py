@@ -84,7 +84,11 @@ def validate_recording(path) -> None:
                 if len(recorded) != cards:
                     raise TranscriptError(f"{name} says cards: {cards} but records {len(recorded)} card(s) "
                                           f"(host facts at line {_line_no(i)})")
-                minors = {c.get("minor", c.get("index")) for c in recorded if isinstance(c, dict)}
+                numbers = [c.get("minor", c.get("index")) if isinstance(c, dict) else None for c in recorded]
+                if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+                    raise TranscriptError(f"{name}: its host facts (line {_line_no(i)}) list a card without a "
+                                          f"device number")
+                minors = set(numbers)
             elif line.get("note") == "segment" and str(line.get("key", "")).startswith("setup:"):
                 setups.add(line["key"].removeprefix("setup:"))
         elif line.op == "open" and line.path and (node := _CARD_NODE.match(line.path)):

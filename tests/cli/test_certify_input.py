@@ -1,0 +1,78 @@
+"""`rmpeer certify` on input another user may have written: an --if-stale certificate nested
+past Python's reach or holding terminal controls, and recordings derived from a committed one
+(fixtures/transcripts, the first 1 x H200 one) with one field changed: a host card whose
+device number is a list, a recorded selection without its cards, a kernel-log reason holding
+terminal controls. Each is exit 2 naming the problem, or its words are shown escaped; never
+an internal error. Each case failed before its fix (a hostile-input hunt)."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.paths import transcripts_dir
+
+pytestmark = pytest.mark.offline
+ONE = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+ESC = "\x1b[31mEVIL\x07"
+
+
+def certify(*args, tmp_path):
+    env = dict(os.environ, NO_COLOR="1", RMPEER_KEY=str(tmp_path / "key" / "host.key"),
+               RMPEER_STATE_DIR=str(tmp_path / "state"))
+    (tmp_path / "key").mkdir(mode=0o700, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, env=env)
+    return done.returncode, done.stdout, done.stderr
+
+
+def derived(tmp_path, name, change):
+    lines = [json.loads(line) for line in gzip.decompress(ONE.read_bytes()).decode().splitlines()]
+    change(lines)
+    path = tmp_path / name
+    path.write_bytes(gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode()))
+    return path
+
+
+def note(lines, kind):
+    return next(line for line in lines if line.get("note") == kind)
+
+
+def test_an_if_stale_certificate_nested_past_pythons_reach_does_not_hold(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    rc, out, err = certify("--if-stale", deep, "--tier", "passive", "--output", tmp_path / "o", tmp_path=tmp_path)
+    assert "internal error" not in err and "nested deeper" in out + err, out + err
+    assert rc != 0 or "still holds" not in out + err
+
+
+def test_an_if_stale_certificates_words_are_shown_escaped(tmp_path):
+    cert = json.loads((transcripts_dir().parents[1] / "docs" / "evidence" / "h200x1-20261201T1832Z-final" /
+                       "onepath" / "certificate-live-quick.json").read_text())
+    cert["node"], cert["verdict"] = ESC, ESC
+    path = tmp_path / "esc.json"
+    path.write_text(json.dumps(cert))
+    rc, out, err = certify("--if-stale", path, "--tier", "passive", "--output", tmp_path / "o", tmp_path=tmp_path)
+    assert "\x1b" not in out + err and "\x07" not in out + err and "EVIL" in out + err
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda lines: note(lines, "host")["facts"]["cards"][0].__setitem__("minor", [0]), "device number"),
+    (lambda lines: note(lines, "host")["facts"].__setitem__("selection", {"cards": "x"}), "host note"),
+], ids=["card-minor-a-list", "selection-without-cards"])
+def test_a_recordings_host_facts_of_another_kind_are_exit_2(tmp_path, change, message):
+    bad = derived(tmp_path, "bad.jsonl.gz", change)
+    rc, out, err = certify("--replay", bad, "--output", tmp_path / "o", tmp_path=tmp_path)
+    assert rc == 2 and message in err and "internal error" not in err, out[-500:] + err
+
+
+def test_a_recorded_kernel_log_reason_is_shown_escaped(tmp_path):
+    def change(lines):
+        xids = next(line for line in lines if line.get("label") == "host:xids")
+        xids["extra"]["value"].update(readable=False, reason=ESC, xids=[])
+    bad = derived(tmp_path, "xid.jsonl.gz", change)
+    rc, out, err = certify("--replay", bad, "--output", tmp_path / "o", tmp_path=tmp_path)
+    assert "\x1b" not in out + err and "\x07" not in out + err and "EVIL" in out + err, out[-800:]
