@@ -275,7 +275,7 @@ MUTANTS = {
         ("tests/system/test_user_hunt.py::test_row[host note p2p is text]", "tests/system/test_user_hunt.py::test_row[host note selection is text]")),
     "recording-host-facts-read-unguarded": M(
         "a host note's card with a field the recorder never writes is an internal error (exit 5)",
-        "rmpeer/run/spec.py", "    except (TypeError, ValueError, AttributeError) as exc:\n        raise TranscriptError(",
+        "rmpeer/run/spec.py", "    except (TypeError, ValueError, AttributeError, KeyError) as exc:\n        raise TranscriptError(",
         "    except ZeroDivisionError as exc:\n        raise TranscriptError(",
         ("tests/system/test_user_hunt.py::test_row[host note card with a field the recorder never writes]",)),
     "recording-record-names-of-any-kind": M(

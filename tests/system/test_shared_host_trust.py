@@ -1293,7 +1293,7 @@ MUTANT_ROWS = [
     ("collect: a GPU under one node", "rmpeer.fleet.checks", [("        if shared and o is read:", "        if False:")], attack_shared_uuid),
     ("collect: the verdict re-judged", "rmpeer.fleet.checks", [("    if verdict != r.verdict:", "    if False:")], attack_flipped_verdict),
     ("collect: a re-run that did not run", "rmpeer.fleet.collect", [("    if _status_stamp(shared / outcome.node) == before:", "    if False:")], attack_rerun_not_run),
-    ("label: a cut status.json", "rmpeer.fleet.outcome", [("    except (OSError, ValueError) as exc:\n        return {\"exit\": None", "    except OSError as exc:\n        return {\"exit\": None")], attack_cut_status),
+    ("label: a cut status.json", "rmpeer.fleet.outcome", [("    except (OSError, ValueError, ConfigError) as exc:\n        return {\"exit\": None", "    except OSError as exc:\n        return {\"exit\": None")], attack_cut_status),
 ]
 
 
