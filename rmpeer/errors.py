@@ -8,7 +8,7 @@ verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differ
   2  usage or configuration error (bad option, malformed matrix or recording, unknown driver)
   3  no access to the GPUs (no /dev/nvidiactl, no permission)
   4  DEGRADED: correct, but below the host's floors, a link down or erring, an unexpected Xid
-  5  INCOMPLETE: the run was cut short (SIGINT, SIGTERM, an internal error) or no check ran
+  5  INCOMPLETE: cut short (SIGINT, SIGTERM, an internal error), no check ran, or one stopped on rmpeer's own error
   6  BUSY: another rmpeer run holds this host's lock (after --wait seconds)
   7  NOT IDLE: --require-idle, and other processes hold the GPUs
   8  UNCHECKED: --require-complete, and a check could not run (the verdict line names it)

@@ -598,6 +598,18 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", "    run.shim.end_segment(abandoned=failed or bool(interrupts.seen()))",
         "    run.shim.end_segment(abandoned=failed)",
         ("tests/system/test_never_drain.py::test_a_signal_inside_a_check_is_an_incomplete_certificate",)),
+    "rmpeers-own-error-fails-the-host": M(
+        "a check stopped by an error rmpeer did not expect is judged a failure of the host (exit 1 drains it)",
+        "rmpeer/judge/verdict.py",
+        "            severity = UNFINISHED if c.unexpected else DEGRADE if c.area == FITNESS_AREA else FAIL",
+        "            severity = DEGRADE if c.area == FITNESS_AREA else FAIL",
+        ("tests/judge/test_verdict.py::test_a_check_stopped_by_an_error_rmpeer_did_not_expect_says_nothing_of_the_host",
+         "tests/cli/test_certify_input.py::test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure")),
+    "every-error-is-expected": M(
+        "the plugin takes every exception for the check's own outcome", "rmpeer/pytest_plugin/plugin.py",
+        '            "unexpected": excinfo is not None and not _expected(excinfo.value)}',
+        '            "unexpected": False}',
+        ("tests/cli/test_certify_input.py::test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure",)),
     "certificate-unsigned": M(
         "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',

@@ -22,14 +22,16 @@ FITNESS_AREA = "fitness"
 
 def check_findings(checks: list, findings: list = ()) -> list:
     """A failed or erroring check is a finding: FAIL, or DEGRADE in the fitness area (its
-    reason is the check's own sentence, which says expected and found). A check whose reason
-    is the findings it made (the passive tier's checks: their texts, joined by "; ") is
-    already in the verdict through them: a finding appears once in the reasons."""
+    reason is the check's own sentence, which says expected and found); one that stopped on
+    an error rmpeer did not expect could not be made (UNFINISHED: INCOMPLETE, never NOT
+    CERTIFIED: rmpeer's own error never drains a node). A check whose reason is the findings
+    it made (the passive tier's checks: their texts, joined by "; ") is already in the
+    verdict through them: a finding appears once in the reasons."""
     texts = {f.text for f in findings if f.severity != INFO}
     out = []
     for c in checks:
         if c.outcome in ("failed", "error") and not _restates(c.reason, texts):
-            severity = DEGRADE if c.area == FITNESS_AREA else FAIL
+            severity = UNFINISHED if c.unexpected else DEGRADE if c.area == FITNESS_AREA else FAIL
             subject = c.subject if not c.layout or c.subject == c.layout else f"{c.layout} {c.subject}"
             out.append(Finding(c.check, subject, "the check to pass", c.reason or c.outcome, severity))
     return out

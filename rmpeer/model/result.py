@@ -95,6 +95,9 @@ class CheckResult:
     duration_s: float = 0.0
     s: int | None = None    # the sessions of a per-window check (setup, read, write)
     t: int | None = None
+    # it stopped on an error rmpeer did not expect (a TypeError in its own code, a reading of a
+    # kind it cannot use): the check could not be made, so it says nothing of the host
+    unexpected: bool = False
 
 
 @dataclass

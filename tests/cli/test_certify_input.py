@@ -76,3 +76,16 @@ def test_a_recorded_kernel_log_reason_is_shown_escaped(tmp_path):
     bad = derived(tmp_path, "xid.jsonl.gz", change)
     rc, out, err = certify("--replay", bad, "--output", tmp_path / "o", tmp_path=tmp_path)
     assert "\x1b" not in out + err and "\x07" not in out + err and "EVIL" in out + err, out[-800:]
+
+
+def test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure(tmp_path):
+    """A recording whose copy-engine read-back holds word runs of another kind: the check
+    cannot be made (a TypeError in rmpeer's own byte check), which says nothing of the host:
+    INCOMPLETE, exit 5, never NOT CERTIFIED (exit 1 drains a node)."""
+    def change(lines):
+        next(line for line in lines if line.get("op") == "mem.view")["extra"]["runs"] = "x"
+    bad = derived(tmp_path, "runs.jsonl.gz", change)
+    rc, out, err = certify("--replay", bad, "--output", tmp_path / "o", tmp_path=tmp_path)
+    assert rc == 5 and "INCOMPLETE" in out and "unexpected error" in out, out[-1500:] + err
+    cert = json.loads((tmp_path / "o" / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and any(c.get("unexpected") for c in cert["checks"])

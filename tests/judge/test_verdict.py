@@ -353,3 +353,17 @@ def test_a_card_rm_enables_no_nvlink_on_is_judged_only_where_links_are_expected(
     none_enabled = {"card": 0, "supported": True, "links": [], "active": 0}
     assert check_active(none_enabled, None) == []
     assert check_active(none_enabled, 18) == ["card 0: RM enables no NVLink on this card (18 expected)"]
+
+
+@pytest.mark.parametrize("unexpected, expected", [(False, NOT_CERTIFIED), (True, INCOMPLETE)])
+def test_a_check_stopped_by_an_error_rmpeer_did_not_expect_says_nothing_of_the_host(unexpected, expected):
+    """Exit 1 is the judge's word on the host: a check that stopped on rmpeer's own error
+    (CheckResult.unexpected) could not be made, so the run is INCOMPLETE, never NOT CERTIFIED."""
+    from rmpeer.judge.verdict import verdict
+    from rmpeer.model.result import CheckResult
+
+    checks = [CheckResult("read/a", "read", "read/write", "s0->t1", "passed"),
+              CheckResult("read/b", "read", "read/write", "s1->t0", "failed",
+                          reason="the check stopped on an unexpected error: bad runs", unexpected=unexpected)]
+    got, reasons = verdict([], checks)
+    assert got == expected and reasons == ["the check stopped on an unexpected error: bad runs (read: s1->t0)"]
