@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
 ONE = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
 ESC = "\x1b[31mEVIL\x07"
 
 
@@ -50,8 +52,7 @@ def test_an_if_stale_certificate_nested_past_pythons_reach_does_not_hold(tmp_pat
 
 
 def test_an_if_stale_certificates_words_are_shown_escaped(tmp_path):
-    cert = json.loads((transcripts_dir().parents[1] / "docs" / "evidence" / "h200x1-20261201T1832Z-final" /
-                       "onepath" / "certificate-live-quick.json").read_text())
+    cert = json.loads((EVIDENCE / "h200x1-20261201T1832Z-final" / "onepath" / "certificate-live-quick.json").read_text())
     cert["node"], cert["verdict"] = ESC, ESC
     path = tmp_path / "esc.json"
     path.write_text(json.dumps(cert))

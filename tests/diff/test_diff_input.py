@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from rmpeer.errors import ConfigError
@@ -18,7 +20,8 @@ from rmpeer.paths import suites_dir
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
-REAL = REPO / "docs" / "evidence" / "h200x1-20261201T1832Z-final" / "tiers" / "certificate-full.json"
+EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
+REAL = EVIDENCE / "h200x1-20261201T1832Z-final" / "tiers" / "certificate-full.json"
 ESC = "\x1b]0;owned\x07\x1b[2J"
 
 

@@ -8,7 +8,6 @@ terminal escaped. Each case failed before its fix (a hostile-input hunt)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -22,7 +21,8 @@ from rmpeer.paths import suites_dir
 
 pytestmark = pytest.mark.offline
 REPO = suites_dir().parent
-REAL = REPO / "docs" / "evidence" / "h200x1-20261201T1832Z-final" / "onepath" / "certificate-live-quick.json"
+EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
+REAL = EVIDENCE / "h200x1-20261201T1832Z-final" / "onepath" / "certificate-live-quick.json"
 DEEP = "[" * 100000 + "]" * 100000
 
 
