@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import tempfile
@@ -180,6 +181,18 @@ def read_found(path, *, limit: int) -> bytes:
     holds is input: the caller checks every field it reads."""
     return _read(path, limit, UnsafeTarget,
                  lambda st: None if stat.S_ISREG(st.st_mode) else f"it is not a regular file ({_kind(st.st_mode)})")
+
+
+def json_input(data):
+    """JSON (bytes or text) from a file another user may have written, as rmpeer and Allure
+    write it: UTF-8, nested within Python's reach, no NaN or Infinity (no measurement compares
+    as them). ValueError otherwise (UnicodeDecodeError is one)."""
+    def constant(name):
+        raise ValueError(f"{name} is not a number rmpeer writes")
+    try:
+        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data, parse_constant=constant)
+    except RecursionError:
+        raise ValueError("nested deeper than any file rmpeer writes") from None
 
 
 def owner_problem(st, *, private: bool = False, uid: int | None = None) -> str | None:

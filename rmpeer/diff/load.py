@@ -14,7 +14,6 @@ Each file becomes a Side (rmpeer.diff.side); a field is None where the file cann
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import statistics
 import zlib
@@ -25,6 +24,7 @@ from rmpeer.diff.side import Side
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
+from rmpeer.safewrite import json_input
 from rmpeer.shim.records import END_NOTE, read_transcript, read_unpacked
 from rmpeer.tables.layouts import LayoutMatrix
 
@@ -40,19 +40,6 @@ def _text(path: Path) -> str:
     return read_unpacked(path).decode("utf-8")
 
 
-def _number(name: str):
-    raise ValueError(f"{name} is not a number rmpeer writes")
-
-
-def json_of(text: str):
-    """JSON as rmpeer writes it: no NaN or Infinity (a measurement of NaN GB/s would compare
-    as neither the same nor different), nesting within Python's reach."""
-    try:
-        return json.loads(text, parse_constant=_number)
-    except RecursionError:
-        raise ValueError("nested deeper than any file rmpeer writes") from None
-
-
 def load(path_text: str) -> Side:
     path = Path(path_text)
     if not path.is_file():
@@ -62,10 +49,10 @@ def load(path_text: str) -> Side:
         if not text.strip():
             raise ValueError("the file is empty")
         first = text.lstrip().split("\n", 1)[0]
-        head = json_of(first) if first.startswith("{") and first.rstrip().endswith("}") else None
+        head = json_input(first) if first.startswith("{") and first.rstrip().endswith("}") else None
         if isinstance(head, dict) and "header" in head:
             return _recording(path)
-        doc = json_of(text)
+        doc = json_input(text)
         if isinstance(doc, dict) and "format" in doc:
             return _result(path, doc)
         if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("host"), dict):

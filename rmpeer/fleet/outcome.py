@@ -8,7 +8,6 @@ missing folder, an unreadable certificate). An `error` never drains nor resumes 
 from __future__ import annotations
 
 import errno
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigErro
 from rmpeer.judge.cards import host_subject
 from rmpeer.machine.signing import BAD, read_certificate, verify
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
-from rmpeer.safewrite import read_found
+from rmpeer.safewrite import json_input, read_found
 
 STATUS = "status.json"
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
@@ -149,7 +148,4 @@ STATUS_LIMIT = 1 << 20
 def found_json(path: Path, *, limit: int):
     """JSON of a file in a folder others may write (rmpeer.safewrite.read_found: no link, a
     regular file, bounded), nested within Python's reach."""
-    try:
-        return json.loads(read_found(path, limit=limit))
-    except RecursionError:
-        raise ValueError("nested deeper than any file rmpeer writes") from None
+    return json_input(read_found(path, limit=limit))

@@ -9,7 +9,6 @@ host in every result (the rmpeer_host label, rmpeer/pytest_plugin/reporting.py).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from rmpeer.errors import ConfigError
 from rmpeer.report.page import HOST_LABEL, NO_CERTIFICATE, HostResults
-from rmpeer.safewrite import read_found
+from rmpeer.safewrite import json_input, read_found
 
 CERTIFICATES = ("certificate.json", "replay-certificate.json")
 # What a folder another user may have filled can make rmpeer read: an Allure result is a few
@@ -28,21 +27,11 @@ PROPERTIES_LIMIT = 1 << 20
 CERTIFICATE_LIMIT = 64 << 20
 
 
-def _json(data: bytes):
-    """JSON as rmpeer and Allure write it: text, nested within Python's reach, no NaN."""
-    def no_constant(name):
-        raise ValueError(f"{name} is not a number rmpeer or Allure writes")
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=no_constant)
-    except RecursionError:
-        raise ValueError("nested deeper than any file rmpeer or Allure writes") from None
-
-
 def read_result(path: Path) -> dict:
     """One Allure result of a results folder: a regular file (never a link's target, never a
     FIFO that would hang the read), JSON, an object; exit 2 naming it otherwise."""
     try:
-        data = _json(read_found(path, limit=RESULT_LIMIT))
+        data = json_input(read_found(path, limit=RESULT_LIMIT))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{path}: not a readable Allure result ({str(exc)[:200]}); "
                           "remove it or rerun the suites") from None
@@ -186,7 +175,7 @@ def _read_certificate(h: HostResults, cert: Path) -> None:
     results. Input: a field of another kind makes it "not a readable certificate", said as
     the host's reason, never believed in part."""
     try:
-        data = _json(read_found(cert, limit=CERTIFICATE_LIMIT))
+        data = json_input(read_found(cert, limit=CERTIFICATE_LIMIT))
         verdict, reasons, duration, driver = _certificate_fields(data)
     except (OSError, ValueError, ConfigError) as exc:
         h.reasons = [f"{cert}: not a readable certificate ({getattr(exc, 'strerror', None) or str(exc)[:200]})"]
