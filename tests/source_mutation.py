@@ -610,6 +610,10 @@ MUTANTS = {
         '            "unexpected": excinfo is not None and not _expected(excinfo.value)}',
         '            "unexpected": False}',
         ("tests/cli/test_certify_input.py::test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure",)),
+    "finalizer-swallows-the-signal": M(
+        "a stop signal that lands in a finalizer is swallowed there: the run goes on to its end",
+        "rmpeer/machine/interrupts.py", "            _record.again = True\n", "",
+        ("tests/machine/test_interrupts.py::test_a_signal_inside_a_finalizer_still_stops_the_run_and_prints_nothing",)),
     "certificate-unsigned": M(
         "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',

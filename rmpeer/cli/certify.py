@@ -92,8 +92,11 @@ def _run_pytest(spec, host, collector, say) -> int:
     from rmpeer.pytest_plugin.plugin import GivenRun
 
     allure_dir = spec.allure_dir
+    # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
+    # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     argv = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:warnings", "-p", "allure_pytest.plugin", "--alluredir", str(allure_dir), "--clean-alluredir"]
+            "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "allure_pytest.plugin",
+            "--alluredir", str(allure_dir), "--clean-alluredir"]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same
     # process (fleet node, a test) keeps its own environment for what it starts later

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 
 from rmpeer.errors import EXIT_INCOMPLETE
@@ -33,6 +34,7 @@ class _Record:
         self.raising = True           # the first signal raises KeyboardInterrupt
         self.installed = False
         self.late: list = []          # callbacks: (signal name) -> None, run by finish
+        self.again = False            # the first one landed in a finalizer: raise it once more
 
 
 _record = _Record()
@@ -40,16 +42,36 @@ _record = _Record()
 
 def _on_signal(signum, frame):
     name = signal.Signals(signum).name
+    again, _record.again = _record.again, False
     first = not _record.seen
-    _record.seen.append(name)
-    if first and _record.raising:
-        raise KeyboardInterrupt(name)
+    if not again:
+        _record.seen.append(name)
+    if (first or again) and _record.raising:
+        raise KeyboardInterrupt(_record.seen[0])
+
+
+def _unraisable(hook):
+    """sys.unraisablehook: a stop signal whose KeyboardInterrupt was raised inside a finalizer
+    (a __del__, a generator the collector closed), where Python can only print it and go on,
+    is raised again where the main thread then stands (the run still ends there, and nothing
+    is printed); anything else is Python's to say."""
+    if isinstance(hook.exc_value, KeyboardInterrupt) and _record.seen:
+        if _record.raising:
+            # not from here: a handler that ran inside this hook would be swallowed the same way
+            _record.again = True
+            threading.Timer(RAISE_AGAIN_S, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+        return
+    sys.__unraisablehook__(hook)
+
+
+RAISE_AGAIN_S = 0.01    # long after the hook has returned, and no stop a person or a scheduler would notice
 
 
 def install() -> None:
     """At a command's entry, before anything else: every stop signal is rmpeer's from here."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, _on_signal)
+    sys.unraisablehook = _unraisable
     _record.installed = True
 
 
@@ -62,9 +84,9 @@ def seen() -> str | None:
 def during_run():
     """The run: the first signal (if none came before) ends it where it stands, as a
     KeyboardInterrupt; once the run is over, signals are only noted (the outputs phase)."""
-    previous = None
+    previous = unraisable = None
     if not _record.installed:      # called in-process (a test): ours for the run, then given back
-        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        previous, unraisable = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}, sys.unraisablehook
         _record.seen.clear()       # an earlier in-process run's signals are not this run's
         install()
     _record.raising = True
@@ -75,6 +97,7 @@ def during_run():
         if previous is not None:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            sys.unraisablehook = unraisable
             _record.installed = False
 
 
