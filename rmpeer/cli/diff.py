@@ -41,9 +41,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rmpeer.diff.compare import compare, coverage
     from rmpeer.diff.load import load
-    from rmpeer.diff.render import render_table, to_json
     from rmpeer.diff.write import write_allure, write_json
 
     tolerance = parse_tolerance(args.tolerance)
@@ -55,7 +53,7 @@ def run(args) -> int:
     if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
     a, b = load(args.a), load(args.b)
-    aspects, cover, table, doc = _compared(a, b, tolerance, args.limit, compare, coverage, render_table, to_json)
+    aspects, cover, table, doc = _compared(a, b, tolerance, args.limit)
     code = EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
     try:
         print(table, flush=True)
@@ -76,10 +74,13 @@ def run(args) -> int:
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
 
 
-def _compared(a, b, tolerance, limit, compare, coverage, render_table, to_json):
+def _compared(a, b, tolerance, limit):
     """(aspects, coverage, the table, the JSON document) of A and B. A field of a kind rmpeer
     never writes is exit 2 naming the file that holds it (each file compared with itself
     shows which), never an internal error."""
+    from rmpeer.diff.compare import compare, coverage
+    from rmpeer.diff.render import render_table, to_json
+
     try:
         aspects, cover = compare(a, b, tolerance), coverage(a, b)
         return aspects, cover, render_table(a, b, aspects, cover, tolerance, limit=limit), \

@@ -15,10 +15,11 @@ from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigErro
 from rmpeer.judge.cards import host_subject
 from rmpeer.machine.signing import BAD, read_certificate, verify
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+from rmpeer.model.spec import CERTIFICATE, REPLAY_CERTIFICATE
 from rmpeer.safewrite import json_input, read_found
 
 STATUS = "status.json"
-CERTIFICATES = ("certificate.json", "replay-certificate.json")
+CERTIFICATES = (CERTIFICATE, REPLAY_CERTIFICATE)
 PASS, DEGRADED_STATE, FAIL_STATE, ERROR = "pass", "degraded", "fail", "error"
 STATE_OF_VERDICT = {CERTIFIED: PASS, DEGRADED: DEGRADED_STATE, NOT_CERTIFIED: FAIL_STATE}
 EXIT_OF_STATE = {PASS: EXIT_OK, DEGRADED_STATE: EXIT_DEGRADED, FAIL_STATE: EXIT_NOT_CERTIFIED}

@@ -17,10 +17,9 @@ from rmpeer.errors import ConfigError
 from rmpeer.machine.lock import checked_forced_path
 from rmpeer.machine.signing import load_key
 from rmpeer.machine.state import checked_state_path
+from rmpeer.model.spec import ALLURE_RESULTS, CERTIFICATE, REPLAY_CERTIFICATE
 from rmpeer.safewrite import folder_problem, target_problem
 
-ALLURE_RESULTS = "allure-results"
-CERTIFICATE, REPLAY_CERTIFICATE = "certificate.json", "replay-certificate.json"
 PROMETHEUS_FILE = "rmpeer.prom"
 
 

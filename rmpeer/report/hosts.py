@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.model.spec import CERTIFICATE, REPLAY_CERTIFICATE
 from rmpeer.report.page import HOST_LABEL, NO_CERTIFICATE, HostResults
 from rmpeer.safewrite import json_input, read_found
 
-CERTIFICATES = ("certificate.json", "replay-certificate.json")
+CERTIFICATES = (CERTIFICATE, REPLAY_CERTIFICATE)     # what certify --output writes beside its results
 # What a folder another user may have filled can make rmpeer read: an Allure result is a few
 # KiB (its attachments are files of their own), an environment.properties a few lines, a
 # certificate a few hundred KiB.
@@ -38,13 +38,6 @@ def read_result(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: not an Allure result (a JSON object); remove it or rerun the suites")
     return data
-
-
-def _link(path: Path) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _has_results(path: Path) -> bool:
@@ -77,7 +70,7 @@ def result_dirs(paths) -> list[Path]:
 def _not_a_link(path: Path) -> Path:
     """A folder rmpeer found inside one it was given: a link planted there would make the
     report show (and vouch for) another folder's results."""
-    if _link(path):
+    if path.is_symlink():
         raise ConfigError(f"{path}: refused: it is a symbolic link (to {os.readlink(path)}); give the folder "
                           "it points to itself, if it is meant")
     return path
@@ -85,7 +78,7 @@ def _not_a_link(path: Path) -> Path:
 
 def _properties(path: Path) -> dict:
     """A Java properties file as Allure's environment.properties is written (\\: and \\= escaped)."""
-    if not path.exists() and not _link(path):
+    if not path.exists() and not path.is_symlink():
         return {}
     try:
         text = read_found(path, limit=PROPERTIES_LIMIT).decode("utf-8", errors="replace")
@@ -114,7 +107,7 @@ def certificate_of(results: Path) -> Path | None:
     """The certificate beside a results folder (certify --output holds both), in it or above it."""
     for folder in (results, results.parent):
         for name in CERTIFICATES:
-            if (folder / name).is_file() or _link(folder / name):     # a link: refused where it is read
+            if (folder / name).is_file() or (folder / name).is_symlink():     # a link: refused where it is read
                 return folder / name
     return None
 
