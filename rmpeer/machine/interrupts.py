@@ -54,9 +54,11 @@ def _unraisable(hook):
     """sys.unraisablehook: a stop signal whose KeyboardInterrupt was raised inside a finalizer
     (a __del__, a generator the collector closed), where Python can only print it and go on,
     is raised again where the main thread then stands (the run still ends there, and nothing
-    is printed); anything else is Python's to say."""
-    if isinstance(hook.exc_value, KeyboardInterrupt) and _record.seen:
-        if _record.raising:
+    is printed). Once a stop signal came, what another finalizer fails to do (a plugin's
+    clean-up of the step the signal cut) is its consequence, said by the INCOMPLETE verdict,
+    not as a traceback; before one, anything is Python's to say."""
+    if _record.seen:
+        if isinstance(hook.exc_value, KeyboardInterrupt) and _record.raising:
             # not from here: a handler that ran inside this hook would be swallowed the same way
             _record.again = True
             threading.Timer(RAISE_AGAIN_S, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()

@@ -44,3 +44,33 @@ def test_a_signal_inside_a_finalizer_still_stops_the_run_and_prints_nothing(sig)
                           timeout=60, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.stdout.splitlines() == [f"the run stopped in its own code: {sig}", f"seen: {sig}"], done.stdout
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+CLEANUP = textwrap.dedent("""
+    import signal, sys
+    from rmpeer.machine import interrupts
+
+    class Broken:
+        def __del__(self):
+            raise AttributeError("a plugin's clean-up of the step the signal cut")
+
+    interrupts.install()
+    item = Broken(); del item                  # no signal yet: Python says it, as ever
+    print("before", flush=True)
+    with interrupts.during_run():
+        try:
+            signal.raise_signal(signal.SIGTERM)
+            for _ in range(1000):
+                pass
+        except KeyboardInterrupt:
+            pass
+    item = Broken(); del item                  # after the signal: its consequence, not a traceback
+    print("after", interrupts.seen())
+""")
+
+
+def test_after_a_stop_signal_a_failed_finalizer_prints_no_traceback():
+    done = subprocess.run([sys.executable, "-c", CLEANUP], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.stdout.splitlines() == ["before", "after SIGTERM"], done.stdout
+    assert done.stderr.count("Traceback") == 1 and done.stderr.count("plugin's clean-up") == 1, done.stderr
