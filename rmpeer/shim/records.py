@@ -22,6 +22,7 @@ from pathlib import Path
 from rmpeer import __version__
 from rmpeer.errors import TranscriptError
 from rmpeer.machine.slices import pool
+from rmpeer.shim.observed import INT64, kind_of, misfit
 
 FORMAT = "rmpeer-transcript/2"
 # /2: data read back is kept as word runs (mem.view), host observations as records, and a
@@ -344,6 +345,7 @@ def _record(path, n, d: dict) -> CallRecord:
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 _NUMBERS = ("result", "errno", "duration_ns")          # always a number (0 when left out)
 _NUMBERS_OR_NONE = ("fd", "escape", "request_code", "status")
+MAX_ERRNO = 4095            # the kernel's largest errno (include/linux/err.h)
 
 
 _TEXTS = ("label",)                                    # always text ("" when left out)
@@ -371,4 +373,10 @@ def _bad_field(rec: CallRecord) -> str:
         value = getattr(rec, name)
         if (value is not None or name in _NUMBERS) and (isinstance(value, bool) or not isinstance(value, int)):
             return f"its {name} is {str(value)[:40]!r}, not a number"
+        if value is not None and not -INT64 <= value < INT64:
+            return f"its {name} is {str(value)[:40]}, beyond 64 bits"
+    if not 0 <= rec.errno <= MAX_ERRNO:
+        return f"its errno is {rec.errno}, not an errno the kernel gives"
+    if rec.op == "observe" and (kind := kind_of(rec.label)) is not None:
+        return misfit(rec.extra.get("value"), kind, f"the value it observed ({rec.label})")
     return ""
