@@ -18,6 +18,7 @@ from rmpeer import __version__
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import Watchdog, writer
+from rmpeer.machine.lines import Say, said_on_stderr
 from rmpeer.machine.lock import HostLock
 from rmpeer.machine.selection import certify_line
 from rmpeer.model.result import INCOMPLETE, PARTIAL
@@ -32,21 +33,6 @@ from rmpeer.run.outputs import write_files
 from rmpeer.run.spec import from_request
 
 REASONS_SHOWN = 20
-
-
-class Say:
-    """certify's lines to its stream. A write that fails (a full disk, a terminal gone with
-    SIGHUP) never stops the run or its outputs, and never raises inside pytest's hooks: the
-    first failure is kept (`lost`), and said once on stderr beside the verdict."""
-
-    def __init__(self, stream):
-        self.stream, self.lost = stream, None
-
-    def __call__(self, text=""):
-        try:
-            print(text, file=self.stream, flush=True)
-        except (OSError, ValueError) as exc:
-            self.lost = self.lost or exc
 
 
 class Lines:
@@ -250,9 +236,8 @@ def _say_verdict(result, spec, say, started, path) -> int:
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
     if say.lost is not None and not spec.outputs.json:
-        why = getattr(say.lost, "strerror", None) or say.lost
-        _said_on_stderr(f"rmpeer: the report could not be written to stdout ({why}); the verdict stands: "
-                        f"{result.verdict} (exit {result.exit_code})" + (f", certificate {path}" if path else ""))
+        said_on_stderr(f"rmpeer: the report could not be written to stdout ({say.why()}); the verdict stands: "
+                       f"{result.verdict} (exit {result.exit_code})" + (f", certificate {path}" if path else ""))
     if spec.outputs.json:
         try:
             print(json_line(result, path), flush=True)
@@ -265,8 +250,3 @@ def _say_verdict(result, spec, say, started, path) -> int:
     return result.exit_code
 
 
-def _said_on_stderr(line: str) -> None:
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except (OSError, ValueError):   # stderr gone too: the exit code and the certificate remain
-        pass

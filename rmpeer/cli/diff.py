@@ -60,8 +60,10 @@ def run(args) -> int:
     except OSError as exc:
         # the exit code is the answer: a reader gone (`| head`) or a full disk never turns
         # "differs" into "same" (the guard's exit 0 for a broken pipe) or an internal error
-        _said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
-                        f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
+        from rmpeer.machine.lines import said_on_stderr
+
+        said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
+                       f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
     if args.json:
         write_json(args.json, doc)
     if args.alluredir:
@@ -100,8 +102,3 @@ def _compared(a, b, tolerance, limit):
                           f"rmpeer writes ({type(exc).__name__}: {escaped(str(exc)[:160])})") from None
 
 
-def _said_on_stderr(line: str) -> None:
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except (OSError, ValueError):   # stderr gone too: the exit code remains
-        pass

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_OK
+from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK
 from rmpeer.fleet import outcome as oc
-from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, CheckResult, Finding, RunResult
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, CheckResult, Finding, RunResult
 
 pytestmark = pytest.mark.offline
 FLOOR = Finding("bandwidth-floor", "read 1->0", "at least 355 GB/s", "232.9 GB/s, below the floor of 355 GB/s",
@@ -61,3 +61,31 @@ def test_a_node_the_sweep_named_without_a_folder_is_an_error(tmp_path, capsys):
     assert rows == {"gpu-a": oc.PASS, "gpu-b": oc.ERROR}
     summary = [json.loads(line) for line in (tmp_path / "summary.jsonl").read_text().splitlines()]
     assert [(s["node"], s["state"]) for s in summary] == [("gpu-a", oc.PASS), ("gpu-b", oc.ERROR)]
+
+
+@pytest.mark.parametrize("stdout", ["full", "closed pipe"])
+def test_collect_whose_stdout_is_gone_still_writes_its_files_and_keeps_its_answer(tmp_path, stdout):
+    """A full disk (/dev/full) or a reader gone (`| head`) under the node table: the summary
+    and the JUnit file are still written, the exit code is still the answer (1: a node
+    failed), and stderr says the table was lost, never an internal error (exit 5)."""
+    import os
+    import subprocess
+    import sys
+
+    node_folder(tmp_path, "gpu-a")
+    node_folder(tmp_path, "gpu-b", verdict=NOT_CERTIFIED, exit_code=EXIT_NOT_CERTIFIED,
+                findings=[Finding("read", "pair 0->1", "the bytes written", "3 bytes differ", FAIL)])
+    argv = [sys.executable, "-m", "rmpeer", "fleet", "collect", "--no-report", str(tmp_path)]
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        code, err = done.returncode, done.stderr
+    else:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.stdout.close()                     # the reader leaves before the first line
+        code, err = proc.wait(timeout=120), proc.stderr.read()
+    assert code == EXIT_NOT_CERTIFIED and "internal error" not in err and "Traceback" not in err, err
+    assert "the node table could not be written to stdout" in err and "exit 1" in err, err
+    summary = [json.loads(line) for line in (tmp_path / "summary.jsonl").read_text().splitlines()]
+    assert {s["node"]: s["state"] for s in summary} == {"gpu-a": oc.PASS, "gpu-b": oc.FAIL_STATE}
+    assert (tmp_path / "junit.xml").is_file()

@@ -353,6 +353,15 @@ ROWS = [
         "behaviour differs (exit 1)", stdout="full"),
     Row("diff | head of one run with itself keeps exit 0", lambda tmp: ["diff", QUICK, QUICK], EXIT_OK,
         "the answer stands: same behaviour (exit 0)", stdout="gone"),
+    # a command whose output is its answer (show, plan, fleet files) on a full disk: its output
+    # is incomplete (exit 5), said in one line; was an "internal error" and a traceback file.
+    Row("show > /dev/full", lambda tmp: ["show", QUICK], EXIT_INCOMPLETE,
+        "rmpeer: show: its output could not be written to stdout (No space left on device): INCOMPLETE (exit 5)",
+        stdout="full"),
+    Row("plan > /dev/full", lambda tmp: ["plan", "0,1"], EXIT_INCOMPLETE,
+        "rmpeer: plan: its output could not be written to stdout (No space left on device)", stdout="full"),
+    Row("fleet files > /dev/full", lambda tmp: ["fleet", "files", "slurm", tmp / "files"], EXIT_INCOMPLETE,
+        "rmpeer: fleet files: its output could not be written to stdout (No space left on device)", stdout="full"),
     Row("diff of a 'certificate' that holds only its format",
         lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
 ]
