@@ -230,6 +230,21 @@ MUTANTS = {
         "rmpeer/cli/diff.py", "    except OSError as exc:\n        # the exit code is the answer",
         "    except ZeroDivisionError as exc:\n        # the exit code is the answer",
         ("tests/system/test_user_hunt.py::test_row[diff | head of two runs that differ keeps exit 1]",)),
+    "observed-values-unchecked": M(
+        "a recording's observed values taken unchecked: a string where MHz belong is an internal error mid-replay",
+        "rmpeer/shim/records.py", '    if rec.op == "observe" and (kind := kind_of(rec.label)) is not None:',
+        '    if False and (kind := kind_of(rec.label)) is not None:',
+        ("tests/shim/test_observed.py::test_a_recording_with_a_value_of_another_kind_is_refused_in_one_line"
+         "[clocks-mhz-text]",)),
+    "collect-stops-at-its-stdout": M(
+        "fleet collect's node table to a full stdout raises: no summary, no JUnit, and exit 5 for a failed node",
+        "rmpeer/fleet/collect.py", "    say(table(outcomes))", "    print(table(outcomes))",
+        ("tests/fleet/test_outcome.py::test_collect_whose_stdout_is_gone_still_writes_its_files_and_keeps_its_answer"
+         "[full]",)),
+    "lost-stdout-is-an-internal-error": M(
+        "a full stdout under rmpeer show is taken for rmpeer's own fault: an internal error and a traceback file",
+        "rmpeer/cli/certify_options.py", "        if exc is out.lost:\n", "        if exc is None:\n",
+        ("tests/system/test_user_hunt.py::test_row[show > /dev/full]",)),
     "refused-open-is-no-reason": M(
         "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
         "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
