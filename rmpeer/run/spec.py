@@ -75,11 +75,17 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     target, run = recorded_target(recording), recording.run
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     wanted = list(layouts)
-    if tier == "quick" and not wanted:     # the quick layouts the recording holds
-        recorded = {entry[0] for entry in run.get("layouts", [])}
-        wanted = [name for name in QUICK_LAYOUTS if name in recorded]
-    cases, left_out = _some(recorded_cases(target, run, wanted))
-    tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
+    if run.get("tier") == "passive":       # RM's facts alone: the tier it covers, whatever was asked
+        if wanted:
+            raise ConfigError(f"--layout {', '.join(wanted)}: recording {target.path} is of a passive run, "
+                              f"which builds no layout")
+        cases, left_out, tier = (), (), "passive"
+    else:
+        if tier == "quick" and not wanted:     # the quick layouts the recording holds
+            recorded = {entry[0] for entry in run.get("layouts", [])}
+            wanted = [name for name in QUICK_LAYOUTS if name in recorded]
+        cases, left_out = _some(recorded_cases(target, run, wanted))
+        tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recording.host_facts)
         if facts.selection:      # the cards the recorded run took, as every reader of it reads them
@@ -153,7 +159,9 @@ def from_request(req: CertifyRequest) -> RunSpec:
     if req.replay:
         refused = [flag for flag, given in (("--rm-abi", req.rm_abi), ("--extent", req.extent),
                                             ("--record", req.record), ("--no-boost", req.no_boost),
-                                            ("--cards", req.cards_given))
+                                            ("--cards", req.cards_given),
+                                            # a gate of the live host before its run: the recorded run had none
+                                            ("--require-idle", req.require_idle))
                    if given not in (None, False)]
         if refused:
             raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "

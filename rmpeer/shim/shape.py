@@ -53,7 +53,8 @@ def check_header(path: str, header: dict, host_note: dict | None) -> None:
     run = header.get("run", {})
     if not isinstance(run, dict):
         raise TranscriptError(f"{name}: its header's run is {str(run)[:60]!r}, not a mapping")
-    if "extent" in run and not _uint(run["extent"], low=1):
+    # a passive run allocates no video memory: its recorder writes extent 0 and no layouts
+    if "extent" in run and not _uint(run["extent"], low=0 if run.get("tier") == "passive" else 1):
         raise TranscriptError(f"{name}: its header's run extent is {str(run['extent'])[:60]!r}, not a size in bytes")
     if not isinstance(run.get("layouts", []), list):
         raise TranscriptError(f"{name}: its header's run layouts is {str(run['layouts'])[:60]!r}, not a list of layouts")

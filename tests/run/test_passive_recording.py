@@ -1,0 +1,45 @@
+"""A passive run's own recording (fixtures/transcripts/passive/: `rmpeer certify --tier
+passive --record` on 1 x H200, beside another process's idle CUDA context, pid 682 on card 0)
+replayed by `rmpeer certify --replay`. Its header says extent 0 and no layout, as the passive
+recorder writes it; the replay covers the passive tier whatever tier was asked, gives the live
+run's verdict and counts (CERTIFIED, 7 passed: docs/evidence/h200x1-20261201T2228Z-observed,
+summary line passive-beside-record) and lists the process the run saw. Before, the replay
+refused the header (extent 0 "not a size in bytes"), then found "no layout to check"."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.paths import transcripts_dir
+
+pytestmark = pytest.mark.offline
+PASSIVE = sorted((transcripts_dir() / "passive").glob("*.jsonl.gz"))[0]
+HOLDER = 682         # the recorded process: the evidence's "idle CUDA context held by pid 682"
+
+
+def certify(tmp_path, *args):
+    env = dict(os.environ, NO_COLOR="1", RMPEER_KEY=str(tmp_path / "host.key"), RMPEER_STATE_DIR=str(tmp_path / "s"))
+    return subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(PASSIVE),
+                           "--output", str(tmp_path / "out"), *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+@pytest.mark.parametrize("tier", [[], ["--tier", "passive"], ["--tier", "full"]], ids=["default", "passive", "full"])
+def test_a_passive_recording_replays_as_the_passive_run_it_was(tmp_path, tier):
+    done = certify(tmp_path, *tier)
+    assert done.returncode == 0, done.stdout + done.stderr
+    cert = json.loads((tmp_path / "out" / "replay-certificate.json").read_text())
+    assert (cert["tier"], cert["verdict"], cert["counts"]) == ("passive", "CERTIFIED", {"passed": 7})
+    assert cert["target"]["kind"] == "replay" and not cert["layouts"]
+    seen = cert["gpu_processes"]["now"]["processes"]
+    assert [(p["pid"], p["cards"]) for p in seen] == [(HOLDER, [0])]
+
+
+@pytest.mark.parametrize("option", [["--layout", "one-per-card"], ["--require-idle"]], ids=["layout", "require-idle"])
+def test_what_the_recorded_passive_run_did_not_do_is_refused(tmp_path, option):
+    done = certify(tmp_path, *option)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert option[0] in done.stderr and not (tmp_path / "out").exists()
