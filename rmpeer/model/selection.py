@@ -88,6 +88,8 @@ def selection_words(facts: dict) -> tuple[str, tuple]:
     if not sel:
         return f"every card ({n}; recorded before selection)", (n, n)
     s = Selection.from_dict(sel)
+    if s.source == DEFAULT:      # nothing asked: "0 of 0 (from no selection)" said it badly on one card
+        return f"every card ({len(s.of)}, none asked): {', '.join(s.uuids)}", (len(s.cards), len(s.of))
     return f"{s.line().removeprefix('cards: ')}: {', '.join(s.uuids)}", (len(s.cards), len(s.of))
 
 

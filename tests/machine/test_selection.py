@@ -334,3 +334,17 @@ def test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus():
             {"bus": "0000:4C:00.0", "uuid": "GPU-bb", "model": "NVIDIA H200"}]
     assert [(c.index, c.pci, c.uuid) for c in host_cards(infos, proc)] == [(0, "0000:4c:00.0", "GPU-bb"),
                                                                          (1, "0000:18:00.0", "GPU-aa")]
+
+
+def test_diff_says_every_card_of_a_run_that_asked_for_none():
+    """The newest 1 x H200 recording took its one card unasked: "every card (1, none asked)"
+    and the UUID its host note holds, never "0 of 0 (from no selection)"."""
+    import gzip
+    import json
+
+    from rmpeer.model.selection import selection_words
+    from rmpeer.paths import transcripts_dir
+
+    path = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[-1]
+    facts = next(d["facts"] for d in map(json.loads, gzip.open(path, "rt")) if d.get("note") == "host")
+    assert selection_words(facts) == (f"every card (1, none asked): {facts['selection']['uuids'][0]}", (1, 1))
