@@ -329,7 +329,7 @@ def _distinct(certs: list, paths: list) -> None:
 
 
 def run(args) -> int:
-    from rmpeer.rm.host import HostFacts
+    from rmpeer.model.host import HostFacts
     from rmpeer.tables.topology import TopologyMatrix
 
     if args.runs < 1:

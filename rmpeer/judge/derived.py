@@ -200,7 +200,7 @@ def _pcie(card_a, card_b) -> tuple[int, int] | str:
 
 
 def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_numbers: dict) -> DerivedFloors:
-    """Floors per card and pair from RM's facts (pure). cards: rm.host.Card; p2p: HostFacts.p2p
+    """Floors per card and pair from RM's facts (pure). cards: model.host.Card; p2p: HostFacts.p2p
     ((a, b) -> {caps}); links: card index -> rm.nvlink.link_health; class_numbers: the ABI's
     {class name: number}."""
     same, cross, both, missing = {}, {}, {}, []

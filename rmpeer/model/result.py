@@ -128,7 +128,7 @@ class LayoutResult:
 
 @dataclass
 class _Card:
-    """The fields of a certificate's host card that its readers use (rm.host.Card.as_dict)."""
+    """The fields of a certificate's host card that its readers use (model.host.Card.as_dict)."""
 
     index: int = 0
     uuid: str = ""

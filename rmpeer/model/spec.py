@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmpeer.model.host import HostFacts
+
 CERTIFICATE, REPLAY_CERTIFICATE, ALLURE_RESULTS = "certificate.json", "replay-certificate.json", "allure-results"
 
 
@@ -83,7 +85,7 @@ class RunSpec:
     topology: object | None = None     # the entry: the one asked for, else the one the host matches
     policies: Policies = field(default_factory=Policies)
     output: Path | None = None
-    facts: object | None = None    # rm.host.HostFacts, once the host is open (a replay: recorded)
+    facts: HostFacts | None = None   # once the host is open (a replay: recorded)
     header: dict = field(default_factory=dict)   # a replay's recording header
     cards: object | None = None    # selection.Request: the cards asked for (a replay: as recorded)
     outputs: Outputs = field(default_factory=Outputs)

@@ -86,7 +86,7 @@ def link_kind(caps) -> str:
 
 
 def p2p_matrix_svg(facts) -> str:
-    """facts: rmpeer.rm.host.HostFacts. One cell per (card a, card b): the link and whether RM
+    """facts: rmpeer.model.host.HostFacts. One cell per (card a, card b): the link and whether RM
     allows peer reads and writes over it; a pair whose query failed shows the NV_ERR_ name."""
     cards = sorted(facts.cards, key=lambda c: c.index)
     title = "P2P capabilities (NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2)"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import NoDeviceError
 from rmpeer.rm.client import CTL_PATH, RmClient, open_device_node
-from rmpeer.rm.host import (
-    PROC_VERSION, Host, HostFacts, checked_version, query_driver_version, read_proc_version)
+from rmpeer.model.host import HostFacts
+from rmpeer.rm.host import PROC_VERSION, Host, checked_version, query_driver_version, read_proc_version
 
 
 class Runtime:

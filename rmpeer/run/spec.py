@@ -25,7 +25,7 @@ from rmpeer.machine.writable import certify_outputs, writable
 from rmpeer.model.result import TIERS
 from rmpeer.model.selection import Selection
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
-from rmpeer.rm.host import HostFacts
+from rmpeer.model.host import HostFacts
 from rmpeer.run.freshness import parse_valid_for
 from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
 from rmpeer.shim.recording import read_recording

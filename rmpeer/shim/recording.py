@@ -19,7 +19,7 @@ class Recording:
     label: str
     cards: int
     header: dict
-    host_facts: dict     # the 'host' note's facts (rm.host.HostFacts.as_dict() when recorded)
+    host_facts: dict     # the 'host' note's facts (model.host.HostFacts.as_dict() when recorded)
 
     @property
     def run(self) -> dict:

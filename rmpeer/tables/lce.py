@@ -1,5 +1,5 @@
 """Which of a card's copy engines (LCEs) a run drives: a pure choice from the caps and PCE
-masks RM reported (rm.host.Card), shared by the engine that opens the channel (rmpeer.ce)
+masks RM reported (model.host.Card), shared by the engine that opens the channel (rmpeer.ce)
 and the floors derived from its PCE count (rmpeer.judge.derived)."""
 
 from __future__ import annotations

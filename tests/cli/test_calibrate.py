@@ -209,7 +209,7 @@ def test_mutation_runs_of_another_kind_of_host_are_refused_only_by_the_host_chec
 
 def test_writing_twice_into_one_copy_leaves_one_entry_and_every_other(tmp_path, certificates):
     from rmpeer.cli.calibrate import write_entry
-    from rmpeer.rm.host import HostFacts
+    from rmpeer.model.host import HostFacts
     from rmpeer.tables.topology import TopologyMatrix
 
     good = [certificates[r][1] for r in HEALTHY_TWO]

@@ -19,7 +19,7 @@ from rmpeer.errors import MatrixError
 from rmpeer.judge.floors import ANY, HostFloors, class_numbers, judge_bandwidth, resolve_floors
 from rmpeer.run.execute import run_passive
 from rmpeer.paths import matrices_dir
-from rmpeer.rm.host import HostFacts
+from rmpeer.model.host import HostFacts
 from rmpeer.run.targets import replay_target
 from rmpeer.tables.topology import TopologyMatrix
 

@@ -8,7 +8,7 @@ import pytest
 
 from rmpeer.judge import passive as rules
 from rmpeer.model.result import DEGRADE
-from rmpeer.rm.host import Card, HostFacts
+from rmpeer.model.host import Card, HostFacts
 
 pytestmark = pytest.mark.offline
 

@@ -93,7 +93,7 @@ XID31 = "NVRM: Xid (PCI:0000:18:00): 31, pid=4242, name=python3, Ch 00000008, in
 
 
 def one_card():
-    from rmpeer.rm.host import Card
+    from rmpeer.model.host import Card
 
     return [Card(0, 0, 6, "0000:18:00.0", 0x2335, uuid="GPU-a")]
 
@@ -222,7 +222,7 @@ def test_the_topology_asked_for_gives_the_floors():
 
     from rmpeer.judge.floors import floors_for
     from rmpeer.paths import matrices_dir, transcripts_dir
-    from rmpeer.rm.host import HostFacts
+    from rmpeer.model.host import HostFacts
     from rmpeer.shim.replay import recorded_note
     from rmpeer.tables.topology import TopologyMatrix
 
@@ -293,7 +293,7 @@ def test_an_allowance_for_one_card_does_not_cover_the_same_xid_on_another():
     """A detection test provoked Xid 31 on card 0 (allowance (0, 31)); the same Xid on card 1
     (its bus 0000:2a:00, in the driver's own line format) is the host's and degrades."""
     from rmpeer.machine.xids import parse_xid
-    from rmpeer.rm.host import Card
+    from rmpeer.model.host import Card
 
     cards = one_card() + [Card(1, 0, 7, "0000:2a:00.0", 0x2335, uuid="GPU-b")]
     seen = {"readable": True, "xids": [parse_xid(XID31.replace("0000:18:00", "0000:2a:00"))]}

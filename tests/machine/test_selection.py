@@ -159,7 +159,7 @@ SUBSETS = [s for k in range(1, 9) for s in itertools.combinations(range(8), k)]
 def _subset_facts(subset):
     """The facts a run of `subset` of the HGX H200 board above would hold: the chosen cards,
     numbered 0..k-1, and P2P facts between them as the NVSwitch board reports them."""
-    from rmpeer.rm.host import Card, HostFacts
+    from rmpeer.model.host import Card, HostFacts
 
     sel = resolve(Request(OPTION, ",".join(map(str, subset)), tuple(map(str, subset))), HOST)
     cards = [Card(i, HOST[h].minor, 0x100 + h, HOST[h].pci, 0x2335, i, "NVIDIA H200", HOST[h].uuid)

@@ -108,7 +108,7 @@ def test_diff_names_a_health_behaviour_change(tmp_path):
 
 def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change():
     from rmpeer.run.fingerprint import recorded_fingerprint
-    from rmpeer.rm.host import HostFacts
+    from rmpeer.model.host import HostFacts
     from rmpeer.run.freshness import fingerprint_changes
 
     facts = HostFacts.from_dict(HOST)

@@ -28,7 +28,7 @@ from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
 from rmpeer.report.page import NO_CERTIFICATE, embedded_files, external_urls, variables
 from rmpeer.render.heatmap import bandwidth_heatmap_svg, p2p_matrix_svg
-from rmpeer.rm.host import Card, HostFacts
+from rmpeer.model.host import Card, HostFacts
 
 REPO = suites_dir().parent   # the checkout, or the installed package's copy
 

@@ -12,7 +12,7 @@ import pytest
 from fake_host_tree import BRIDGE, CARDS, KERNEL, MODULE_BYTES, bridge_config, make_host, write
 from rmpeer import __version__
 from rmpeer.run.fingerprint import acs_control, platform_fingerprint, read_acs, read_kernel_module
-from rmpeer.rm.host import Card, HostFacts
+from rmpeer.model.host import Card, HostFacts
 
 pytestmark = pytest.mark.offline
 MATRICES = "sha256:" + "ab" * 32

@@ -100,7 +100,7 @@ def test_explicit_layouts_and_sizes_from_the_command_line():
 def test_the_recorded_hosts_match_their_topology_entries():
     """The topology entries, checked against what RM reported on real hosts."""
     from rmpeer.paths import transcripts_dir
-    from rmpeer.rm.host import HostFacts
+    from rmpeer.model.host import HostFacts
     from rmpeer.shim.replay import recorded_note, transcript_summary
 
     matrix = TopologyMatrix()

@@ -17,7 +17,7 @@ from rmpeer.errors import EXIT_CONFIG, ConfigError, MatrixError
 from rmpeer.judge.floors import floors_for
 from rmpeer.paths import transcripts_dir
 from rmpeer.model.result import DEGRADE, INFO, Finding
-from rmpeer.rm.host import HostFacts
+from rmpeer.model.host import HostFacts
 from rmpeer.shim.replay import recorded_note, transcript_summary
 from rmpeer.tables.topology import TopologyMatrix
 
