@@ -29,8 +29,14 @@ TABLE = json.loads(BEFORE.read_text())
 CASES = [(name, "passive") for name in sorted(TABLE)]
 
 
+# Recorded after the move: the code before it gives no verdict of them to compare with (it
+# could not replay a passive run's recording at all), so each is replayed by a test of its own.
+AFTER_THE_MOVE = {"passive/h200x1-passive-20261201T222835Z.jsonl.gz": "tests/run/test_passive_recording.py"}
+
+
 def test_the_table_covers_every_committed_recording():
-    assert sorted(TABLE) == verdict_table.recordings()
+    assert sorted(TABLE) == [r for r in verdict_table.recordings() if r not in AFTER_THE_MOVE]
+    assert all((ROOT / test).is_file() for test in AFTER_THE_MOVE.values())
     assert all(set(rows) == {"passive", "own"} for rows in TABLE.values())
 
 
