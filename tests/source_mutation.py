@@ -245,6 +245,15 @@ MUTANTS = {
         "a full stdout under rmpeer show is taken for rmpeer's own fault: an internal error and a traceback file",
         "rmpeer/cli/certify_options.py", "        if exc is out.lost:\n", "        if exc is None:\n",
         ("tests/system/test_user_hunt.py::test_row[show > /dev/full]",)),
+    "verdict-line-sends-input-raw": M(
+        "certify's verdict line quotes a card's reason (an Xid's text a recording holds) unescaped",
+        "rmpeer/render/verdict.py", "    return escaped(f\"{result.verdict}: {'; '.join(parts)}\") if parts",
+        "    return (f\"{result.verdict}: {'; '.join(parts)}\") if parts",
+        ("tests/run/test_passive_recording.py::test_an_xid_text_of_a_recording_reaches_no_terminal_raw",)),
+    "show-keeps-a-fields-line-break": M(
+        "rmpeer show sends a line break a recording's field holds: a forged line",
+        "rmpeer/cli/show.py", "        say(escaped(text))\n", "        say(text)\n",
+        ("tests/cli/test_show.py::test_a_line_break_in_a_recording_forges_no_line_of_show[card-name]",)),
     "refused-open-is-no-reason": M(
         "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
         "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",

@@ -25,6 +25,7 @@ def json_record(result: RunResult, certificate_path) -> dict:
 
 
 def json_line(result: RunResult, certificate_path) -> str:
-    """One line (no newline inside: json escapes those in strings), without the trailing newline."""
-    return json.dumps(json_record(result, certificate_path), separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    """One line (no newline inside: json escapes those in strings), without the trailing newline.
+    ASCII only: a reason may quote what the kernel log or a recording holds, and JSON leaves
+    DEL and the 8-bit controls (a CSI is U+009B) raw unless every non-ASCII character is escaped."""
+    return json.dumps(json_record(result, certificate_path), separators=(",", ":"), default=str)

@@ -6,6 +6,7 @@ carries no per-card verdict (never judged) blames no card: its host verdict stan
 from __future__ import annotations
 
 from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, short
+from rmpeer.render.text import escaped
 
 SHOWN = 3
 NO_CARDS = {"cards": [], "pairs": []}   # the per-card verdict of a result never judged
@@ -20,7 +21,8 @@ def _to_blame(row: dict) -> bool:
 def verdict_text(result) -> str:
     """The host's verdict, naming its bad cards and pairs when it is not CERTIFIED:
     'NOT CERTIFIED: card 3 (GPU-...): <reason>; pairs 0-3, 1-3'. The verdict alone when no
-    card or pair is to blame (the fault is the host's)."""
+    card or pair is to blame (the fault is the host's). A reason may quote what a recording
+    or the kernel log holds (an Xid's text): escaped, as every line of certify's is."""
     if result.verdict == CERTIFIED:
         return result.verdict
     per = result.by_card or NO_CARDS
@@ -33,7 +35,7 @@ def verdict_text(result) -> str:
     if bad_pairs:
         names = ", ".join(p["pair"] for p in bad_pairs[:8]) + (", ..." if len(bad_pairs) > 8 else "")
         parts.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
-    return f"{result.verdict}: {'; '.join(parts)}" if parts else result.verdict
+    return escaped(f"{result.verdict}: {'; '.join(parts)}") if parts else result.verdict
 
 
 def compact(result) -> dict:
