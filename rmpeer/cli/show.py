@@ -40,13 +40,17 @@ def _words(detail: dict) -> str:
 
 
 def describe_call(rec, abi) -> str:
+    """The call in lines of rmpeer's own; what the recording names in them (the label, the
+    struct, RM's status name, an observed value) is escaped into its line, a line break too
+    (the struct's own fields show text by repr)."""
     from rmpeer.render.health_calls import describe_lists
+    from rmpeer.render.text import escaped
 
-    head = f"#{rec.seq:<6} {rec.op:<11} {rec.label}"
+    head = escaped(f"#{rec.seq:<6} {rec.op:<11} {rec.label}")
     if rec.op == "ioctl":
         status = f" -> {rec.status_name}" if rec.status_name else (f" -> errno {rec.errno}" if rec.errno else "")
         escape = f", escape {rec.escape:#x}" if isinstance(rec.escape, int) else ""
-        out = [f"{head}  [{rec.struct}{escape}]{status}  {(rec.duration_ns or 0) / 1e3:.1f} us"]
+        out = [escaped(f"{head}  [{rec.struct}{escape}]{status}  {(rec.duration_ns or 0) / 1e3:.1f} us")]
         if abi is not None and rec.struct in abi.structs:
             out.append(abi.struct(rec.struct).render(bytes.fromhex(rec.reply), indent="      "))
         if abi is not None and rec.payload and rec.payload.struct in abi.structs:
@@ -63,7 +67,7 @@ def describe_call(rec, abi) -> str:
         detail["wrote"] = rec.request[:64] + ("..." if len(rec.request) > 64 else "")
     if rec.reply:
         detail["read"] = rec.reply[:64] + ("..." if len(rec.reply) > 64 else "")
-    return f"{head}  {_words(detail)}".rstrip()
+    return escaped(f"{head}  {_words(detail)}".rstrip())
 
 
 def _card_line(card: dict) -> str:
@@ -111,8 +115,12 @@ def show_transcript(path, *, calls: bool = False, out=print) -> None:
         say(f"  note: {no_abi}")
 
 
-def _show(path, header, lines, abi, calls, out):
+def _show(path, header, lines, abi, calls, say):
     from rmpeer.render.health_text import health_lines
+    from rmpeer.render.text import escaped
+
+    def out(text):      # one line: a line break a recording's field holds is shown, never sent
+        say(escaped(text))
 
     out(f"transcript {path}")
     for key in ("label", "created", "hostname", "kernel", "version"):
@@ -138,4 +146,4 @@ def _show(path, header, lines, abi, calls, out):
             elif line.get("note") == "segment" and calls:
                 out(f"-- {line.get('key')}")
         elif calls or (line.op == "ioctl" and (line.errno or line.status)):
-            out(describe_call(line, abi))
+            say(describe_call(line, abi))    # lines of its own, each escaped

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.offline
 ONE = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
 
 
-def show(path):
-    done = subprocess.run([sys.executable, "-m", "rmpeer", "show", str(path)], capture_output=True, text=True,
+def show(path, *args):
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "show", str(path), *args], capture_output=True, text=True,
                           timeout=120, env=dict(os.environ, NO_COLOR="1"))
     return done.returncode, done.stdout, done.stderr
 
@@ -52,3 +52,23 @@ def test_controls_in_the_header_are_shown_escaped(tmp_path):
     bad = derived(tmp_path, "esc.jsonl", lambda h: h.__setitem__("version", "0.1\x1b]0;owned\x07\x1b[2J"))
     rc, out, err = show(bad)
     assert "\x1b" not in out + err and "\x07" not in out + err
+
+
+@pytest.mark.parametrize("where", ["card-name", "hostname", "call-label"])
+def test_a_line_break_in_a_recording_forges_no_line_of_show(tmp_path, where):
+    """A line break a recording's field holds (a host card's name, the header's hostname, a
+    call's label) is shown as \\n inside its own line: it printed a forged "card 1" line."""
+    forged = "NVIDIA H200\n  card 1: FORGED"
+    lines = [json.loads(line) for line in gzip.decompress(ONE.read_bytes()).decode().splitlines()]
+    if where == "card-name":
+        next(d for d in lines if d.get("note") == "host")["facts"]["cards"][0]["name"] = forged
+    elif where == "hostname":
+        lines[0]["header"]["hostname"] = forged
+    else:
+        next(d for d in lines if d.get("op") == "ioctl")["label"] = forged
+    path = tmp_path / f"{where}.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    rc, out, err = show(path, *(["--calls"] if where == "call-label" else []))
+    assert rc == 0 and "Traceback" not in err, err
+    assert not [ln for ln in out.splitlines() if ln.lstrip().startswith("card 1: FORGED")], out
+    assert "\\n  card 1: FORGED" in out
