@@ -33,6 +33,14 @@ class ListOf:
 
 
 @dataclass(frozen=True)
+class Record:
+    """A mapping with these fields, of which `required` must be there (their readers index
+    them); the others may be left out."""
+    fields: dict
+    required: tuple = ()
+
+
+@dataclass(frozen=True)
 class MapOf:
     """A mapping whose keys match `key` (a regular expression) and whose values are `value`."""
     value: object
@@ -46,14 +54,15 @@ MHZ = (Count(1 << 20), None)     # nvidia-smi's "N/A" is read as None
 
 CLOCKS = {"gpus": MapOf({"graphics_mhz": MHZ, "sm_mhz": MHZ, "memory_mhz": MHZ, "pstate": str}),
           "reason": str}
-PROC_GPUS = ListOf({"model": str, "uuid": str, "bus": str, "vbios": str})
-XID = {"pci": str, "xid": NUMBER, "text": str, "seq": NUMBER, "gpu_instance": NUMBER,
-       "compute_instance": NUMBER}
+PROC_GPUS = ListOf(Record({"model": str, "uuid": str, "bus": str, "vbios": str},
+                          required=("model", "uuid", "bus")))
+XID = Record({"pci": str, "xid": NUMBER, "text": str, "seq": NUMBER, "gpu_instance": NUMBER,
+              "compute_instance": NUMBER}, required=("pci", "xid", "text"))
 XIDS = {"readable": bool, "source": (str, None), "reason": (str, None), "complete": bool, "boot_id": (str, None),
         "last_seq": (NUMBER, None), "since": str, "xids": ListOf(XID)}
 XIDS_OR_NONE = (XIDS, None)      # None: the run had no watcher to stop
-PROCESS = {"pid": PID, "command": str, "cards": ListOf(NUMBER), "driver": bool, "minors": ListOf(NUMBER),
-           "source": str, "vidmem": MapOf(NUMBER, CARD_KEY)}
+PROCESS = Record({"pid": PID, "command": str, "cards": ListOf(NUMBER), "driver": bool, "minors": ListOf(NUMBER),
+                  "source": str, "vidmem": MapOf(NUMBER, CARD_KEY)}, required=("pid",))
 PROCESSES = {"processes": ListOf(PROCESS), "unreadable": ListOf(PID), "rm_errors": MapOf(str, CARD_KEY),
              "error": str}
 
@@ -106,7 +115,11 @@ def misfit(value, kind, where: str = "its value") -> str:
             if m := misfit(v, kind.value, f"{where}[{k[:40]!r}]"):
                 return m
         return ""
-    return next((m for k, sub in kind.items() if k in value
+    fields, required = (kind.fields, kind.required) if isinstance(kind, Record) else (kind, ())
+    missing = [k for k in required if k not in value]
+    if missing:
+        return f"{where} has no {missing[0]!r}"
+    return next((m for k, sub in fields.items() if k in value
                  if (m := misfit(value[k], sub, f"{where}[{k!r}]"))), "")
 
 

@@ -10,6 +10,7 @@ the run's output as if it were rmpeer's own line."""
 from __future__ import annotations
 
 from rmpeer.errors import TranscriptError, ConfigError
+from rmpeer.model.result import TIERS
 from rmpeer.shim.replay import recorded_note, transcript_summary
 
 # Header strings printed on one line of certify's output and written into the certificate.
@@ -53,6 +54,9 @@ def check_header(path: str, header: dict, host_note: dict | None) -> None:
     run = header.get("run", {})
     if not isinstance(run, dict):
         raise TranscriptError(f"{name}: its header's run is {str(run)[:60]!r}, not a mapping")
+    if "tier" in run and run["tier"] not in TIERS:     # written by the passive recorder alone
+        raise TranscriptError(f"{name}: its header's run tier is {str(run['tier'])[:60]!r}, not one of "
+                              f"{', '.join(TIERS)}")
     # a passive run allocates no video memory: its recorder writes extent 0 and no layouts
     if "extent" in run and not _uint(run["extent"], low=0 if run.get("tier") == "passive" else 1):
         raise TranscriptError(f"{name}: its header's run extent is {str(run['extent'])[:60]!r}, not a size in bytes")

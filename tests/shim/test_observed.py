@@ -40,6 +40,8 @@ CHANGED = [
     ("process-vidmem-card-text", "gpu-processes:before", "value",
      {"processes": [{"pid": 7, "vidmem": {"x": 1}}], "unreadable": [], "rm_errors": {}}),
     ("pid-text", "teardown:own:before:pid", "value", "x"),
+    ("xid-without-pci", "host:xids", "value", {"readable": True, "source": "kmsg", "reason": None, "xids": [{}]}),
+    ("proc-gpu-without-bus", "host:proc-gpus", "value", [{"model": "NVIDIA H200", "uuid": "GPU-1"}]),
     ("ioctl-errno-huge", "ioctl", "errno", 10 ** 20),
     ("open-errno-huge", "open", "errno", 4096),
     ("ioctl-result-huge", "ioctl", "result", 10 ** 30),
