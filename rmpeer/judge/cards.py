@@ -76,14 +76,12 @@ def _place(subject: str, layout: str | None, s, t, layouts: dict):
 
 
 def _verdict(findings: list) -> tuple[str, list]:
-    worst, reasons = (0, CERTIFIED), []
+    worst, reasons = (0, CERTIFIED), {}       # a dict keeps the order and looks up in one step
     for f in findings:
         if f.severity in RANK:
             worst = max(worst, RANK[f.severity])
-            text = short(f.found if f.expected == "the check to pass" else f.text, 160)
-            if text not in reasons:
-                reasons.append(text)
-    return worst[1], reasons
+            reasons.setdefault(short(f.found if f.expected == "the check to pass" else f.text, 160))
+    return worst[1], list(reasons)
 
 
 def by_card(result) -> dict:
