@@ -172,7 +172,8 @@ def guarded(args, dispatch) -> int:
         print(f"rmpeer: {args.command}: stopped by {why}: INCOMPLETE (exit {EXIT_INCOMPLETE})", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError as exc:   # the reader went away (rmpeer show ... | head)
-        if args.command not in ("certify", "fleet"):
+        # it took what it wanted; only a verdict's run (certify, fleet node) keeps its code
+        if args.command != "certify" and getattr(args, "fleet_command", None) != "node":
             sys.stderr.close()
             return EXIT_OK
         return _output_lost(args, exc) if exc is out.lost else internal_error(args.command, exc, folders(args))

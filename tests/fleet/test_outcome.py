@@ -89,3 +89,18 @@ def test_collect_whose_stdout_is_gone_still_writes_its_files_and_keeps_its_answe
     summary = [json.loads(line) for line in (tmp_path / "summary.jsonl").read_text().splitlines()]
     assert {s["node"]: s["state"] for s in summary} == {"gpu-a": oc.PASS, "gpu-b": oc.FAIL_STATE}
     assert (tmp_path / "junit.xml").is_file()
+
+
+def test_label_whose_reader_left_is_no_error(tmp_path):
+    """`fleet label DIR | head -0`: the reader took what it wanted; label prints patches, no
+    verdict, so a closed pipe is exit 0 as for show or plan (was exit 5, "its output could not
+    be written"), and the folder is read as before."""
+    import subprocess
+    import sys
+
+    node_folder(tmp_path, "gpu-a")
+    proc = subprocess.Popen([sys.executable, "-m", "rmpeer", "fleet", "label", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    code, err = proc.wait(timeout=120), proc.stderr.read()
+    assert code == EXIT_OK and "Traceback" not in err and "could not be written" not in err, err
