@@ -7,7 +7,7 @@ import sys
 
 from rmpeer import __version__
 from rmpeer import errors
-from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE
+from rmpeer.errors import EXIT_CONFIG, EXIT_INCOMPLETE, EXIT_OK
 
 
 def _exit_codes() -> str:
@@ -20,8 +20,27 @@ def _exit_codes() -> str:
 EXIT_CODES = _exit_codes()
 
 
+class HelpNotWritten(Exception):
+    """--help or --version could not reach stdout (argparse itself would swallow the error)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose help and version text on stdout is the command's answer: a
+    write that fails there is raised (HelpNotWritten), said by `entry`, never passed over
+    with exit 0. Its subcommands' parsers are of this class too (add_subparsers)."""
+
+    def _print_message(self, message, file=None):
+        if not message or file is not sys.stdout:
+            return super()._print_message(message, file)
+        try:
+            file.write(message)
+            file.flush()
+        except OSError as exc:
+            raise HelpNotWritten(exc) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
+    p = Parser(prog="rmpeer", description="Conformance of NVIDIA RM peer setup "
                                 "(NV50_P2P + windows), driven by raw ioctls, on this host.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"rmpeer {__version__}")
@@ -80,11 +99,21 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_CONFIG)
     except KeyboardInterrupt:          # a signal while the options were read
         code = EXIT_INCOMPLETE
+    except HelpNotWritten as lost:     # a reader gone took what it wanted; a full disk is said
+        code = EXIT_OK if isinstance(lost.args[0], BrokenPipeError) else _help_lost(lost.args[0])
     except Exception as exc:  # noqa: BLE001 - before the command's own guard (its parser, its modules' import)
         from rmpeer.machine.crash import internal_error
 
         code = internal_error("rmpeer", exc)   # never Python's exit 1, which only the judge may say
     interrupts.finish(code)
+
+
+def _help_lost(exc: OSError) -> int:
+    from rmpeer.machine.lines import said_on_stderr
+
+    said_on_stderr(f"rmpeer: its help or version text could not be written to stdout ({exc.strerror or exc}): "
+                   f"INCOMPLETE (exit {EXIT_INCOMPLETE})")
+    return EXIT_INCOMPLETE
 
 
 def _standard_streams() -> None:

@@ -362,6 +362,11 @@ ROWS = [
         "rmpeer: plan: its output could not be written to stdout (No space left on device)", stdout="full"),
     Row("fleet files > /dev/full", lambda tmp: ["fleet", "files", "slurm", tmp / "files"], EXIT_INCOMPLETE,
         "rmpeer: fleet files: its output could not be written to stdout (No space left on device)", stdout="full"),
+    # --help and --version: argparse swallowed the write's error and the process ended exit 0
+    Row("--version > /dev/full", lambda tmp: ["--version"], EXIT_INCOMPLETE,
+        "rmpeer: its help or version text could not be written to stdout (No space left on device)", stdout="full"),
+    Row("certify --help > /dev/full", lambda tmp: ["certify", "--help"], EXIT_INCOMPLETE,
+        "rmpeer: its help or version text could not be written to stdout", stdout="full"),
     Row("diff of a 'certificate' that holds only its format",
         lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
 ]
