@@ -100,20 +100,15 @@ def entry() -> None:
     except KeyboardInterrupt:          # a signal while the options were read
         code = EXIT_INCOMPLETE
     except HelpNotWritten as lost:     # a reader gone took what it wanted; a full disk is said
-        code = EXIT_OK if isinstance(lost.args[0], BrokenPipeError) else _help_lost(lost.args[0])
+        from rmpeer.machine.lines import output_lost
+
+        code = EXIT_OK if isinstance(lost.args[0], BrokenPipeError) else \
+            output_lost("its help or version text", lost.args[0])
     except Exception as exc:  # noqa: BLE001 - before the command's own guard (its parser, its modules' import)
         from rmpeer.machine.crash import internal_error
 
         code = internal_error("rmpeer", exc)   # never Python's exit 1, which only the judge may say
     interrupts.finish(code)
-
-
-def _help_lost(exc: OSError) -> int:
-    from rmpeer.machine.lines import said_on_stderr
-
-    said_on_stderr(f"rmpeer: its help or version text could not be written to stdout ({exc.strerror or exc}): "
-                   f"INCOMPLETE (exit {EXIT_INCOMPLETE})")
-    return EXIT_INCOMPLETE
 
 
 def _standard_streams() -> None:

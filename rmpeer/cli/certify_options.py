@@ -154,7 +154,7 @@ def guarded(args, dispatch) -> int:
     expected is its own code, a signal 5, anything else one line, a traceback file and 5
     (rmpeer.machine.crash). Exit 1 comes from the judge alone."""
     from rmpeer.machine.crash import internal_error
-    from rmpeer.machine.lines import Stdout
+    from rmpeer.machine.lines import Stdout, output_lost
 
     out = sys.stdout = Stdout(sys.stdout)
     try:
@@ -176,25 +176,18 @@ def guarded(args, dispatch) -> int:
         if args.command != "certify" and getattr(args, "fleet_command", None) != "node":
             sys.stderr.close()
             return EXIT_OK
-        return _output_lost(args, exc) if exc is out.lost else internal_error(args.command, exc, folders(args))
+        return output_lost(f"{_step(args)}: its output", exc) if exc is out.lost else \
+            internal_error(args.command, exc, folders(args))
     except Exception as exc:  # noqa: BLE001 - unexpected: never a verdict, never exit 1
         if exc is out.lost:
-            return _output_lost(args, exc)
-        step = args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
-        return internal_error(step, exc, folders(args))
+            return output_lost(f"{_step(args)}: its output", exc)
+        return internal_error(_step(args), exc, folders(args))
     finally:
         if sys.stdout is out:
             sys.stdout = out.stream
 
 
-def _output_lost(args, exc: OSError) -> int:
-    """stdout full or closed under a command whose output is the answer: what it printed is
-    incomplete (exit 5), said in one line; no fault of rmpeer's, so no traceback file."""
-    from rmpeer.machine.lines import said_on_stderr
-
-    step = args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
-    said_on_stderr(f"rmpeer: {step}: its output could not be written to stdout ({exc.strerror or exc}): "
-                   f"INCOMPLETE (exit {EXIT_INCOMPLETE})")
-    return EXIT_INCOMPLETE
+def _step(args) -> str:
+    return args.command + (f" {args.fleet_command}" if args.command == "fleet" else "")
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 
+from rmpeer.errors import EXIT_INCOMPLETE
+
 
 class Say:
     def __init__(self, stream):
@@ -27,6 +29,14 @@ def said_on_stderr(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):   # stderr gone too: the exit code remains
         pass
+
+
+def output_lost(what: str, exc: OSError) -> int:
+    """stdout full or closed under output that is the command's answer: it is incomplete
+    (exit 5), said in one line; no fault of rmpeer's, so no traceback file."""
+    said_on_stderr(f"rmpeer: {what} could not be written to stdout ({exc.strerror or exc}): "
+                   f"INCOMPLETE (exit {EXIT_INCOMPLETE})")
+    return EXIT_INCOMPLETE
 
 
 class Stdout:
