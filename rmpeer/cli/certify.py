@@ -17,7 +17,7 @@ from collections import Counter
 from rmpeer import __version__
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
-from rmpeer.machine.deadline import Watchdog, writer
+from rmpeer.machine.deadline import writer
 from rmpeer.machine.lines import Say, said_on_stderr
 from rmpeer.machine.lock import HostLock
 from rmpeer.machine.selection import certify_line
@@ -28,7 +28,7 @@ from rmpeer.render.table import render_fitness, render_table, use_colour
 from rmpeer.render.text import escaped
 from rmpeer.render.verdict import unchecked_phrase, verdict_text
 from rmpeer.run import assemble
-from rmpeer.run.execute import Progress, run
+from rmpeer.run.execute import run
 from rmpeer.run.outputs import write_files
 from rmpeer.run.spec import from_request
 
@@ -157,35 +157,23 @@ def _tier_line(earned: str, asked: str) -> str:
 
 def _certify(spec, started) -> int:
     out_stream = sys.stderr if spec.outputs.json else sys.stdout
+    at_deadline = _deadline_lines(started, out_stream)
     say = Say(out_stream)
     if spec.is_replay:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
-    progress = Progress(spec)
-    watchdog = _watchdog(progress, started, out_stream)
-    with watchdog.until_error():
-        result = run(spec, suites=_suites(say), started=started, progress=progress)
-        if spec.tier != "passive" and result.checks and spec.allure_dir.is_dir():
-            # pytest ran: the card x card matrix, from the result
-            from rmpeer.pytest_plugin.reporting import write_pair_matrix
-
-            write_pair_matrix(result, spec.allure_dir, spec.target)
-    return _report(result, progress.spec, say, started, watchdog)
+    result = run(spec, suites=_suites(say), started=started, at_deadline=at_deadline)
+    return _report(result, spec, say, started)
 
 
-def _watchdog(progress, started, out_stream):
-    """The run's deadline (rmpeer.machine.deadline): at it, the INCOMPLETE outputs and exit 5. Its
-    lines go to copies of the terminal's descriptors taken now: at the deadline pytest may
-    be capturing the standard ones."""
+def _deadline_lines(started, out_stream):
+    """What a run cut short by its deadline writes (rmpeer.run.execute assembles its
+    INCOMPLETE result): its files, the verdict line, the JSON line. The lines go to copies
+    of the terminal's descriptors taken now: at the deadline pytest may be capturing the
+    standard ones."""
     say, json_out = writer(out_stream), writer(sys.stdout)
 
-    def on_deadline(seconds):
-        spec = progress.spec
-        try:
-            checks = progress.checks()     # the checks that ended before the deadline
-        except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
-            checks = []
-        result = assemble.deadline_result(spec, started, checks, seconds)
+    def at_deadline(result, spec, seconds):
         path = write_files(result, spec)
         replay_of = _replay_of(spec)
         say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
@@ -194,16 +182,19 @@ def _watchdog(progress, started, out_stream):
             say(f"  - {escaped(r)}")
         if spec.outputs.json:
             json_out(json_line(result, path))
-    return Watchdog(progress.spec.outputs.deadline_s, on_deadline).start()
+    return at_deadline
 
 
-def _report(result, spec, say, started, watchdog=None) -> int:
+def _report(result, spec, say, started) -> int:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
     at("writing the outputs")
-    if watchdog is not None:
-        watchdog.disarm()       # the run reached its verdict before its deadline
+    if spec.tier != "passive" and result.checks and spec.allure_dir.is_dir():
+        # pytest ran: the card x card matrix, from the result
+        from rmpeer.pytest_plugin.reporting import write_pair_matrix
+
+        write_pair_matrix(result, spec.allure_dir, spec.target)
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
     written = write_files(result, spec)

@@ -2,7 +2,7 @@
 prolog until the scheduler kills it.
 
 A watchdog thread waits for the run's deadline (--deadline, else the tier's default). When the
-run reaches its verdict first, certify disarms it. When the deadline comes first, the watchdog
+run reaches its verdict first, the run disarms it (rmpeer.run.execute). When the deadline comes first, the watchdog
 writes the INCOMPLETE outputs (certificate, JUnit, Prometheus: "the run did not end within
 its deadline"), prints the verdict line and ends the process with os._exit(5). That is the
 only way out of a call that never returns (the main thread may sit in the kernel): the
@@ -92,16 +92,14 @@ class Watchdog:
                     pass
             os._exit(EXIT_INCOMPLETE)
 
-    @contextlib.contextmanager
-    def until_error(self):
-        """The run's block: an error that ends the run before its verdict (a refusal such as
-        NOT IDLE, an internal error) disarms the deadline too, so a caller in the same process
-        (fleet node, a test) is never ended by a deadline of a run already over."""
-        try:
-            yield self
-        except BaseException:
-            self.disarm()
-            raise
+    def __enter__(self) -> "Watchdog":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        """The run's block has ended, by its verdict or by an error before it (a refusal such as
+        NOT IDLE, an internal error): the deadline no longer applies, so a caller in the same
+        process (fleet node, a test) is never ended by a deadline of a run already over."""
+        self.disarm()
 
     def disarm(self) -> None:
         """The run reached its verdict: the deadline no longer applies (waits for a watchdog

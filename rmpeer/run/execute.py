@@ -5,16 +5,19 @@ The tiers differ only in the steps their spec asks for: passive reads RM's facts
 open the HostRun, run the suites (a step handed in by the caller, who owns pytest: the run
 layer sits below it) and close it. Either way rmpeer.run.assemble builds the RunResult and
 asks the judge once. Signal handling is one context manager around the run's steps
-(rmpeer.machine.interrupts.during_run)."""
+(rmpeer.machine.interrupts.during_run), and the deadline another around the run
+(rmpeer.machine.deadline: its INCOMPLETE result is assembled here too)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from rmpeer.errors import ReplayMismatch, RmpeerError
 from rmpeer.judge.sharedhost import require_idle
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
+from rmpeer.machine.deadline import Watchdog
 from rmpeer.machine.selection import count_for_idle
 from rmpeer.rm.errors import RmError
 from rmpeer.run import assemble
@@ -26,26 +29,44 @@ PASSIVE = "passive"
 
 
 class Progress:
-    """What a run in progress shows its deadline's outputs: the spec as it stands (with the
-    host's facts once open) and the checks that have ended."""
+    """What a run in progress shows its deadline: the spec as it stands (with the host's facts
+    once open) and the checks that have ended."""
 
     def __init__(self, spec):
         self.spec = spec
         self.checks = list      # a callable: the CheckResults so far
 
 
-def run(spec, *, suites=None, started: float | None = None, progress: Progress | None = None,
+def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
         state_path=None, save: bool = True, allowed_xids=()):
-    """The judged RunResult of `spec`. suites(host) -> (pytest's exit code, checks callable,
-    internal_error callable): the quick and full tiers' checks, run on the open HostRun."""
+    """The judged RunResult of `spec`. suites(host, progress) -> (pytest's exit code, checks
+    callable, internal_error callable): the quick and full tiers' checks, run on the open
+    HostRun. at_deadline(result, spec, seconds): the INCOMPLETE result of a run that has not
+    ended by the spec's deadline, to write out (on the watchdog's thread, which then ends the
+    process: rmpeer.machine.deadline); None: no deadline."""
     started = time.time() if started is None else started
-    progress = progress or Progress(spec)
-    if spec.tier == PASSIVE:
-        result = _passive(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
-    else:
-        result = _host(spec, suites, started, progress)
-    at("judging")
-    return assemble.judged(result, spec.outputs.require_complete)
+    progress = Progress(spec)
+    with _deadline(progress, started, at_deadline):
+        if spec.tier == PASSIVE:
+            result = _passive(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
+        else:
+            result = _host(spec, suites, started, progress)
+        at("judging")
+        return assemble.judged(result, spec.outputs.require_complete)
+
+
+def _deadline(progress, started, at_deadline):
+    """The spec's deadline over the run, disarmed when it ends (by its verdict or an error)."""
+    if at_deadline is None:
+        return contextlib.nullcontext()
+
+    def on_deadline(seconds):
+        try:
+            checks = progress.checks()     # the checks that ended before the deadline
+        except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
+            checks = []
+        at_deadline(assemble.deadline_result(progress.spec, started, checks, seconds), progress.spec, seconds)
+    return Watchdog(progress.spec.outputs.deadline_s, on_deadline)
 
 
 def _passive(spec, *, state_path, save, allowed_xids):
