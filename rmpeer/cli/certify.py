@@ -189,12 +189,12 @@ def _report(result, spec, say, started) -> int:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
-    at("writing the outputs")
     if spec.tier != "passive" and result.checks and spec.allure_dir.is_dir():
-        # pytest ran: the card x card matrix, from the result
+        # pytest ran: its Allure results get the card x card matrix, from the result
         from rmpeer.pytest_plugin.reporting import write_pair_matrix
 
         write_pair_matrix(result, spec.allure_dir, spec.target)
+    at("writing the outputs")
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
     written = write_files(result, spec)
