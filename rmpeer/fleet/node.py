@@ -33,6 +33,7 @@ from rmpeer.errors import (
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 from rmpeer.machine import interrupts
 from rmpeer.machine.deadline import owed_at_exit
+from rmpeer.machine.signing import read_certificate
 from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
 from rmpeer.safewrite import write_file
 
@@ -101,12 +102,13 @@ def _this_runs_certificate(output: Path, wall: float):
     cert = certificate_in(output)
     if cert is None:
         return None
-    try:
-        data = json.loads(cert.read_text())
+    try:    # a folder others may write: a link planted at its name is refused, a FIFO never blocks
+        data = read_certificate(cert, follow=False)
         started = calendar.timegm(time.strptime(data.get("started", ""), "%Y-%m-%dT%H:%M:%SZ"))
+        mtime = os.lstat(cert).st_mtime
     except (OSError, ValueError, TypeError, AttributeError):
         return None
-    if started < int(wall) - 1 or cert.stat().st_mtime < wall - 1:
+    if started < int(wall) - 1 or mtime < wall - 1:
         return None
     return cert, data
 

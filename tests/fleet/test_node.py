@@ -189,3 +189,21 @@ def test_a_deadline_that_ends_the_node_still_leaves_its_status(tmp_path):
     assert rc == 5 and status["exit"] == 5 and status["verdict"] == ""
     assert status["line"] == "rmpeer: tool: stopped by the deadline of 0.05 s"
     assert oc.load_node(tmp_path / "n1").state == "error"
+
+
+def test_a_certificate_planted_as_a_link_to_a_fifo_never_hangs_the_node(tmp_path):
+    """Another user plants certificate.json in the node's folder as a link to a FIFO. certify
+    refuses the link (exit 2); the node's own look for this run's certificate must not read
+    through it either: an open that follows it blocks on the FIFO for ever, and the prolog
+    with it (no status.json, and the deadline is no longer armed)."""
+    folder = tmp_path / "n1"
+    folder.mkdir()
+    os.mkfifo(folder / ".f")
+    (folder / oc.CERTIFICATES[0]).symlink_to(".f")
+    env = {k: v for k, v in os.environ.items() if k not in ("RMPEER_STAND_IN", "SLURMD_NODENAME")}
+    env["NODE_NAME"] = "n1"
+    done = subprocess.run([RMPEER, "fleet", "node", "--tier", "passive", "--shared", str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    status = json.loads((folder / oc.STATUS).read_text())
+    assert done.returncode == 2 and status["exit"] == 2
+    assert "symbolic link" in status["line"]
