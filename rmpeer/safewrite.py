@@ -138,11 +138,12 @@ class UntrustedFile(ConfigError):
     """A file rmpeer would believe (its state, its key) that another user could have written."""
 
 
-def _read(path, limit: int, refused, problem_of) -> bytes:
-    """A file opened without following a link (a FIFO never blocks the open), refused
-    (`refused`, an exception class) when problem_of(its stat) says why, or past `limit` bytes."""
+def _read(path, limit: int, refused, problem_of, *, follow: bool = False) -> bytes:
+    """A file opened without following a link (follow=True: through one), a FIFO never
+    blocking the open, refused (`refused`, an exception class) when problem_of(its stat)
+    says why, or past `limit` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | (0 if follow else os.O_NOFOLLOW) | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise refused(f"{path}: refused: it is a symbolic link") from None
@@ -174,13 +175,15 @@ def read_own(path, *, limit: int = 1 << 24, private: bool = False) -> bytes:
     return _read(path, limit, UntrustedFile, lambda st: owner_problem(st, private=private))
 
 
-def read_found(path, *, limit: int) -> bytes:
+def read_found(path, *, limit: int, follow: bool = False) -> bytes:
     """The bytes of a file rmpeer found in a folder another user may write (an Allure result,
     the certificate beside it): opened without following a link, a regular file, at most
     `limit` bytes; UnsafeTarget (exit 2) otherwise, FileNotFoundError when absent. What it
-    holds is input: the caller checks every field it reads."""
+    holds is input: the caller checks every field it reads. follow=True: a configuration
+    file of root's (gres.conf), whose link is the administrator's, read just as bounded."""
     return _read(path, limit, UnsafeTarget,
-                 lambda st: None if stat.S_ISREG(st.st_mode) else f"it is not a regular file ({_kind(st.st_mode)})")
+                 lambda st: None if stat.S_ISREG(st.st_mode) else f"it is not a regular file ({_kind(st.st_mode)})",
+                 follow=follow)
 
 
 def json_input(data):

@@ -27,19 +27,24 @@ from dataclasses import dataclass, field
 from rmpeer.errors import ConfigError
 from rmpeer.machine.xids import card_of
 from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, selection_line, spans
+from rmpeer.safewrite import UnsafeTarget, read_found
 
 CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
 VARIABLES = (CUDA, NVIDIA, SLURM, SLURM_STEP)
 CERTIFY_ENV = (CUDA,)                       # what certify itself reads without --cards
 GRES_CONF_ENV = "RMPEER_GRES_CONF"          # gres.conf's path (default /etc/slurm/gres.conf)
 GRES_CONF = "/etc/slurm/gres.conf"
+GRES_LIMIT = 1 << 20                        # bytes: a gres.conf is a few lines
 
 _UUID = re.compile(r"GPU-[0-9a-f-]+", re.I)
 # a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
 _PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
 _MIG_INDEX = re.compile(r"\d+:\d+", re.ASCII)
-_INDEX = re.compile(r"\d+", re.ASCII)
-_RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
+# an index of more digits than these is no card: it is refused as text, never converted
+# (Python refuses to convert more than 4300 digits, and a range is expanded name by name)
+_INDEX = re.compile(r"\d{1,9}", re.ASCII)
+_RANGE = re.compile(r"(\d{1,9})-(\d{1,9})", re.ASCII)
+MAX_RANGE = 1024    # cards one range may name: far more than any host has device nodes for
 
 
 class EmptySelection(ConfigError):
@@ -75,55 +80,76 @@ class Request:
 
 # -- what was asked ----------------------------------------------------------------------------
 
+def _shown(text: str) -> str:
+    """A name as an error line quotes it: at most 60 characters of it (it may be thousands)."""
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
 def _split(text: str, source: str) -> tuple:
     parts = [p.strip() for p in text.split(",")]
     if any(not p for p in parts):
-        raise ConfigError(f"{source} {text!r}: an empty name between commas (give cards such as 0,1 or GPU-...)")
+        raise ConfigError(f"{source} {_shown(text)}: an empty name between commas (give cards such as 0,1 or GPU-...)")
     names = []
     for p in parts:
         m = _RANGE.fullmatch(p)
         if m and int(m[1]) <= int(m[2]):
-            names += [str(i) for i in range(int(m[1]), int(m[2]) + 1)]
+            names += [str(i) for i in _range(int(m[1]), int(m[2]), f"{source} {_shown(text)}")]
         else:
             names.append(p)
     for p in names:
         if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
-            raise ConfigError(f"{source}: {p!r} is a MIG instance: rmpeer checks peer access between whole GPUs, "
+            raise ConfigError(f"{source}: {_shown(p)} is a MIG instance: rmpeer checks peer access between whole GPUs, "
                               f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
         if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
-            raise ConfigError(f"{source}: {p!r} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
+            raise ConfigError(f"{source}: {_shown(p)} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
                               f"of one) or a PCI bus id (0000:1b:00.0)")
     if len(set(n.lower() for n in names)) != len(names):
-        raise ConfigError(f"{source} {text!r}: a card is named twice")
+        raise ConfigError(f"{source} {_shown(text)}: a card is named twice")
     return tuple(names)
 
 
-def gres_minors(text: str) -> tuple | None:
+def _range(first: int, last: int, where: str) -> range:
+    if last - first >= MAX_RANGE:
+        raise ConfigError(f"{where}: the range {first}-{last} names {last - first + 1} cards, more than any host "
+                          f"has (at most {MAX_RANGE} in one range)")
+    return range(first, last + 1)
+
+
+def gres_minors(text: str, where: str = GRES_CONF) -> tuple | None:
     """gres.conf's GPU index -> minor: the /dev/nvidiaN files of its Name=gpu lines in order
-    (File=/dev/nvidia[0-3] expands to 0..3). None when it names no GPU file (AutoDetect)."""
+    (File=/dev/nvidia[0-3] expands to 0..3). None when it names no GPU file (AutoDetect).
+    A File= list that is not one of minors is a ConfigError naming the line (exit 2): an
+    index read past it would name another card."""
     minors = []
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0]
         fields = dict(re.findall(r"(\w+)=(\S+)", line))
         if fields.get("Name", "").lower() != "gpu" or "File" not in fields:
             continue
         for part in re.findall(r"/dev/nvidia(\[[^\]]*\]|\d+)", fields["File"]):
-            if part.startswith("["):
-                for piece in part[1:-1].split(","):
-                    a, _, b = piece.partition("-")
-                    minors += list(range(int(a), int(b or a) + 1))
-            else:
-                minors.append(int(part))
+            pieces = part[1:-1].split(",") if part.startswith("[") else [part]
+            for piece in pieces:
+                m = _RANGE.fullmatch(piece) or _INDEX.fullmatch(piece)
+                first, last = ((int(m[1]), int(m[2])) if m.groups() else (int(m[0]), int(m[0]))) if m else (1, 0)
+                if first > last:
+                    raise ConfigError(f"{where}, line {number}: File={fields['File'][:80]!r}: {piece[:40]!r} is not "
+                                      f"a device minor or a range of them (such as /dev/nvidia[0-3])")
+                minors += list(_range(first, last, f"{where}, line {number}"))
     return tuple(minors) or None
 
 
 def _read_gres(environ) -> tuple | None:
+    """The gres.conf minors, or None when there is no readable gres.conf (index = minor). It
+    is opened without blocking (a FIFO there would hang the prolog before any deadline) and
+    read only as a regular file of a bounded size."""
     path = environ.get(GRES_CONF_ENV) or GRES_CONF
-    try:
-        with open(path) as f:
-            return gres_minors(f.read())
+    try:    # root's configuration: a link there is the administrator's, and followed
+        data = read_found(path, limit=GRES_LIMIT, follow=True)
     except OSError:
         return None
+    except UnsafeTarget as exc:
+        raise ConfigError(f"{GRES_CONF_ENV}: {exc}") from None
+    return gres_minors(data.decode("utf-8", "replace"), path)
 
 
 def request_from(cards: str | None = None, *, all_cards: bool = False, variables=CERTIFY_ENV,

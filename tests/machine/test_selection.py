@@ -348,3 +348,58 @@ def test_diff_says_every_card_of_a_run_that_asked_for_none():
     path = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[-1]
     facts = next(d["facts"] for d in map(json.loads, gzip.open(path, "rt")) if d.get("note") == "host")
     assert selection_words(facts) == (f"every card (1, none asked): {facts['selection']['uuids'][0]}", (1, 1))
+
+
+HUGE = "9" * 5000      # past the 4300 digits Python converts to an int
+
+
+@pytest.mark.parametrize("value, variable", [
+    ("0-999999999", None), ("0-999999999", SLURM), ("0-5000000", CUDA), ("0-" + HUGE, None), (HUGE, None),
+    (HUGE + "-" + HUGE, CUDA),
+])
+def test_a_range_or_index_no_host_has_is_refused_before_it_is_expanded(value, variable):
+    """A hostile range (--cards 0-999999999 took 160 GB before any check) or a number of
+    thousands of digits (a ValueError, exit 5) is bad input: one line, exit 2."""
+    env = {variable: value} if variable else {}
+    with pytest.raises(ConfigError) as got:
+        request_from(None if variable else value, variables=(variable,) if variable else (CUDA,), environ=env)
+    assert got.value.exit_code == EXIT_CONFIG and len(str(got.value)) < 400
+
+
+def test_a_range_of_every_card_a_host_may_have_is_taken():
+    assert len(request_from("0-1023", environ={}).names) == 1024
+
+
+@pytest.mark.parametrize("files", ["/dev/nvidia[0-3,]", "/dev/nvidia[a-b]", "/dev/nvidia[3-0]",
+                                   "/dev/nvidia[0-999999999]", f"/dev/nvidia[0-{HUGE}]"])
+def test_a_gres_conf_that_lists_no_minors_is_a_configuration_error(tmp_path, files):
+    """gres.conf is root's: a File= list it cannot mean is exit 2 naming the line, never a
+    ValueError or a list of a billion minors."""
+    with pytest.raises(ConfigError, match=r"gres.conf, line 2"):
+        gres_minors(f"# gres.conf\nName=gpu File={files}\n")
+
+
+def test_a_fifo_at_gres_conf_never_blocks(tmp_path):
+    """A FIFO at RMPEER_GRES_CONF blocked the open for ever, in the prolog, before any
+    deadline is armed: it is refused, as a file that is not regular."""
+    import os
+    import threading
+
+    fifo = tmp_path / "gres.conf"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(_refusal(fifo)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():      # unblock the open before failing, so the test run goes on
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=5)
+    assert got and "not a regular file" in got[0]
+
+
+def _refusal(fifo) -> str:
+    try:
+        request_from(None, variables=(SLURM,), environ={SLURM: "0", "RMPEER_GRES_CONF": str(fifo)})
+    except ConfigError as exc:
+        return str(exc)
+    return "taken"
