@@ -35,8 +35,10 @@ GENERATE = ("rmpeer abi from-headers SRC (SRC: NVIDIA's open-gpu-kernel-modules 
 def parse_version(text: str) -> tuple[int, ...]:
     """'580.65.06' -> (580, 65, 6); anything but two or three dotted numbers is refused."""
     parts = str(text).strip().split(".")
-    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
-        raise BadVersionError(f"{text!r} is not a driver version such as 580.65.06")
+    # a part of more than 9 digits is no release's (past 4300 Python refuses to convert it)
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() and len(p) <= 9 for p in parts):
+        shown = str(text) if len(str(text)) <= 60 else str(text)[:57] + "..."
+        raise BadVersionError(f"{shown!r} is not a driver version such as 580.65.06")
     return tuple(int(p) for p in parts)
 
 

@@ -217,10 +217,10 @@ class LayoutMatrix:
             try:
                 cards = parse_cards(text)
             except ConfigError:
-                raise ConfigError(f"--layout {text!r}: neither a layout name ({', '.join(self.names)}) "
+                raise ConfigError(f"--layout {_quoted(text)}: neither a layout name ({', '.join(self.names)}) "
                                   f"nor a list of cards such as 0,1,1,0") from None
             if len(cards) > MAX_SESSIONS:
-                raise ConfigError(f"--layout {text!r}: {len(cards)} sessions > {MAX_SESSIONS} "
+                raise ConfigError(f"--layout {_quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
                                   f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
             self.plan(cards, extent or self.default_extent)
 
@@ -253,12 +253,18 @@ def parse_cards(text: str, what: str = "layout") -> tuple[int, ...]:
     """'0,1,1,0' -> (0, 1, 1, 0): the card of each session; anything else is refused."""
     parts = [p.strip() for p in str(text).split(",")]
     if not str(text).strip():
-        raise ConfigError(f"{what} {text!r} is empty: give the card of each session, such as 0,1,1,0")
+        raise ConfigError(f"{what} {_quoted(text)} is empty: give the card of each session, such as 0,1,1,0")
     for p in parts:
-        if not re.fullmatch(r"\d+", p, re.ASCII):
-            raise ConfigError(f"{what} {text!r}: {p!r} is not a card number (give the card of each "
-                              f"session, such as 0,1,1,0)")
+        if not re.fullmatch(r"\d{1,9}", p, re.ASCII):     # more digits: no host's card
+            raise ConfigError(f"{what} {_quoted(text)}: {_quoted(p)} is not a card number (give the card of "
+                              f"each session, such as 0,1,1,0)")
     return tuple(int(p) for p in parts)
+
+
+def _quoted(text) -> str:
+    """An option's text as an error line quotes it: at most 60 characters (it may be thousands)."""
+    text = str(text)
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def parse_layout_option(text: str, matrix: LayoutMatrix, host_cards: int) -> Layout:
@@ -266,18 +272,18 @@ def parse_layout_option(text: str, matrix: LayoutMatrix, host_cards: int) -> Lay
     if text in matrix.entries:
         layout, reason = matrix.resolve_with_reason(text, host_cards)
         if layout is None:
-            raise ConfigError(f"layout {text!r} does not fit a host of {host_cards} card(s): {reason}")
+            raise ConfigError(f"layout {_quoted(text)} does not fit a host of {host_cards} card(s): {reason}")
         return layout
     try:
         cards = parse_cards(text)
     except ConfigError:
-        raise ConfigError(f"--rm-layout {text!r}: neither a layout name ({', '.join(matrix.names)}) "
+        raise ConfigError(f"--rm-layout {_quoted(text)}: neither a layout name ({', '.join(matrix.names)}) "
                           f"nor a list of cards such as 0,1,1,0") from None
     if max(cards) >= host_cards:
-        raise ConfigError(f"layout {text!r} needs card {max(cards)}, but this host has {host_cards} "
+        raise ConfigError(f"layout {_quoted(text)} needs card {max(cards)}, but this host has {host_cards} "
                           f"card(s) (0..{host_cards - 1})")
     if len(cards) > MAX_SESSIONS:
-        raise ConfigError(f"layout {text!r}: {len(cards)} sessions > {MAX_SESSIONS} "
+        raise ConfigError(f"layout {_quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
                           f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
     return Layout("cards-" + "-".join(map(str, cards)), cards, "given on the command line")
 
@@ -292,9 +298,11 @@ def size_text(n: int) -> str:
 
 def parse_size(text: str) -> int:
     """'64MiB', '2M', '0x4000000' or '67108864' -> bytes."""
-    m = re.fullmatch(r"\s*(0x[0-9a-f]+|\d+)\s*([KMGT]i?B?)?\s*", str(text), re.IGNORECASE)
+    # a number of more digits than 64 bits hold is no size (and past 4300 digits Python
+    # refuses to convert it): refused as text
+    m = re.fullmatch(r"\s*(0x[0-9a-f]{1,16}|\d{1,20})\s*([KMGT]i?B?)?\s*", str(text), re.IGNORECASE | re.ASCII)
     if not m:
-        raise ConfigError(f"{text!r} is not a size such as 64MiB, 2M or 0x4000000")
+        raise ConfigError(f"{_quoted(text)} is not a size such as 64MiB, 2M or 0x4000000")
     digits = m.group(1)
     value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 10)   # "064" is 64, not octal
     unit = (m.group(2) or "").upper()[:1]

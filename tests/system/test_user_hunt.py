@@ -224,6 +224,7 @@ def _min_certificate(tmp: Path) -> Path:
 
 
 FIELD = "not a call record"
+HUGE = "9" * 5000
 ROWS = [
     # A malformed recording is bad input (exit 2, one line), never an internal error (5) nor a
     # failed check (1); a header field printed into the output is one printable line.
@@ -369,6 +370,17 @@ ROWS = [
         "rmpeer: its help or version text could not be written to stdout", stdout="full"),
     Row("diff of a 'certificate' that holds only its format",
         lambda tmp: ["diff", _min_certificate(tmp), _quick_certificate(tmp)], EXIT_CONFIG, "not an rmpeer"),
+    # numbers past the 4300 digits Python converts: each was a ValueError, exit 5
+    Row("plan --extent of 5000 digits", lambda tmp: ["plan", "0,1", "--extent", HUGE], EXIT_CONFIG,
+        "is not a size such as 64MiB"),
+    Row("plan of a card of 5000 digits", lambda tmp: ["plan", f"0,{HUGE}"], EXIT_CONFIG, "is not a card number"),
+    Row("certify --layout of 5000 digits", lambda tmp: ["certify", "--layout", HUGE, "--output", tmp / "out"],
+        EXIT_CONFIG, "neither a layout name"),
+    Row("certify --extent of 5000 digits", lambda tmp: ["certify", "--extent", HUGE, "--output", tmp / "out"],
+        EXIT_CONFIG, "is not a size"),
+    Row("certify --rm-abi of 5000 digits", lambda tmp: ["certify", "--rm-abi", HUGE + ".1", "--output", tmp / "out"],
+        EXIT_CONFIG, "is not a driver version"),
+    Row("bench --sizes of 5000 digits", lambda tmp: ["bench", "--sizes", HUGE], EXIT_CONFIG, "is not a size"),
 ]
 
 
