@@ -53,12 +53,16 @@ def folder_problem(path) -> str | None:
 
 
 def _lstat(path):
-    """(lstat of path, why a link is refused): (None, None) when absent (a file above it: the
-    caller says so); a link is never followed, and says where it points."""
+    """(lstat of path, why it is refused): (None, None) when absent (a file above it: the
+    caller says so); a link is never followed, and says where it points; a name that cannot
+    be looked up (a folder above it this user may not enter, a name too long, a loop of
+    links above it) says why."""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
+    except OSError as exc:
+        return None, f"it cannot be looked up ({exc.strerror or exc})"
     if stat.S_ISLNK(st.st_mode):
         return st, f"it is a symbolic link (to {os.readlink(path)})"
     return st, None

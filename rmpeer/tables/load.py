@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,8 +46,14 @@ class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):   # libyaml:
 def load_yaml(path: Path) -> dict:
     """A matrix file, parsed once per content (callers must not change what comes back)."""
     path = Path(path)
-    if not path.is_file():
-        problem = "not found" if not path.exists() else "not a regular file"
+    try:
+        found = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        found = None
+    except OSError as exc:      # a folder this user may not enter, a name too long, a loop of links
+        raise MatrixError(path, "file", f"cannot be read ({exc.strerror or exc})") from None
+    if found is None or not stat.S_ISREG(found.st_mode):
+        problem = "not found" if found is None else "not a regular file"
         override = os.environ.get(MATRICES_ENV)
         if override and Path(override) in path.parents:
             problem += f" ({MATRICES_ENV}={override} names the matrices folder)"

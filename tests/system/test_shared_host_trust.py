@@ -816,6 +816,22 @@ def test_a_non_root_run_signs_with_a_key_of_its_own(peer):
     assert verify(json.loads(text), _key(Path(path))).verified
 
 
+@pytest.mark.parametrize("option, folder", [("--output", True), ("--junit", False), ("--prometheus", True)])
+def test_an_output_under_a_folder_this_user_may_not_enter_is_refused_in_one_line(peer, option, folder):
+    """A user names an output under root's 0700 folder: lstat fails with EACCES, which was an
+    internal error (exit 5, a traceback file), not the bad input it is (exit 2)."""
+    private = peer.folder.parent / f"private-{option.strip('-')}"
+    (private / "sub").mkdir(parents=True)
+    private.chmod(0o700)
+    target = private / "sub" / ("out" if folder else "j.xml")
+    done = peer.python("import sys\nfrom rmpeer.errors import ConfigError\n"
+                       "from rmpeer.machine.writable import writable\n"
+                       f"try:\n    writable({option!r}, {str(target)!r}, folder={folder})\n"
+                       "except ConfigError as exc:\n    print(exc)\n", check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.strip() == f"{option} {target}: cannot write there (Permission denied)"
+
+
 def test_if_stale_says_why_in_one_line_and_never_reads_a_device(tmp_path):
     forged = tmp_path / "cert.json"
     forged.write_text(CERT_1X.read_text().replace('"valid_until":"', '"valid_until":"2099', 1))

@@ -225,6 +225,12 @@ def _min_certificate(tmp: Path) -> Path:
 
 FIELD = "not a call record"
 HUGE = "9" * 5000
+
+
+def _loop(tmp: Path) -> Path:
+    """A link to itself: every name under it fails to resolve (ELOOP)."""
+    (tmp / "loop").symlink_to("loop")
+    return tmp / "loop"
 ROWS = [
     # A malformed recording is bad input (exit 2, one line), never an internal error (5) nor a
     # failed check (1); a header field printed into the output is one printable line.
@@ -381,6 +387,20 @@ ROWS = [
     Row("certify --rm-abi of 5000 digits", lambda tmp: ["certify", "--rm-abi", HUGE + ".1", "--output", tmp / "out"],
         EXIT_CONFIG, "is not a driver version"),
     Row("bench --sizes of 5000 digits", lambda tmp: ["bench", "--sizes", HUGE], EXIT_CONFIG, "is not a size"),
+    # an output whose name cannot be looked up: each was an internal error (OSError), exit 5
+    Row("--output under a loop of links", lambda tmp: ["certify", "--replay", QUICK, "--output", _loop(tmp) / "x"],
+        EXIT_CONFIG, "cannot write there (Too many levels of symbolic links)", on_disk=_no_certificate),
+    Row("--output of a name too long", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / ("b" * 300)],
+        EXIT_CONFIG, "cannot write there (File name too long)", on_disk=_no_certificate),
+    Row("--junit under a loop of links",
+        lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out", "--junit", _loop(tmp) / "j.xml"],
+        EXIT_CONFIG, "--junit", on_disk=_no_certificate),
+    Row("--prometheus of a name too long",
+        lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out", "--prometheus", tmp / ("p" * 300)],
+        EXIT_CONFIG, "cannot write there (File name too long)", on_disk=_no_certificate),
+    Row("RMPEER_MATRICES of a name too long", lambda tmp: ["certify", "--replay", QUICK, "--output", tmp / "out"],
+        EXIT_CONFIG, "cannot be read (File name too long)", env=lambda tmp: {"RMPEER_MATRICES": str(tmp / ("m" * 300))},
+        on_disk=_no_certificate),
 ]
 
 
