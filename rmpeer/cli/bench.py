@@ -144,9 +144,11 @@ def bench(args) -> int:
     # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
     result["cost_model"] = projection(result, calibration_logs(out))
 
+    from rmpeer.render.text import escaped
+
     write_file(out / "bench.json", json.dumps(result, indent=1, default=str))
     write_file(out / "bench.svg", bench_svg(result))
     print(render(result))
     print(render_projection(result["cost_model"]))
-    print(f"\nwritten to {out / 'bench.json'} and {out / 'bench.svg'}")
+    print(f"\nwritten to {escaped(out / 'bench.json')} and {escaped(out / 'bench.svg')}")   # --output is input
     return EXIT_OK

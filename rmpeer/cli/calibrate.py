@@ -352,7 +352,9 @@ def run(args) -> int:
             path = write_entry(cal, Path(args.write), facts)
         except OSError as exc:
             raise ConfigError(f"calibrate: --write {args.write}: {exc.strerror or exc}") from None
-        print(f"rmpeer calibrate: entry {cal.name} written to {path}"
-              + (f" (in place of the entry {cal.replaces})" if cal.replaces else "")
-              + f"; certify under it with RMPEER_MATRICES={Path(args.write).resolve()}")
+        from rmpeer.render.text import escaped      # --write's path is input
+
+        print(escaped(f"rmpeer calibrate: entry {cal.name} written to {path}"
+                      + (f" (in place of the entry {cal.replaces})" if cal.replaces else "")
+                      + f"; certify under it with RMPEER_MATRICES={Path(args.write).resolve()}"))
     return EXIT_OK

@@ -106,7 +106,7 @@ def certify(request) -> int:
 
     with HostLock(wait_s=spec.policies.wait_s) as lock:    # one run per host: BusyError (exit 6) after --wait
         if lock.note:      # a lock of this user's own, or RMPEER_LOCK's: said, never silent
-            print(f"rmpeer: {lock.note}", file=sys.stderr if spec.outputs.json else sys.stdout, flush=True)
+            print(f"rmpeer: {escaped(lock.note)}", file=sys.stderr if spec.outputs.json else sys.stdout, flush=True)
         return _certify(spec, started)
 
 
@@ -141,8 +141,9 @@ def _replay_of(spec) -> str:
     if not spec.is_replay:
         return ""
     t = assemble.target_of(spec)
-    return (f"REPLAY of {t['recorded_label']} recorded on {t['recorded_host']} at {t['recorded_at']} "
-            f"({spec.target.path})")
+    # the recording's name and header are input (a file name may hold a screen clear): escaped
+    return escaped(f"REPLAY of {t['recorded_label']} recorded on {t['recorded_host']} at {t['recorded_at']} "
+                   f"({spec.target.path})")
 
 
 def _tier_line(earned: str, asked: str) -> str:
@@ -177,7 +178,7 @@ def _deadline_lines(started, out_stream):
         path = write_files(result, spec)
         replay_of = _replay_of(spec)
         say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
-            f"passed) in {time.time() - started:.1f} s; " + (f"written to {path}" if path else "no certificate written"))
+            f"passed) in {time.time() - started:.1f} s; " + (f"written to {escaped(path)}" if path else "no certificate written"))
         for r in result.reasons:
             say(f"  - {escaped(r)}")
         if spec.outputs.json:
@@ -216,7 +217,7 @@ def _say_verdict(result, spec, say, started, path) -> int:
         say("\n" + fitness)
     counts = result.counts
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
-    written = f"written to {path}" if path is not None else "no certificate written"
+    written = f"written to {escaped(path)}" if path is not None else "no certificate written"
 
     # a reason or a reading's "why not" may quote what a recording or the kernel log holds: escaped
     unchecked = f"; not checked: {escaped(unchecked_phrase(result.not_checked))}" if result.not_checked else ""
@@ -228,7 +229,7 @@ def _say_verdict(result, spec, say, started, path) -> int:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
     if say.lost is not None and not spec.outputs.json:
         said_on_stderr(f"rmpeer: the report could not be written to stdout ({say.why()}); the verdict stands: "
-                       f"{result.verdict} (exit {result.exit_code})" + (f", certificate {path}" if path else ""))
+                       f"{result.verdict} (exit {result.exit_code})" + (f", certificate {escaped(path)}" if path else ""))
     if spec.outputs.json:
         try:
             print(json_line(result, path), flush=True)
@@ -237,7 +238,7 @@ def _say_verdict(result, spec, say, started, path) -> int:
             # on stderr, and never turns a DEGRADED or NOT CERTIFIED run into another code
             print(f"rmpeer: --json: the JSON line could not be written to stdout ({exc.strerror or exc}); "
                   f"the verdict stands: {result.verdict} (exit {result.exit_code})"
-                  + (f", certificate {path}" if path else ""), file=sys.stderr, flush=True)
+                  + (f", certificate {escaped(path)}" if path else ""), file=sys.stderr, flush=True)
     return result.exit_code
 
 

@@ -91,12 +91,14 @@ def still_holds(request) -> tuple[bool, list]:
 
     tier = tier_of(request.tier, request.quick)
     holds, why = check_fresh(request.if_stale, tier, node=node_name(), cards=request.cards)
+    from rmpeer.render.text import escaped      # the path and the reasons (the certificate's fields) are input
+
     said = sys.stderr if request.json else sys.stdout
     if holds:
-        print(f"rmpeer: {request.if_stale} still holds for this platform (tier {tier}): nothing to run", file=said)
+        print(f"rmpeer: {escaped(request.if_stale)} still holds for this platform (tier {tier}): nothing to run",
+              file=said)
         return True, []
     shown = "; ".join(why[:3]) + (f"; and {len(why) - 3} more" if len(why) > 3 else "")
-    from rmpeer.render.text import escaped      # the reasons quote the certificate's own fields
 
     print(f"rmpeer: running the {tier} tier: {escaped(shown)}", file=said)
     return False, list(why)

@@ -66,6 +66,8 @@ def copy_out(engine: str, dest: Path) -> list[Path]:
 
 
 def main_files(engine: str, dest: str) -> int:
+    from rmpeer.render.text import escaped      # the destination is input
+
     for path in copy_out(engine, Path(dest)):
-        print(path)
+        print(escaped(path))
     return 0

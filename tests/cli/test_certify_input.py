@@ -90,3 +90,20 @@ def test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_
     assert rc == 5 and "INCOMPLETE" in out and "unexpected error" in out, out[-1500:] + err
     cert = json.loads((tmp_path / "o" / "replay-certificate.json").read_text())
     assert cert["verdict"] == "INCOMPLETE" and any(c.get("unexpected") for c in cert["checks"])
+
+
+SCREEN = "\x1b[2J\x1b]0;pwned\x07"      # a screen clear and a title escape
+
+
+def test_a_recording_and_an_output_named_with_escapes_reach_no_terminal_raw(tmp_path):
+    """A recording's file name (in a shared recordings folder, anyone's to name) and an
+    --output name holding terminal controls: the "certifying" line, the verdict line and
+    "written to" printed them raw (the screen cleared)."""
+    recording = tmp_path / f"r{SCREEN}.jsonl.gz"
+    recording.write_bytes(ONE.read_bytes())
+    code, out, err = certify("--replay", recording, "--output", tmp_path / f"o{SCREEN}", tmp_path=tmp_path)
+    assert code == 0, err
+    assert not [c for c in out + err if not c.isprintable() and c != "\n"], out
+    verdict = next(line for line in out.splitlines() if line.startswith("REPLAY of "))
+    assert "\\x1b[2J" in verdict and "written to " in verdict and verdict.count("\\x1b]0;pwned\\x07") == 2
+

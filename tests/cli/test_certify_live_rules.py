@@ -97,3 +97,15 @@ def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
     for t in watchdogs:
         t.join(timeout=2)
     assert not any(t.is_alive() for t in watchdogs)
+
+
+def test_the_lock_note_reaches_no_terminal_raw(live_host, monkeypatch, capsys):
+    """RMPEER_LOCK (or XDG_RUNTIME_DIR) named with terminal controls: certify's note of which
+    lock it took printed the path raw (a title escape, a colour)."""
+    lock = live_host / "\x1b]0;PWNED\x07\x1b[31mX.lock"
+    monkeypatch.setenv(LOCK_ENV, str(lock))
+    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: EXIT_OK)
+    assert main(["certify", "--output", str(live_host / "out")]) == EXIT_OK
+    said = capsys.readouterr().out
+    assert "rmpeer: lock: " in said and "\\x1b]0;PWNED\\x07" in said, said
+    assert not [c for c in said if not c.isprintable() and c != "\n"], said
