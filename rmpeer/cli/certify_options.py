@@ -123,8 +123,10 @@ def check_environment() -> None:
         except UnicodeEncodeError:
             shown = value.encode("utf-8", "surrogateescape")[:60]
             raise errors.ConfigError(f"{name} is not UTF-8 text ({shown!r}): set it to the node's name") from None
-        if any(ord(c) < 32 or ord(c) == 127 for c in value):
-            raise errors.ConfigError(f"{name} holds control characters ({value[:60]!r}): set it to the node's name")
+        # C0, DEL, C1 (U+009B is an 8-bit CSI) and the format characters (a right-to-left
+        # override would show another name): a node's name is plain text
+        if any(not c.isprintable() for c in value):
+            raise errors.ConfigError(f"{name} holds control characters ({ascii(value[:60])}): set it to the node's name")
 
 
 def run(args) -> int:

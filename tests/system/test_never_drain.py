@@ -191,6 +191,10 @@ ROWS = [
     Row("node-name-not-utf8", ("certify", "--replay", "{quick}", "--output", "{tmp}/out"), EXIT_CONFIG,
         r"^rmpeer: RMPEER_NODE_NAME is not UTF-8 text \(b'gpu\\xff\\xfe'\): set it to the node's name$",
         nothing_at("out"), env={"RMPEER_NODE_NAME": b"gpu\xff\xfe"}),
+    # an 8-bit CSI and a right-to-left override reached JUnit's hostname and Allure's environment raw
+    Row("node-name-c1-control", ("certify", "--replay", "{quick}", "--output", "{tmp}/out"), EXIT_CONFIG,
+        r"^rmpeer: RMPEER_NODE_NAME holds control characters \('n\\x9b2J\\u202eevil'\): set it to the node's name$",
+        nothing_at("out"), env={"RMPEER_NODE_NAME": "n\u009b2J\u202eevil"}),
     Row("nvidiactl-answers-enotty", ("host",), EXIT_NO_ACCESS,
         r"^rmpeer: /dev/null: not an NVIDIA control device: its first ioctl \(alloc:client\) failed with errno ENOTTY$",
         prelude=NOT_A_CONTROL_DEVICE),
