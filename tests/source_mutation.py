@@ -254,6 +254,36 @@ MUTANTS = {
         "rmpeer show sends a line break a recording's field holds: a forged line",
         "rmpeer/cli/show.py", "        say(escaped(text))\n", "        say(text)\n",
         ("tests/cli/test_show.py::test_a_line_break_in_a_recording_forges_no_line_of_show[card-name]",)),
+    "the-run-arms-no-deadline": M(
+        "the run arms no deadline: a hung call blocks the prolog until the scheduler kills it",
+        "rmpeer/run/execute.py", "    with _deadline(progress, started, at_deadline):",
+        "    with contextlib.nullcontext():",
+        ("tests/system/test_never_drain.py::test_a_hung_call_ends_incomplete_at_the_deadline",)),
+    "node-follows-a-planted-certificate": M(
+        "fleet node reads this run's certificate through a link planted at its name (a FIFO hangs it)",
+        "rmpeer/fleet/node.py", "        data = read_certificate(cert, follow=False)",
+        "        data = __import__('json').loads(cert.read_text())",
+        ("tests/fleet/test_node.py::test_a_certificate_planted_as_a_link_to_a_fifo_never_hangs_the_node",)),
+    "card-range-unbounded": M(
+        "a card range is expanded however long it is (--cards 0-999999999 takes 160 GB)",
+        "rmpeer/machine/selection.py", "    if last - first >= MAX_RANGE:", "    if False:",
+        ("tests/machine/test_selection.py::test_a_range_or_index_no_host_has_is_refused_before_it_is_expanded"
+         "[0-5000000-CUDA_VISIBLE_DEVICES]",)),
+    "unreachable-output-is-an-internal-error": M(
+        "an output under a folder this user may not enter (EACCES, ENAMETOOLONG, ELOOP) is exit 5, not 2",
+        "rmpeer/safewrite.py", "    except OSError as exc:\n        return None, f\"it cannot be looked up",
+        "    except ZeroDivisionError as exc:\n        return None, f\"it cannot be looked up",
+        ("tests/system/test_user_hunt.py::test_row[--output under a loop of links]",)),
+    "node-name-takes-c1-controls": M(
+        "a node name's 8-bit CSI or right-to-left override reaches JUnit and Allure raw",
+        "rmpeer/cli/certify_options.py", "        if any(not c.isprintable() for c in value):",
+        "        if any(ord(c) < 32 or ord(c) == 127 for c in value):",
+        ("tests/system/test_never_drain.py::test_a_tool_error_is_its_documented_code_in_one_line"
+         "[node-name-c1-control]",)),
+    "recording-name-printed-raw": M(
+        "certify prints a recording's file name raw: a screen clear in its name reaches the terminal",
+        "rmpeer/cli/certify.py", "    return escaped(f\"REPLAY of", "    return (f\"REPLAY of",
+        ("tests/cli/test_certify_input.py::test_a_recording_and_an_output_named_with_escapes_reach_no_terminal_raw",)),
     "refused-open-is-no-reason": M(
         "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
         "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
