@@ -46,6 +46,8 @@ class Selection:
         """`cards: 1 of 0-1 (from CUDA_VISIBLE_DEVICES)`: what certify says before it runs."""
         src = {OPTION: "--cards", ALL_CARDS: "--all-cards", DEFAULT: "no selection"}.get(self.source,
                                                                                         self.source)
+        if len(self.of) == 1:      # "0 of 0" read as none of none
+            return f"cards: {spans(self.cards)}, the host's only card (from {src})"
         return f"cards: {spans(self.cards)} of {spans(range(len(self.of)))} (from {src})"
 
     def as_dict(self) -> dict:

@@ -149,6 +149,8 @@ def test_the_line_certify_says():
     assert Selection.from_dict(sel.as_dict()) == sel
     wide = resolve(request_from("0,1,2,5,7", environ={}), HOST)
     assert wide.line() == "cards: 0-2,5,7 of 0-7 (from --cards)"
+    # on a one-card host it said "cards: 0 of 0", read as none of none
+    assert resolve(request_from("0", environ={}), HOST[:1]).line() == "cards: 0, the host's only card (from --cards)"
 
 
 # -- every subset of an 8-card host: its spec, its plan and its topology -------------------

@@ -39,7 +39,7 @@ def properties(path: Path) -> list:
 def test_junit_names_the_selection_and_each_cards_verdict(tmp_path):
     certify(tmp_path, EVIDENCE, "--tier", "passive", "--junit", str(tmp_path / "j.xml"))
     assert properties(tmp_path / "j.xml") == [
-        ("selection", f"cards: 0 of 0 (from --cards): 0 = {CARD0}"), ("card", f"0 ({CARD0}): CERTIFIED")]
+        ("selection", f"cards: 0, the host's only card (from --cards): 0 = {CARD0}"), ("card", f"0 ({CARD0}): CERTIFIED")]
 
 
 def test_a_whole_host_has_no_selection_and_every_card_and_pair(tmp_path):
@@ -52,4 +52,4 @@ def test_a_whole_host_has_no_selection_and_every_card_and_pair(tmp_path):
 def test_allures_environment_names_the_selection(tmp_path):
     out = certify(tmp_path, EVIDENCE, "--tier", "quick")
     env = next(out.rglob("environment.properties")).read_text()
-    assert f"replay\\:h200x1.selection=cards: 0 of 0 (from --cards): 0 = {CARD0}\n" in env
+    assert f"replay\\:h200x1.selection=cards: 0, the host's only card (from --cards): 0 = {CARD0}\n" in env
