@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from rmpeer.errors import ConfigError
 from rmpeer.machine.xids import card_of
 from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, selection_line, spans
-from rmpeer.safewrite import UnsafeTarget, read_found
 
 CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
 VARIABLES = (CUDA, NVIDIA, SLURM, SLURM_STEP)
@@ -142,6 +141,8 @@ def _read_gres(environ) -> tuple | None:
     """The gres.conf minors, or None when there is no readable gres.conf (index = minor). It
     is opened without blocking (a FIFO there would hang the prolog before any deadline) and
     read only as a regular file of a bounded size."""
+    from rmpeer.safewrite import UnsafeTarget, read_found     # not at import: the parser loads this module
+
     path = environ.get(GRES_CONF_ENV) or GRES_CONF
     try:    # root's configuration: a link there is the administrator's, and followed
         data = read_found(path, limit=GRES_LIMIT, follow=True)

@@ -517,7 +517,11 @@ def test_mutant_a_node_name_check_that_lets_bytes_through_is_caught(monkeypatch)
     with pytest.raises(ConfigError, match="not UTF-8 text"):
         certify_command.check_environment()
     broken = mutated("rmpeer.cli.certify_options", 'value.encode("utf-8")\n', 'value.encode("utf-8", "surrogateescape")\n')
-    broken.check_environment()      # passes the bytes on: the row would see the INTERNALERROR
+    # the printable check behind it still refuses the bytes, but no longer says what they are:
+    # the row (node-name-not-utf8) would see another line
+    with pytest.raises(ConfigError) as said:
+        broken.check_environment()
+    assert "not UTF-8 text" not in str(said.value) and "control characters" in str(said.value)
 
 
 # -- nothing unchecked passes in silence ---------------------------------------------------
