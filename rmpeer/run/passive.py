@@ -8,8 +8,9 @@ holds the GPUs. What it reads is compared with the last run's, kept in a state f
 (rmpeer.machine.state): a counter that grew, a link that went down, a card that disappeared.
 
 Every reader is the one the deeper tiers use (rm.host discovery, rm.nvlink, rm.perf through
-fitness.Fitness, xids). A recording of any tier replays a passive run (PassiveReplay): the
-passive calls are a subset, in order, of the recording's runtime:open stretch.
+fitness.Fitness, xids). A recording of any tier replays a passive run
+(rmpeer.shim.passive_replay): the passive calls are a subset, in order, of the recording's
+runtime:open stretch.
 
 What it read becomes one check per aspect and its findings in rmpeer.judge.passive (pure).
 Fail closed: whatever could not be read is a finding of severity incomplete that says what.
@@ -17,13 +18,11 @@ Fail closed: whatever could not be read is a finding of severity incomplete that
 
 from __future__ import annotations
 
-import copy
 import time
 from pathlib import Path
 
 from dataclasses import dataclass, field
 
-from rmpeer.errors import ReplayMismatch
 from rmpeer.judge.passive import passive_checks, unread
 from rmpeer.machine.selection import host_view, state_cards
 from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
@@ -38,52 +37,11 @@ from rmpeer.run.fingerprint import recorded_fingerprint, platform_fingerprint
 from rmpeer.run.fitness import Fitness
 from rmpeer.run.spec import chooser
 from rmpeer.shim.records import new_transcript
-from rmpeer.shim.replay import ReplayShim
+from rmpeer.shim.passive_replay import PassiveReplay
 from rmpeer.tables.topology import TopologyMatrix
 
 TIER = "passive"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
-# A recording holds the clocks read at the run's start as "idle"; a passive run calls its
-# own reading "passive" (a job may be running), and a replay serves the recorded one.
-OBSERVE_ALIASES = {"host:clocks:passive": "host:clocks:idle"}
-
-
-class PassiveReplay(ReplayShim):
-    """A recording served to a passive run: calls the passive run does not make (the boost,
-    the staging buffers, the layouts) are passed over; every call it makes must be in the
-    recording's current stretch, in order, and is checked field by field as in any replay.
-    An observation the stretch lacks is None ("not recorded")."""
-
-    def _next(self, op: str, label: str):
-        for i in range(self.pos, len(self.lines)):
-            line = self.lines[i]
-            if isinstance(line, dict):
-                if line.get("note") == "segment":
-                    break
-                continue
-            if line.op == op and line.label == label:
-                self.pos = i + 1
-                return copy.copy(line)
-
-        raise ReplayMismatch(f"replay of {self.path}: in {self.current_segment!r} the passive run made a {op} "
-                             f"call ({label}) that the recording does not have there")
-
-    def end_segment(self, *, abandoned: bool = False) -> None:
-        self.segment_checked = True      # a subset: the calls passed over are not owed
-
-    def observe(self, label: str, read):
-        for name in (label, OBSERVE_ALIASES.get(label)):
-            if name is not None:
-                try:
-                    return super().observe(name, read)
-                except ReplayMismatch:
-                    pass
-        # not in this stretch: a recording of a deeper tier read the kernel log at its end,
-        # and those Xids are that run's own (its detection tests provoke some), not the
-        # host's since an earlier run: they do not stand in for a passive reading
-        return None
-
-
 # -- readers outside RM (each through shim.observe, so a recording serves them) ------------
 
 def read_boot_id(path: str = BOOT_ID) -> str | None:

@@ -11,7 +11,8 @@ import pytest
 from rmpeer.run import passive
 from rmpeer.errors import ReplayMismatch
 from rmpeer.run.execute import run_passive
-from rmpeer.run.passive import PassiveReplay, xids_since
+from rmpeer.run.passive import xids_since
+from rmpeer.shim.passive_replay import PassiveReplay
 from rmpeer.model.result import CERTIFIED, DEGRADED, INCOMPLETE, NOT_CERTIFIED, RunResult
 from rmpeer.run.targets import committed_transcripts, replay_target
 
