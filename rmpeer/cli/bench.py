@@ -32,7 +32,7 @@ CUDA_SCRIPT = Path(__file__).parent.parent / "traffic" / "cuda_copy.py"   # run 
 def setup_cost(host_run: HostRun, sessions: int) -> dict:
     """Pairs + windows of `sessions` sessions dealt over the cards (the seed's measure),
     the median of a few builds, with the time per NV50_P2P, reservation and map."""
-    from rmpeer.run.targets import Case
+    from rmpeer.model.target import Case
     from rmpeer.tables.layouts import Layout
 
     cards = host_run.target.cards

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.model.host import HostFacts
+from rmpeer.model.target import Target
 
 CERTIFICATE, REPLAY_CERTIFICATE, ALLURE_RESULTS = "certificate.json", "replay-certificate.json", "allure-results"
 
@@ -72,8 +73,8 @@ class CertifyRequest:
 
 @dataclass(frozen=True, eq=False)
 class RunSpec:
-    target: object                 # targets.Target: the live host or a recording
-    cases: tuple                   # targets.Case: layout x extent, in run order
+    target: Target                 # the live host or a recording
+    cases: tuple                   # model.target.Case: layout x extent, in run order
     left_out: tuple = ()           # "layout: why" for layouts this target cannot run
     tier: str = "full"
     boost: bool = True

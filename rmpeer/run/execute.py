@@ -134,7 +134,7 @@ def _close(host, *, abandon: bool) -> None:
 
 def run_passive(target, *, state_path=None, topology_name: str | None = None, allowed_xids=(),
                 record: str | None = None, abi: str | None = None, save: bool = True, valid_for=None):
-    """The passive tier against `target` (targets.Target: live, or a recording), by the same
+    """The passive tier against `target` (model.target.Target: live, or a recording), by the same
     path as certify's: a judged RunResult with its fingerprint and valid_until (valid_for:
     a timedelta, default 24 h), and the state file updated (save=False: left as it was)."""
     spec = passive_spec(target, topology_name=topology_name, record=record, abi=abi, valid_for=valid_for)

@@ -25,7 +25,7 @@ from rmpeer.rm.peers import PeerSetup
 from rmpeer.rm.snapshots import snapshot_runtime
 from rmpeer.run.fitness import Fitness
 from rmpeer.run.spec import chooser, with_facts
-from rmpeer.run.targets import Case
+from rmpeer.model.target import Case
 from rmpeer.shim.records import new_transcript
 from rmpeer.shim.replay import ReplayShim
 from rmpeer.tables.layouts import LayoutMatrix

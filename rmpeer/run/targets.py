@@ -9,10 +9,10 @@ from __future__ import annotations
 import glob
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
+from rmpeer.model.target import Case, Target
 from rmpeer.paths import transcripts_dir
 from rmpeer.rm.client import CTL_PATH
 from rmpeer.shim.recording import Recording, read_recording
@@ -21,29 +21,6 @@ from rmpeer.tables.layouts import Layout, LayoutMatrix, parse_layout_option
 
 NO_GPU_REASON = ("no /dev/nvidiactl: this machine has no NVIDIA GPU or driver, so the hardware suites "
                  "cannot run live (pass --rm-replay TRANSCRIPT to replay a recording of a real host)")
-
-
-@dataclass(frozen=True)
-class Target:
-    kind: str              # live | replay
-    label: str             # e.g. h200x2, or replay:h200x2
-    cards: int
-    path: str | None = None  # the transcript, for a replay
-
-    @property
-    def is_replay(self) -> bool:
-        return self.kind == "replay"
-
-
-@dataclass(frozen=True)
-class Case:
-    target: Target
-    layout: Layout
-    extent: int
-
-    @property
-    def id(self) -> str:
-        return f"{self.target.label}/{self.layout.name}"
 
 
 def short_model(name: str) -> str:

@@ -17,7 +17,7 @@ from rmpeer.cli import main
 from rmpeer.errors import EXIT_NOT_IDLE, EXIT_OK
 from rmpeer.machine.lock import LOCK_ENV
 from rmpeer.model.result import CheckResult
-from rmpeer.run.targets import Target
+from rmpeer.model.target import Target
 
 pytestmark = pytest.mark.offline
 LIVE = Target("live", "h200x2", 2)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.offline
 # the spec's types (model, with the host facts a spec carries), the card selection's names
 # (machine.selection, with the Xid parser it imports) and the data paths their help prints.
 ALLOWED = {"rmpeer", "rmpeer.cli", "rmpeer.errors", "rmpeer.paths", "rmpeer.model", "rmpeer.model.result",
-           "rmpeer.model.spec", "rmpeer.model.host", "rmpeer.model.selection", "rmpeer.machine", "rmpeer.machine.selection",
+           "rmpeer.model.spec", "rmpeer.model.host", "rmpeer.model.selection", "rmpeer.model.target", "rmpeer.machine", "rmpeer.machine.selection",
            "rmpeer.machine.xids"}
 LOADED = ("import json, sys, rmpeer.cli as c; c.build_parser(); "
           "print(json.dumps(sorted(m for m in sys.modules if m == 'rmpeer' or m.startswith('rmpeer.'))))")

@@ -200,7 +200,7 @@ def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
     0..k-1 only; the run's card i is the subset's i-th card in RM's order."""
     from rmpeer.tables.layouts import LayoutMatrix
     from rmpeer.run.spec import live_spec
-    from rmpeer.run.targets import Target
+    from rmpeer.model.target import Target
 
     matrix = LayoutMatrix()
     fitting = {tuple(l.cards) for l in matrix.fitting_with_reasons(k)[0]}
@@ -221,7 +221,7 @@ def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
 
 def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
     from rmpeer.run.spec import live_spec
-    from rmpeer.run.targets import Target
+    from rmpeer.model.target import Target
 
     with pytest.raises(ConfigError, match="names 3 cards; this host has 2"):
         live_spec(target=Target("live", "h200x2", 2), cards=request_from("0,1,2", environ={}))

@@ -8,7 +8,7 @@ from rmpeer.run import hostrun
 from rmpeer.errors import NotIdleError
 from rmpeer.run.hostrun import HostRun
 from rmpeer.model.spec import Policies
-from rmpeer.run.targets import Target
+from rmpeer.model.target import Target
 
 pytestmark = pytest.mark.offline
 HOLDER = {"pid": 4242, "command": "python3 train.py", "cards": [0, 1], "driver": True, "minors": [0, 1],

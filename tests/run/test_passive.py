@@ -241,7 +241,7 @@ def test_the_passive_result_carries_a_fingerprint_and_valid_until(state):
 
 
 def test_a_deeper_run_moves_the_kernel_log_mark_past_its_own_xids(tmp_path, state, boot):
-    from rmpeer.run.targets import Target
+    from rmpeer.model.target import Target
 
     live = Target("live", "h200x2", 2)
     kmsg = kmsg_file(tmp_path, [(7, XID), (8, "done")])

@@ -39,7 +39,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
     from rmpeer.run.hostrun import HostRun
     from rmpeer.rm.errors import RmError
     from rmpeer.model.spec import RunSpec
-    from rmpeer.run.targets import Case, Target
+    from rmpeer.model.target import Case, Target
 
     refusal = RmError.__new__(RmError)
     refusal.label, refusal.status_name = "host:classlist", "NV_ERR_INVALID_ARGUMENT"
@@ -90,7 +90,7 @@ def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
 # the spec only plans). The layouts as card lists come from matrices/layouts.yaml's definitions:
 # one-per-card is one session per card (0,1), interleaved two per card dealt round-robin (0,1,0,1).
 def _live(cards):
-    from rmpeer.run.targets import Target
+    from rmpeer.model.target import Target
 
     return Target("live", f"h200x{cards}", cards)
 
