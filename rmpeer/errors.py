@@ -14,6 +14,13 @@ verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differ
   8  UNCHECKED: --require-complete, and a check could not run (the verdict line names it)
 """
 
+def quoted(text, limit: int = 60) -> str:
+    """Input as an error line quotes it: its repr, cut to `limit` characters (a name or a
+    number given may be thousands long; the line stays one clear line)."""
+    text = str(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 EXIT_OK = 0
 EXIT_NOT_CERTIFIED = 1
 EXIT_CONFIG = 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError
+from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quoted
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
 from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
 from rmpeer.abi.structs import _WIDTH, Field, Struct
@@ -37,8 +37,7 @@ def parse_version(text: str) -> tuple[int, ...]:
     parts = str(text).strip().split(".")
     # a part of more than 9 digits is no release's (past 4300 Python refuses to convert it)
     if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() and len(p) <= 9 for p in parts):
-        shown = str(text) if len(str(text)) <= 60 else str(text)[:57] + "..."
-        raise BadVersionError(f"{shown!r} is not a driver version such as 580.65.06")
+        raise BadVersionError(f"{quoted(text)} is not a driver version such as 580.65.06")
     return tuple(int(p) for p in parts)
 
 

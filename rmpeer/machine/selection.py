@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from rmpeer.errors import ConfigError
+from rmpeer.errors import ConfigError, quoted
 from rmpeer.machine.xids import card_of
 from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, selection_line, spans
 
@@ -79,31 +79,26 @@ class Request:
 
 # -- what was asked ----------------------------------------------------------------------------
 
-def _shown(text: str) -> str:
-    """A name as an error line quotes it: at most 60 characters of it (it may be thousands)."""
-    return repr(text if len(text) <= 60 else text[:57] + "...")
-
-
 def _split(text: str, source: str) -> tuple:
     parts = [p.strip() for p in text.split(",")]
     if any(not p for p in parts):
-        raise ConfigError(f"{source} {_shown(text)}: an empty name between commas (give cards such as 0,1 or GPU-...)")
+        raise ConfigError(f"{source} {quoted(text)}: an empty name between commas (give cards such as 0,1 or GPU-...)")
     names = []
     for p in parts:
         m = _RANGE.fullmatch(p)
         if m and int(m[1]) <= int(m[2]):
-            names += [str(i) for i in _range(int(m[1]), int(m[2]), f"{source} {_shown(text)}")]
+            names += [str(i) for i in _range(int(m[1]), int(m[2]), f"{source} {quoted(text)}")]
         else:
             names.append(p)
     for p in names:
         if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
-            raise ConfigError(f"{source}: {_shown(p)} is a MIG instance: rmpeer checks peer access between whole GPUs, "
+            raise ConfigError(f"{source}: {quoted(p)} is a MIG instance: rmpeer checks peer access between whole GPUs, "
                               f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
         if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
-            raise ConfigError(f"{source}: {_shown(p)} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
+            raise ConfigError(f"{source}: {quoted(p)} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
                               f"of one) or a PCI bus id (0000:1b:00.0)")
     if len(set(n.lower() for n in names)) != len(names):
-        raise ConfigError(f"{source} {_shown(text)}: a card is named twice")
+        raise ConfigError(f"{source} {quoted(text)}: a card is named twice")
     return tuple(names)
 
 

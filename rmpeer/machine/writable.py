@@ -23,12 +23,6 @@ from rmpeer.safewrite import folder_problem, target_problem
 PROMETHEUS_FILE = "rmpeer.prom"
 
 
-def _shown(path) -> str:
-    """A path as an error line names it: at most 200 characters (a name too long is thousands)."""
-    text = str(path)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
 def _nearest_existing(path: Path) -> Path:
     while not path.exists():
         path = path.parent
@@ -45,7 +39,7 @@ def writable(option: str, text, *, folder: bool) -> Path:
     given = Path(text).absolute()
     problem = folder_problem(given) if folder else target_problem(given)
     if problem and problem.startswith("it cannot be looked up"):   # EACCES above it, ENAMETOOLONG, ELOOP
-        raise ConfigError(f"{option} {_shown(given)}: cannot write there ({problem[len('it cannot be looked up ('):-1]})")
+        raise ConfigError(f"{option} {given}: cannot write there ({problem[len('it cannot be looked up ('):-1]})")
     if problem == "it is a folder":
         raise ConfigError(f"{option} {given} is a directory: name the file to write")
     if problem:        # checked before resolve(): resolve() would follow the link

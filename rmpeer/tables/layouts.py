@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rmpeer.tables.load import MATRICES, load_yaml, require
-from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.errors import ConfigError, MatrixError, quoted
 from rmpeer.model.result import PARTIAL, TIERS
 from rmpeer.tables.lines import entry_keys, with_line
 from rmpeer.tables.plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peers
@@ -217,10 +217,10 @@ class LayoutMatrix:
             try:
                 cards = parse_cards(text)
             except ConfigError:
-                raise ConfigError(f"--layout {_quoted(text)}: neither a layout name ({', '.join(self.names)}) "
+                raise ConfigError(f"--layout {quoted(text)}: neither a layout name ({', '.join(self.names)}) "
                                   f"nor a list of cards such as 0,1,1,0") from None
             if len(cards) > MAX_SESSIONS:
-                raise ConfigError(f"--layout {_quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
+                raise ConfigError(f"--layout {quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
                                   f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
             self.plan(cards, extent or self.default_extent)
 
@@ -253,18 +253,12 @@ def parse_cards(text: str, what: str = "layout") -> tuple[int, ...]:
     """'0,1,1,0' -> (0, 1, 1, 0): the card of each session; anything else is refused."""
     parts = [p.strip() for p in str(text).split(",")]
     if not str(text).strip():
-        raise ConfigError(f"{what} {_quoted(text)} is empty: give the card of each session, such as 0,1,1,0")
+        raise ConfigError(f"{what} {quoted(text)} is empty: give the card of each session, such as 0,1,1,0")
     for p in parts:
         if not re.fullmatch(r"\d{1,9}", p, re.ASCII):     # more digits: no host's card
-            raise ConfigError(f"{what} {_quoted(text)}: {_quoted(p)} is not a card number (give the card of "
+            raise ConfigError(f"{what} {quoted(text)}: {quoted(p)} is not a card number (give the card of "
                               f"each session, such as 0,1,1,0)")
     return tuple(int(p) for p in parts)
-
-
-def _quoted(text) -> str:
-    """An option's text as an error line quotes it: at most 60 characters (it may be thousands)."""
-    text = str(text)
-    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def parse_layout_option(text: str, matrix: LayoutMatrix, host_cards: int) -> Layout:
@@ -272,18 +266,18 @@ def parse_layout_option(text: str, matrix: LayoutMatrix, host_cards: int) -> Lay
     if text in matrix.entries:
         layout, reason = matrix.resolve_with_reason(text, host_cards)
         if layout is None:
-            raise ConfigError(f"layout {_quoted(text)} does not fit a host of {host_cards} card(s): {reason}")
+            raise ConfigError(f"layout {quoted(text)} does not fit a host of {host_cards} card(s): {reason}")
         return layout
     try:
         cards = parse_cards(text)
     except ConfigError:
-        raise ConfigError(f"--rm-layout {_quoted(text)}: neither a layout name ({', '.join(matrix.names)}) "
+        raise ConfigError(f"--rm-layout {quoted(text)}: neither a layout name ({', '.join(matrix.names)}) "
                           f"nor a list of cards such as 0,1,1,0") from None
     if max(cards) >= host_cards:
-        raise ConfigError(f"layout {_quoted(text)} needs card {max(cards)}, but this host has {host_cards} "
+        raise ConfigError(f"layout {quoted(text)} needs card {max(cards)}, but this host has {host_cards} "
                           f"card(s) (0..{host_cards - 1})")
     if len(cards) > MAX_SESSIONS:
-        raise ConfigError(f"layout {_quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
+        raise ConfigError(f"layout {quoted(text)}: {len(cards)} sessions > {MAX_SESSIONS} "
                           f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
     return Layout("cards-" + "-".join(map(str, cards)), cards, "given on the command line")
 
@@ -302,7 +296,7 @@ def parse_size(text: str) -> int:
     # refuses to convert it): refused as text
     m = re.fullmatch(r"\s*(0x[0-9a-f]{1,16}|\d{1,20})\s*([KMGT]i?B?)?\s*", str(text), re.IGNORECASE | re.ASCII)
     if not m:
-        raise ConfigError(f"{_quoted(text)} is not a size such as 64MiB, 2M or 0x4000000")
+        raise ConfigError(f"{quoted(text)} is not a size such as 64MiB, 2M or 0x4000000")
     digits = m.group(1)
     value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 10)   # "064" is 64, not octal
     unit = (m.group(2) or "").upper()[:1]
