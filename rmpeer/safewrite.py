@@ -149,7 +149,7 @@ def _read(path, limit: int, refused, problem_of, *, follow: bool = False) -> byt
     try:
         fd = os.open(path, os.O_RDONLY | (0 if follow else os.O_NOFOLLOW) | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        if exc.errno == errno.ELOOP and not follow:     # O_NOFOLLOW's answer to a link
             raise refused(f"{path}: refused: it is a symbolic link") from None
         raise
     try:

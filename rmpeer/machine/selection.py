@@ -126,8 +126,8 @@ def gres_minors(text: str, where: str = GRES_CONF) -> tuple | None:
                 m = _RANGE.fullmatch(piece) or _INDEX.fullmatch(piece)
                 first, last = ((int(m[1]), int(m[2])) if m.groups() else (int(m[0]), int(m[0]))) if m else (1, 0)
                 if first > last:
-                    raise ConfigError(f"{where}, line {number}: File={fields['File'][:80]!r}: {piece[:40]!r} is not "
-                                      f"a device minor or a range of them (such as /dev/nvidia[0-3])")
+                    raise ConfigError(f"{where}, line {number}: File={quoted(fields['File'], 80)}: {quoted(piece)} is "
+                                      f"not a device minor or a range of them (such as /dev/nvidia[0-3])")
                 minors += list(_range(first, last, f"{where}, line {number}"))
     return tuple(minors) or None
 
