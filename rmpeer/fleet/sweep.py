@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from rmpeer.errors import ConfigError
+from rmpeer.errors import ConfigError, quoted
 from rmpeer.safewrite import write_file
 from rmpeer.model.result import TIERS
 
@@ -51,7 +51,6 @@ def batch_script(names: list[str], tier: str, shared: Path, rmpeer: list[str], t
         f"#SBATCH --nodes={len(names)}",
         f"#SBATCH --nodelist={','.join(names)}",
         f"#SBATCH --time={time_min}",
-        f"#SBATCH --output={shared}/slurm-%j.out",
         "# One rmpeer per node; each writes <shared>/<node>/ (status.json and its certificate).",
         f"srun --ntasks-per-node=1 --kill-on-bad-exit=0 {task}",
         "",
@@ -62,6 +61,16 @@ def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min
            partition: str | None = None, rmpeer: str | None = None, wait: bool = False) -> int:
     if tier not in TIERS:
         raise ConfigError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
+    if max_nodes < 1:
+        raise ConfigError(f"--max-nodes {max_nodes}: give at least 1 node per job")
+    if not str(shared).isprintable():      # a line break would end the job script's line
+        raise ConfigError(f"--shared {quoted(str(shared))}: a folder's name without line breaks or control characters")
+    try:
+        command = shlex.split(rmpeer) if rmpeer else rmpeer_command()
+    except ValueError as exc:
+        raise ConfigError(f"--rmpeer {quoted(rmpeer)}: not a command line ({exc})") from None
+    if not command:
+        raise ConfigError("--rmpeer '': give the command that starts rmpeer on the nodes")
     if not shutil.which("sbatch"):
         raise ConfigError("sbatch is not on PATH: the sweep submits a Slurm job")
     shared = Path(shared).resolve()
@@ -71,7 +80,6 @@ def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min
         raise ConfigError(f"--shared {shared}: cannot create it ({exc.strerror})") from None
     names = expand(nodes)
     chunks = [names[i:i + max_nodes] for i in range(0, len(names), max_nodes)]
-    command = shlex.split(rmpeer) if rmpeer else rmpeer_command()
     jobs = []
     import uuid
 
@@ -79,8 +87,11 @@ def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min
     for n, chunk in enumerate(chunks):
         script = shared / f"sweep-{n}.sh"
         write_file(script, batch_script(chunk, tier, shared, command, time_min, run_id))
+        # the log's path on sbatch's command line, not in the script: no name can end a
+        # directive's line there ('%' is sbatch's own pattern character, kept literal)
+        log = str(shared).replace("%", "%%") + "/slurm-%j.out"
         cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []),
-               *([f"--partition={partition}"] if partition else []), str(script)]
+               *([f"--partition={partition}"] if partition else []), f"--output={log}", str(script)]
         # With --wait each sbatch blocks: start them all, then wait for each.
         jobs.append((chunk, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     record = {"nodes": names, "tier": tier, "run_id": run_id, "jobs": [], "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ",
