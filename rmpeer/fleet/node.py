@@ -24,12 +24,13 @@ import contextlib
 import io
 import json
 import os
+import stat
 import sys
 import time
 from pathlib import Path
 
 from rmpeer.errors import (
-    EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError)
+    EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError, quoted)
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 from rmpeer.machine import interrupts
 from rmpeer.machine.deadline import owed_at_exit
@@ -56,7 +57,7 @@ def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | No
     GPUs, whole: it decides its own layouts, and a passive replay of it would read only its
     RM facts, never the faults it was recorded to show. The deadline and --require-complete
     hold for a replay too: they bound the run and judge what it could check, not the GPUs."""
-    args = (["certify", "--output", str(output)] + (["--deadline", deadline] if deadline else [])
+    args = (["certify", "--output", str(output)] + (["--deadline", deadline] if deadline is not None else [])
             + (["--require-complete"] if require_complete else []))
     if replay:
         return args + ["--replay", replay]
@@ -91,9 +92,15 @@ def _usable_folder(output: Path) -> None:
         probe = output / f".rmpeer-probe-{secrets.token_hex(6)}"
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         probe.unlink()
+        status = os.lstat(output / STATUS) if os.path.lexists(output / STATUS) else None
     except OSError as exc:
-        raise ConfigError(f"fleet node: the folder {output} cannot take this node's results "
+        raise ConfigError(f"fleet node: the folder {quoted(str(output), 200)} cannot take this node's results "
                           f"({exc.strerror or exc}): give --output or --shared a folder this user can write") from None
+    # an earlier status.json is replaced (a link planted there is removed, never followed);
+    # a folder or a device node there is no status file to replace
+    if status is not None and not (stat.S_ISREG(status.st_mode) or stat.S_ISLNK(status.st_mode)):
+        raise ConfigError(f"fleet node: {quoted(str(output / STATUS), 200)} is not a file: it cannot hold this "
+                          f"node's status; remove it")
 
 
 def _this_runs_certificate(output: Path, wall: float):

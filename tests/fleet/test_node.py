@@ -207,3 +207,21 @@ def test_a_certificate_planted_as_a_link_to_a_fifo_never_hangs_the_node(tmp_path
     status = json.loads((folder / oc.STATUS).read_text())
     assert done.returncode == 2 and status["exit"] == 2
     assert "symbolic link" in status["line"]
+
+
+def test_a_folder_where_status_json_goes_is_refused_in_one_line(tmp_path):
+    """status.json is a folder (made by mistake, or by another user): it cannot be replaced.
+    That was an internal error (IsADirectoryError), exit 5."""
+    (tmp_path / "n1" / oc.STATUS).mkdir(parents=True)
+    rc, out, err = fleet_node(tmp_path, "n1", HEALTHY, tier="passive")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and "Traceback" not in err
+    assert lines[-1].endswith("status.json' is not a file: it cannot hold this node's status; remove it"), err
+
+
+def test_an_empty_deadline_is_passed_on_and_refused_as_certify_refuses_it(tmp_path):
+    """fleet node --deadline '' dropped the option without a word (the tier's default ran);
+    certify --deadline '' is exit 2."""
+    rc, _, _ = fleet_node(tmp_path, "n1", HEALTHY, "--deadline", "", tier="passive")
+    status = json.loads((tmp_path / "n1" / oc.STATUS).read_text())
+    assert rc == 2 and status["exit"] == 2 and "--deadline ''" in status["line"], status
