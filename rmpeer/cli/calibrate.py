@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rmpeer.errors import ConfigError, EXIT_OK
+from rmpeer.errors import ConfigError, EXIT_OK, quoted
 
 MARGIN = 0.9              # a floor is this fraction of the slowest healthy median
 DEFAULT_RUNS = 5
@@ -119,7 +119,11 @@ def figures_by_key(certs: list, size: int) -> dict:
     for i, cert in enumerate(certs):
         for f in cert.get("bandwidth") or []:
             if f.get("bytes") == size and f.get("op") in ("same-card", "read", "write", "bidirectional"):
-                table.setdefault((f["op"], f["src_card"], f["dst_card"]), {})[i] = f["gbps"]
+                gbps = f.get("gbps")
+                if isinstance(gbps, bool) or not isinstance(gbps, (int, float)) or not 0 < gbps < math.inf:
+                    raise Refused(f"calibrate: run {i + 1}: its {f['op']} {f.get('src_card')}->{f.get('dst_card')} "
+                                  f"figure is {quoted(gbps)} GB/s, not a measured rate: no run rmpeer made")
+                table.setdefault((f["op"], f["src_card"], f["dst_card"]), {})[i] = gbps
     return {k: [v[i] for i in range(len(certs))] for k, v in sorted(table.items()) if len(v) == len(certs)}
 
 
@@ -251,8 +255,19 @@ def write_entry(cal: Calibration, folder: Path, host_facts) -> Path:
             kept += lead + [line]
         lead = []
     text = "".join(kept + lead).rstrip("\n") + "\n\n" + cal.text
+    # the copy must load, and one entry match the host, before it replaces the one there: a
+    # refused entry (exit 2) leaves the folder's matrices as they were
+    import os
+    import tempfile
+
+    fd, trial = tempfile.mkstemp(dir=path.parent, prefix=".topologies-", suffix=".yaml")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        TopologyMatrix(Path(trial)).match(host_facts)
+    finally:
+        os.unlink(trial)
     write_file(path, text, what="calibrate: --write")     # renamed into place: a link is never followed
-    TopologyMatrix(path).match(host_facts)      # the copy loads, and one entry matches the host
     return path
 
 
@@ -314,6 +329,14 @@ def _load(path: str) -> dict:
                           f"{getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"calibrate: {path} is not a readable certificate: not a JSON object")
+    from rmpeer.model.result import RunResult
+
+    try:        # every field of the kind rmpeer writes (a host that is text, links that are a list: exit 2)
+        RunResult.from_dict(doc)
+        if not all(isinstance(f, dict) for f in doc.get("bandwidth") or []):
+            raise TypeError("its bandwidth holds a figure that is not a mapping")
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"calibrate: {path} is not a certificate rmpeer wrote: {exc}") from None
     return doc
 
 

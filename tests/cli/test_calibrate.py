@@ -140,6 +140,11 @@ REFUSALS = [
     ("host", lambda c: c["host"]["cards"][1].update(name="NVIDIA H100 80GB HBM3"), "runs of different hosts: cards"),
     ("links", lambda c: c["links"]["1"].update(active=17), "runs of different hosts: active NVLinks"),
     ("spread", _spread, "more than the warning band 5%"),
+    # found by a hostile-input hunt: each was exit 5 (a traceback), or negative floors at exit 0
+    ("gbps-zero", lambda c: [f.update(gbps=0) for f in c["bandwidth"]], "figure is '0' GB/s, not a measured rate"),
+    ("gbps-negative", lambda c: [f.update(gbps=-400) for f in c["bandwidth"]], "'-400' GB/s, not a measured rate"),
+    ("host-is-a-number", lambda c: c.update(host=1), "not a certificate rmpeer wrote: the result's host is '1'"),
+    ("bandwidth-of-numbers", lambda c: c.update(bandwidth=[1, 2]), "its bandwidth holds a figure that is not a mapping"),
 ]
 
 
@@ -224,3 +229,24 @@ def test_writing_twice_into_one_copy_leaves_one_entry_and_every_other(tmp_path, 
     assert set(written.topologies) == shipped and written.match(facts).name == "h200x2-nv18"
     assert written.get("h200x2-nv18").floors.bidirectional_gbps == cal.entry["floors"]["bidirectional_gbps"]
     assert (tmp_path / "m" / "drivers.yaml").is_file()     # a whole copy, for RMPEER_MATRICES
+
+
+def test_an_entry_that_does_not_load_leaves_the_copy_as_it_was(tmp_path, certificates):
+    """calibrate --write wrote the new topologies.yaml, then checked that it loads: a refused
+    entry (exit 2) left a copy under which every later certify was exit 2 (a hostile-input hunt)."""
+    import dataclasses
+
+    from rmpeer.cli.calibrate import write_entry
+    from rmpeer.errors import ConfigError
+    from rmpeer.model.host import HostFacts
+
+    good = [certificates[r][1] for r in HEALTHY_TWO]
+    facts = HostFacts.from_dict(good[0]["host"])
+    cal = calibrate(good, ["a", "b"], matched="h200x2-nv18")
+    path = write_entry(cal, tmp_path / "m", facts)
+    before = path.read_bytes()
+    broken = dataclasses.replace(cal, text=cal.text + "    no_such_key: 1\n")     # the schema refuses it
+    with pytest.raises(ConfigError):
+        write_entry(broken, tmp_path / "m", facts)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "m").iterdir() if p.name.startswith(".")) == []
