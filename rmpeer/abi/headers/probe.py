@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -53,7 +54,7 @@ def tree_release(src: Path) -> str | None:
     """The release a source tree is (NVIDIA_VERSION in its version.mk)."""
     mk = Path(src) / "version.mk"
     if mk.is_file():
-        m = re.search(r"^NVIDIA_VERSION\s*=\s*(\S+)", mk.read_text(errors="replace"), re.M)
+        m = re.search(r"^NVIDIA_VERSION\s*=\s*(\S+)", _text(mk), re.M)
         if m:
             return m.group(1)
     return None
@@ -72,7 +73,9 @@ def _declared(src: Path, names: set) -> tuple[list[str], frozenset]:
     for root in INCLUDE_ROOTS:
         base = Path(src) / root
         for path in sorted(base.rglob("*.h")):
-            text = path.read_text(errors="replace")
+            if not path.is_file():      # a folder, a broken link, a FIFO (its read never ends) is no header
+                continue
+            text = _text(path)
             enums = set(_ENUMERATOR.findall(text)) & names
             declared = (set(_DEFINE.findall(text)) | set(_TYPEDEF_END.findall(text))
                         | set(_TYPEDEF_LINE.findall(text)) | enums) & names
@@ -83,8 +86,20 @@ def _declared(src: Path, names: set) -> tuple[list[str], frozenset]:
     return headers, frozenset(enumerators)
 
 
-def _compiler() -> str:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _compiler() -> tuple:
+    """The C compiler's command: CC as the shell splits it (CC="ccache gcc"), else cc, gcc or clang."""
+    try:
+        cc = tuple(shlex.split(os.environ.get("CC") or "")) or tuple(
+            filter(None, [shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")]))
+    except ValueError as exc:
+        raise ConfigError(f"CC={os.environ.get('CC')!r}: not a command ({exc})") from None
     if not cc:
         raise ConfigError("no C compiler found (cc, gcc or clang): it measures the structs in the headers")
     return cc
@@ -96,12 +111,15 @@ def _prelude(headers) -> str:
 
 
 def _run(cmd, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    except OSError as exc:
+        raise ConfigError(f"{cmd[0]}: cannot run it ({exc.strerror or exc}); set CC to a C compiler") from None
 
 
 def _macro_bodies(cc, flags, prelude, work) -> dict[str, str]:
     (work / "macros.c").write_text(prelude)
-    done = _run([cc, *flags, "-E", "-dM", "macros.c"], work)
+    done = _run([*cc, *flags, "-E", "-dM", "macros.c"], work)
     if done.returncode:
         raise ConfigError(f"the headers do not preprocess: {done.stderr.strip().splitlines()[:3]}")
     bodies = {}
@@ -157,7 +175,7 @@ def _compile(cc, flags, prelude, lines, work) -> tuple[Path, set[int]]:
     for _ in range(6):
         body = "".join(("\n" if i in dropped else line + "\n") for i, line in enumerate(lines))
         (work / "probe.c").write_text(head + body + "return 0;\n}\n")
-        done = _run([cc, *flags, "-w", "-fmax-errors=0", "-o", "probe", "probe.c"], work)
+        done = _run([*cc, *flags, "-w", "-fmax-errors=0", "-o", "probe", "probe.c"], work)
         if done.returncode == 0:
             return work / "probe", dropped
         bad = {int(n) - first for n in _ERROR_LINE.findall(done.stderr)} & set(range(len(lines)))

@@ -47,3 +47,40 @@ def test_enumerators_are_measured_and_a_missing_one_left_out(tmp_path):
     tree = tree_abi(src, DriverMatrix(path))
     assert tree["constants"] == {"DEMO_STATE_SKIP": 1, "DEMO_STATE_READY": 4, "DEMO_STATE_LAST": 7}
     assert tree["structs"]["DEMO_STATE_PARAMS"]["size"] == 4
+
+
+# -- a source tree or a compiler it cannot use (a hostile-input hunt: each was exit 5 or a hang) --
+
+def _minimal_tree(root):
+    """version.mk, the three include folders and an empty nvtypes.h: a tree that runs."""
+    for r in INCLUDE_ROOTS:
+        (root / r).mkdir(parents=True)
+    (root / "version.mk").write_text("NVIDIA_VERSION = 580.65.06\n")
+    (root / INCLUDE_ROOTS[0] / "nvtypes.h").write_text("")
+    return root
+
+
+def _from_headers(src, **env):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "rmpeer", "abi", "from-headers", str(src)], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **env})
+
+
+@pytest.mark.parametrize("odd", ["folder", "broken-link", "fifo"])
+def test_a_header_name_that_is_no_header_is_passed_over(tmp_path, odd):
+    src = _minimal_tree(tmp_path / "src")
+    path = src / INCLUDE_ROOTS[1] / "odd.h"
+    {"folder": path.mkdir, "broken-link": lambda: path.symlink_to("/nonexistent"), "fifo": lambda: os.mkfifo(path)}[odd]()
+    done = _from_headers(src)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("cc, says", [("/nonexistent/cc", "/nonexistent/cc: cannot run it"),
+                                      ("no-such-wrapper gcc", "no-such-wrapper: cannot run it"), ("'a", "not a command")])
+def test_a_compiler_it_cannot_run_is_one_line(tmp_path, cc, says):
+    done = _from_headers(_minimal_tree(tmp_path / "src"), CC=cc)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and says in lines[0], done.stderr
