@@ -93,12 +93,18 @@ def fitness_facts(args, out=print) -> int:
     from rmpeer.abi.drivers import DriverMatrix
     from rmpeer.abi.headers.fitnessfacts import NAMES, collect, default_tags, load_names, render
     from rmpeer.abi.headers.sources import driver_source, tags_of
-    from rmpeer.safewrite import write_file
+    from rmpeer.machine.writable import writable
+    from rmpeer.safewrite import make_folder, write_file
 
+    output = writable("-o", args.output, folder=False)      # before the work: exit 2 at once
     src = driver_source(args.src)
     names = load_names(Path(args.names) if args.names else NAMES)
     tags = args.tags or default_tags(tags_of(src), DriverMatrix())
     data = render(collect(src, tags, names))
-    write_file(Path(args.output), data)
+    try:
+        make_folder(output.parent, what="-o")
+        write_file(output, data)
+    except OSError as exc:
+        raise ConfigError(f"-o {output}: cannot write it ({exc.strerror or exc})") from None
     out(f"{len(tags)} tags ({tags[0]} .. {tags[-1]}) -> {args.output} ({len(data)} bytes)")
     return EXIT_OK

@@ -41,8 +41,17 @@ _EXPORT = re.compile(r"/\*methodId=\*/\s*(0x[0-9a-fA-F]+)u?,.*?/\*func=\*/\s*\"(
 
 def load_names(path: Path = NAMES) -> dict:
     doc = load_yaml(path)
-    return {"strip": doc.get("strip", ""), "structs": doc.get("structs") or {},
-            "constants": doc.get("constants") or [], "controls": doc.get("controls") or []}
+    names = {"strip": doc.get("strip", ""), "structs": doc.get("structs") or {},
+             "constants": doc.get("constants") or [], "controls": doc.get("controls") or []}
+    # its shape, checked once: a list where a mapping belongs was an AttributeError mid-run
+    shapes = (isinstance(names["strip"], str) and isinstance(names["structs"], dict)
+              and all(isinstance(v, list) and all(isinstance(f, str) for f in v) for v in names["structs"].values())
+              and all(isinstance(names[k], list) and all(isinstance(n, str) for n in names[k])
+                      for k in ("constants", "controls")))
+    if not shapes:
+        raise ConfigError(f"{path}: not a names file: strip is text, structs maps each struct to a list of its "
+                          f"fields, constants and controls are lists of names")
+    return names
 
 
 def wanted(names: dict) -> Wanted:
@@ -92,10 +101,12 @@ def collect(src: Path, tags: list[str], names: dict) -> dict[str, dict]:
     absent = [t for t in tags if t not in available]
     if absent:
         raise ConfigError(f"{src} has no tag {', '.join(absent)} (git -C {src} fetch --tags)")
+    if len(set(tags)) != len(tags):
+        raise ConfigError(f"--tags: a tag is given twice ({', '.join(sorted({t for t in tags if tags.count(t) > 1}))})")
     out = {}
     with tempfile.TemporaryDirectory(prefix="rmpeer-facts-") as tmp:
         for tag in tags:
-            dest = Path(tmp) / tag
+            dest = Path(tmp) / str(len(out))      # a tag's name may hold '/': never a path here
             dest.mkdir()
             out[tag] = tag_facts(archive_into(src, tag, dest, ("version.mk", *INCLUDE_ROOTS, EXPORTS)), names)
     return out

@@ -22,6 +22,7 @@ from pathlib import Path
 from rmpeer.abi.drivers import SECTIONS, DriverMatrix, version_key
 from rmpeer.abi.headers.fromheaders import tree_abi
 from rmpeer.abi.headers.probe import INCLUDE_ROOTS
+from rmpeer.errors import ConfigError
 from rmpeer.paths import fixtures_dir
 from rmpeer.safewrite import write_file
 from rmpeer.tables.load import parse_bits
@@ -106,8 +107,11 @@ def tags_between(mirror: Path, first: str, last: str) -> list[str]:
 
 def archive_into(repo: Path, tag: str, dest: Path, paths=("version.mk", *INCLUDE_ROOTS)) -> Path:
     """`paths` of `tag` from a clone's history, written under dest (nothing is checked out)."""
-    archive = subprocess.run(["git", "-C", str(repo), "archive", tag, *paths], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    done = subprocess.run(["git", "-C", str(repo), "archive", tag, *paths], capture_output=True)
+    if done.returncode:      # a tag that lacks one of the paths, or no clone at all
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ConfigError(f"{repo}: git archive {tag} failed: {said[0] if said else f'exit {done.returncode}'}")
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=done.stdout, check=True)
     return dest
 
 

@@ -154,3 +154,55 @@ def test_the_real_tags_give_the_committed_fixture_byte_for_byte(tmp_path):
     done = rmpeer(src, "--tags", *tags, "-o", out)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == committed
+
+
+# -- input it cannot use: one line, exit 2 (a hostile-input hunt: each was exit 5) -----------
+
+def _bare_tag(repo, tag):
+    """A tag whose tree lacks the include folders the archive asks for."""
+    shutil.rmtree(repo / INCLUDE_ROOTS[1])
+    (repo / "version.mk").write_text(f"NVIDIA_VERSION = {tag}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", tag)
+    git(repo, "tag", tag)
+
+
+def _refusal(done):
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def test_a_tag_given_twice_is_refused(tmp_path, clone):
+    repo, names = clone
+    said = _refusal(rmpeer(repo, "--tags", "100.10.01", "100.10.01", "--names", names, "-o", tmp_path / "f.json"))
+    assert "a tag is given twice (100.10.01)" in said
+
+
+def test_a_tag_with_a_slash_in_its_name_is_read(tmp_path, clone):
+    repo, names = clone
+    git(repo, "tag", "rel/100.10.01", "100.10.01")
+    done = rmpeer(repo, "--tags", "rel/100.10.01", "--names", names, "-o", tmp_path / "f.json")
+    assert done.returncode == 0, done.stderr
+    assert "rel/100.10.01" in json.loads((tmp_path / "f.json").read_text())["tags"]
+
+
+def test_a_tag_that_lacks_the_headers_is_refused(tmp_path, clone):
+    repo, names = clone
+    _bare_tag(repo, "100.30.01")
+    said = _refusal(rmpeer(repo, "--tags", "100.30.01", "--names", names, "-o", tmp_path / "f.json"))
+    assert "git archive 100.30.01 failed" in said
+
+
+def test_an_output_it_cannot_write_is_refused_before_the_work(tmp_path, clone):
+    repo, names = clone
+    (tmp_path / "file").write_text("")
+    said = _refusal(rmpeer(repo, "--tags", "100.10.01", "--names", names, "-o", tmp_path / "file" / "f.json"))
+    assert said.startswith("rmpeer: -o ") and "cannot write there" in said
+
+
+def test_a_names_file_of_another_shape_is_refused(tmp_path, clone):
+    repo, _ = clone
+    (tmp_path / "names.yaml").write_text("structs: [1]\n")
+    said = _refusal(rmpeer(repo, "--tags", "100.10.01", "--names", tmp_path / "names.yaml", "-o", tmp_path / "f.json"))
+    assert "not a names file" in said
