@@ -134,8 +134,16 @@ def make_folder(path, *, mode: int = 0o755, what: str | None = None) -> Path:
         if problem:
             raise UnsafeTarget(f"{named}: refused as an output folder: {problem}")
         if attempt == 0:
-            path.mkdir(parents=True, exist_ok=True, mode=mode)
+            make_missing(path, mode=mode)
     return path
+
+
+def make_missing(path, *, mode: int = 0o755) -> None:
+    """Each missing folder of `path` made with `mode`, its parents too: mkdir -p gives them
+    0777 less the umask, which under a hook's umask of 0 is a folder anyone could write."""
+    path = Path(path)
+    for folder in reversed([p for p in (path, *path.parents) if not os.path.lexists(p)]):
+        folder.mkdir(mode=mode, exist_ok=True)
 
 
 class UntrustedFile(ConfigError):

@@ -36,7 +36,7 @@ from rmpeer.machine import interrupts
 from rmpeer.machine.deadline import owed_at_exit
 from rmpeer.machine.signing import read_certificate
 from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
-from rmpeer.safewrite import write_file
+from rmpeer.safewrite import make_missing, write_file
 
 STAND_IN = "RMPEER_STAND_IN"
 VERDICT_OF_EXIT = {EXIT_OK: CERTIFIED, EXIT_NOT_CERTIFIED: NOT_CERTIFIED, EXIT_DEGRADED: DEGRADED}
@@ -86,7 +86,7 @@ def _usable_folder(output: Path) -> None:
     import secrets
 
     try:
-        output.mkdir(parents=True, exist_ok=True)
+        make_missing(output)        # 0755 whatever the hook's umask, the parents too
         if output.is_symlink() or not output.is_dir():
             raise NotADirectoryError(20, "not a folder")
         probe = output / f".rmpeer-probe-{secrets.token_hex(6)}"

@@ -225,3 +225,14 @@ def test_an_empty_deadline_is_passed_on_and_refused_as_certify_refuses_it(tmp_pa
     rc, _, _ = fleet_node(tmp_path, "n1", HEALTHY, "--deadline", "", tier="passive")
     status = json.loads((tmp_path / "n1" / oc.STATUS).read_text())
     assert rc == 2 and status["exit"] == 2 and "--deadline ''" in status["line"], status
+
+
+def test_the_nodes_folders_are_not_writable_by_others_under_a_umask_of_0(tmp_path):
+    """A hook run with umask 0 (slurmd's or NPD's own) made the state folders 0777: another
+    user could then plant or change what the next run reads (a hostile-input hunt)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RMPEER_STAND_IN", "SLURMD_NODENAME")}
+    env.update(NODE_NAME="n1", RMPEER_STAND_IN=str(HEALTHY))
+    subprocess.run([RMPEER, "fleet", "node", "--tier", "passive", "--output", str(tmp_path / "state" / "health")],
+                   env=env, capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.umask(0))
+    for folder in (tmp_path / "state", tmp_path / "state" / "health"):
+        assert folder.is_dir() and folder.stat().st_mode & 0o022 == 0, oct(folder.stat().st_mode)
