@@ -30,12 +30,13 @@ import time
 from pathlib import Path
 
 from rmpeer.errors import (
-    EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError, quoted)
+    EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError)
 from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
 from rmpeer.machine import interrupts
 from rmpeer.machine.deadline import owed_at_exit
 from rmpeer.machine.signing import read_certificate
 from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.render.text import escaped     # a folder's name is input: one line, never a control
 from rmpeer.safewrite import make_missing, write_file
 
 STAND_IN = "RMPEER_STAND_IN"
@@ -94,12 +95,12 @@ def _usable_folder(output: Path) -> None:
         probe.unlink()
         status = os.lstat(output / STATUS) if os.path.lexists(output / STATUS) else None
     except OSError as exc:
-        raise ConfigError(f"fleet node: the folder {quoted(str(output), 200)} cannot take this node's results "
+        raise ConfigError(f"fleet node: the folder {escaped(output)} cannot take this node's results "
                           f"({exc.strerror or exc}): give --output or --shared a folder this user can write") from None
     # an earlier status.json is replaced (a link planted there is removed, never followed);
     # a folder or a device node there is no status file to replace
     if status is not None and not (stat.S_ISREG(status.st_mode) or stat.S_ISLNK(status.st_mode)):
-        raise ConfigError(f"fleet node: {quoted(str(output / STATUS), 200)} is not a file: it cannot hold this "
+        raise ConfigError(f"fleet node: {escaped(output / STATUS)} is not a file: it cannot hold this "
                           f"node's status; remove it")
 
 

@@ -216,7 +216,7 @@ def test_a_folder_where_status_json_goes_is_refused_in_one_line(tmp_path):
     rc, out, err = fleet_node(tmp_path, "n1", HEALTHY, tier="passive")
     lines = [line for line in err.splitlines() if line.strip()]
     assert rc == 2 and "Traceback" not in err
-    assert lines[-1].endswith("status.json' is not a file: it cannot hold this node's status; remove it"), err
+    assert lines[-1].endswith("status.json is not a file: it cannot hold this node's status; remove it"), err
 
 
 def test_an_empty_deadline_is_passed_on_and_refused_as_certify_refuses_it(tmp_path):
@@ -236,3 +236,14 @@ def test_the_nodes_folders_are_not_writable_by_others_under_a_umask_of_0(tmp_pat
                    env=env, capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.umask(0))
     for folder in (tmp_path / "state", tmp_path / "state" / "health"):
         assert folder.is_dir() and folder.stat().st_mode & 0o022 == 0, oct(folder.stat().st_mode)
+
+
+def test_a_folder_it_cannot_use_is_named_on_one_line(tmp_path):
+    """A line break in --output came through raw: the refusal spanned two lines."""
+    (tmp_path / "file").write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in ("RMPEER_STAND_IN", "SLURMD_NODENAME")}
+    done = subprocess.run([RMPEER, "fleet", "node", "--tier", "passive", "--output", str(tmp_path / "file" / "a\nb")],
+                          env={**env, "NODE_NAME": "n1"}, capture_output=True, text=True, timeout=60)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "file/a\\nb cannot take this node's results" in lines[0], \
+        done.stderr
