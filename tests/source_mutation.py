@@ -284,6 +284,25 @@ MUTANTS = {
         "certify prints a recording's file name raw: a screen clear in its name reaches the terminal",
         "rmpeer/cli/certify.py", "    return escaped(f\"REPLAY of", "    return (f\"REPLAY of",
         ("tests/cli/test_certify_input.py::test_a_recording_and_an_output_named_with_escapes_reach_no_terminal_raw",)),
+    "sweep-shared-unchecked": M(
+        "fleet sweep takes a --shared holding a line break (it ended a line of the job script)",
+        "rmpeer/fleet/sweep.py", "    if not str(shared).isprintable():", "    if False:",
+        ("tests/fleet/test_sweep.py::test_a_sweep_it_cannot_submit_is_refused_before_anything_is_made"
+         "[options0-without line breaks or control characters]",)),
+    "hook-log-through-a-link": M(
+        "the Slurm prolog appends to RMPEER_LOG_FILE through a link planted at its name",
+        "rmpeer/integrations/slurm/rmpeer-prolog", '{ [ -L "$RMPEER_LOG_FILE" ] || ', "{ ",
+        ("tests/integrations/test_hook_log.py::test_a_planted_log_file_is_neither_followed_nor_opened"
+         "[link-rmpeer-prolog]",)),
+    "calibrate-writes-before-it-checks": M(
+        "calibrate --write replaces the folder's topologies.yaml before it checks that the new one loads",
+        "rmpeer/cli/calibrate.py", "        TopologyMatrix(Path(trial)).match(host_facts)",
+        "        write_file(path, text, what='calibrate: --write'); TopologyMatrix(path).match(host_facts)",
+        ("tests/cli/test_calibrate.py::test_an_entry_that_does_not_load_leaves_the_copy_as_it_was",)),
+    "calibrate-takes-any-figure": M(
+        "calibrate takes a 0 or negative GB/s figure (a ZeroDivisionError, or floors below 0)",
+        "rmpeer/cli/calibrate.py", "or not 0 < gbps < math.inf:", "or not -math.inf < gbps < math.inf:",
+        ("tests/cli/test_calibrate.py::test_calibrate_refuses_in_one_line_with_exit_2[gbps-negative]",)),
     "refused-open-is-no-reason": M(
         "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
         "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
