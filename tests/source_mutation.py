@@ -271,8 +271,8 @@ MUTANTS = {
          "[0-5000000-CUDA_VISIBLE_DEVICES]",)),
     "unreachable-output-is-an-internal-error": M(
         "an output under a folder this user may not enter (EACCES, ENAMETOOLONG, ELOOP) is exit 5, not 2",
-        "rmpeer/safewrite.py", "    except OSError as exc:\n        return None, f\"it cannot be looked up",
-        "    except ZeroDivisionError as exc:\n        return None, f\"it cannot be looked up",
+        "rmpeer/machine/writable.py", "        pass\n    except OSError as exc:\n        raise ConfigError(f\"{option} {given}",
+        "        pass\n    except ZeroDivisionError as exc:\n        raise ConfigError(f\"{option} {given}",
         ("tests/system/test_user_hunt.py::test_row[--output under a loop of links]",)),
     "node-name-takes-c1-controls": M(
         "a node name's 8-bit CSI or right-to-left override reaches JUnit and Allure raw",

@@ -46,7 +46,7 @@ def describe_call(rec, abi) -> str:
     from rmpeer.render.health_calls import describe_lists
     from rmpeer.render.text import escaped
 
-    head = escaped(f"#{rec.seq:<6} {rec.op:<11} {rec.label}")
+    head = f"#{rec.seq:<6} {rec.op:<11} {rec.label}"
     if rec.op == "ioctl":
         status = f" -> {rec.status_name}" if rec.status_name else (f" -> errno {rec.errno}" if rec.errno else "")
         escape = f", escape {rec.escape:#x}" if isinstance(rec.escape, int) else ""

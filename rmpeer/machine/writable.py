@@ -37,9 +37,13 @@ def writable(option: str, text, *, folder: bool) -> Path:
         raise ConfigError(f"{option} needs a {'folder' if folder else 'file'} (an empty name would write "
                           f"into the current directory)")
     given = Path(text).absolute()
+    try:        # a folder above it this user may not enter, a name too long, a loop of links above it
+        os.lstat(given)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        raise ConfigError(f"{option} {given}: cannot write there ({exc.strerror or exc})") from None
     problem = folder_problem(given) if folder else target_problem(given)
-    if problem and problem.startswith("it cannot be looked up"):   # EACCES above it, ENAMETOOLONG, ELOOP
-        raise ConfigError(f"{option} {given}: cannot write there ({problem[len('it cannot be looked up ('):-1]})")
     if problem == "it is a folder":
         raise ConfigError(f"{option} {given} is a directory: name the file to write")
     if problem:        # checked before resolve(): resolve() would follow the link
