@@ -1,6 +1,6 @@
 """`rmpeer certify` on input another user may have written: an --if-stale certificate nested
 past Python's reach or holding terminal controls, and recordings derived from a committed one
-(fixtures/transcripts, the first 1 x H200 one) with one field changed: a host card whose
+(fixtures/transcripts, a 1 x H200 one of one layout) with one field changed: a host card whose
 device number is a list, a recorded selection without its cards, a kernel-log reason holding
 terminal controls. Each is exit 2 naming the problem, or its words are shown escaped; never
 an internal error. Each case failed before its fix (a hostile-input hunt)."""
@@ -17,7 +17,9 @@ import pytest
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
-ONE = sorted(transcripts_dir().glob("h200x1-*.jsonl.gz"))[0]
+# a 1 x H200 recording of one layout (one-per-card) with every host note: what these cases
+# change is the host's input, which a longer run would only repeat
+ONE = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "evidence"   # the checkout's (a wheel has no docs/)
 ESC = "\x1b[31mEVIL\x07"
 
