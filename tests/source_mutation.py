@@ -299,6 +299,12 @@ MUTANTS = {
         "rmpeer/cli/calibrate.py", "        TopologyMatrix(Path(trial)).match(host_facts)",
         "        write_file(path, text, what='calibrate: --write'); TopologyMatrix(path).match(host_facts)",
         ("tests/cli/test_calibrate.py::test_an_entry_that_does_not_load_leaves_the_copy_as_it_was",)),
+    "replay-keeps-a-read-back-by-its-first-value": M(
+        "a replay keeps a mapping's rebuilt read-back while the next one starts with the same word (a read-back "
+        "that differs further on is compared as the earlier bytes)",
+        "rmpeer/shim/replay.py", "        if runs != self._holds:",
+        "        if self._holds is None or runs[0][2] != self._holds[0][2]:",
+        ("tests/shim/test_replay.py::test_a_read_back_that_differs_from_the_one_before_is_checked_as_read",)),
     "calibrate-takes-any-figure": M(
         "calibrate takes a 0 or negative GB/s figure (a ZeroDivisionError, or floors below 0)",
         "rmpeer/cli/calibrate.py", "or not 0 < gbps < math.inf:", "or not -math.inf < gbps < math.inf:",

@@ -2,7 +2,10 @@
 replay a real recording, and the suite fails, saying what broke. The unchanged replay of the
 same selection passes, so each failure is the mutant's doing."""
 
+import gzip
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,3 +166,33 @@ def test_a_replay_takes_an_optional_reading_only_where_the_recording_made_it():
     assert not recorded_next(shim, first.op, first.label + ":another")
     assert not recorded_next(shim, "observe", "teardown:own:before:pid")
     assert recorded_next(LiveShim(), "observe", "anything")   # live: always taken
+
+
+QUICK_TWO = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
+
+
+@pytest.mark.skipif(not QUICK_TWO.is_file(), reason=f"no {QUICK_TWO.name} in fixtures/transcripts/")
+def test_a_read_back_that_differs_from_the_one_before_is_checked_as_read(tmp_path):
+    """The replay keeps a mapping's rebuilt read-back while the next one holds the same word
+    runs. Derived from the 2 x H200 quick recording: the first read-back that repeats the one
+    before it (same mapping, same runs) now holds another session's pattern in its second
+    half. The byte check must see it: a replay that kept the earlier bytes would pass."""
+    lines = gzip.decompress(QUICK_TWO.read_bytes()).decode().splitlines()
+    last, at = {}, None
+    for i, line in enumerate(lines):
+        if '"mem.view"' in line:
+            rec = json.loads(line)
+            if last.get(rec["label"]) == rec["extra"]["runs"]:
+                at = i
+                break
+            last[rec["label"]] = rec["extra"]["runs"]
+    assert at is not None, "the recording repeats no read-back"
+    rec = json.loads(lines[at])
+    (first, count, value), = rec["extra"]["runs"]
+    rec["extra"]["runs"] = [[first, count // 2, value], [first + count // 2, count - count // 2, value + (1 << 40)]]
+    lines[at] = json.dumps(rec)
+    derived = tmp_path / "repeated-read-back-changed.jsonl.gz"
+    derived.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    rc, out = replay(recording=str(derived), layout=None)
+    assert rc != 0 and re.search(r"^1 failed, ", out, re.M), out[-3000:]     # that read-back's check alone
+    assert f"bytes differ, the first at offset {(first + count // 2) * 8:#x}" in out, out[-3000:]
