@@ -41,17 +41,6 @@ def matrices_dir() -> Path:
     return Path(override).expanduser() if override else _shipped("matrices")
 
 
-def matrices_digest() -> str:
-    """sha256 of the matrices a run uses (names and bytes): certificates and fingerprints
-    record it, so a changed matrix makes an old certificate stale."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for path in sorted(matrices_dir().glob("*.yaml")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return "sha256:" + h.hexdigest()
-
-
 def suites_dir() -> Path:
     """suites/: the test modules `rmpeer certify` runs."""
     return _shipped("suites")

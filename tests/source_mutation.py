@@ -305,6 +305,17 @@ MUTANTS = {
         "rmpeer/shim/replay.py", "        if runs != self._holds:",
         "        if self._holds is None or runs[0][2] != self._holds[0][2]:",
         ("tests/shim/test_replay.py::test_a_read_back_that_differs_from_the_one_before_is_checked_as_read",)),
+    "matrices-digest-reads-any-file": M(
+        "the matrices' digest reads whatever is named *.yaml in the folder (a FIFO blocks the run's end, "
+        "/dev/zero fills the memory)",
+        "rmpeer/tables/load.py", "        if not stat.S_ISREG(found.st_mode):\n            raise MatrixError(path, \"file\", \"not a regular file (every",
+        "        if False:\n            raise MatrixError(path, \"file\", \"not a regular file (every",
+        ("tests/tables/test_load.py::test_a_matrices_folder_holding_no_regular_file_is_refused_before_the_run[link-to-dev-zero-full]",)),
+    "matrices-digested-only-at-the-end": M(
+        "the matrices folder is digested only when the run is judged: a folder there is an internal error "
+        "after the run, not exit 2 before it",
+        "rmpeer/run/spec.py", "    matrices_digest()\n    if req.replay:", "    if req.replay:",
+        ("tests/tables/test_load.py::test_a_matrices_folder_holding_no_regular_file_is_refused_before_the_run[folder-full]",)),
     "calibrate-takes-any-figure": M(
         "calibrate takes a 0 or negative GB/s figure (a ZeroDivisionError, or floors below 0)",
         "rmpeer/cli/calibrate.py", "or not 0 < gbps < math.inf:", "or not -math.inf < gbps < math.inf:",

@@ -18,7 +18,7 @@ from rmpeer.judge.health import health_findings
 from rmpeer.judge.unchecked import not_checked, refusals
 from rmpeer.judge.verdict import judge
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, Finding, RunResult, node_name
-from rmpeer.paths import matrices_digest
+from rmpeer.tables.load import matrices_digest
 from rmpeer.run.fingerprint import platform_fingerprint, recorded_fingerprint
 from rmpeer.run.freshness import parse_valid_for, valid_until
 

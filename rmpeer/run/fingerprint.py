@@ -23,11 +23,11 @@ from pathlib import Path
 
 from rmpeer import __version__
 from rmpeer.errors import ConfigError
-from rmpeer.paths import matrices_dir, matrices_digest
+from rmpeer.paths import matrices_dir
 from rmpeer.rm.health import identity
 from rmpeer.rm.host import read_proc_version, read_proc_gpus
 from rmpeer.safewrite import read_own, make_folder, write_file
-from rmpeer.tables.load import load_yaml
+from rmpeer.tables.load import load_yaml, matrices_digest
 
 FORMAT = "rmpeer-fingerprint/1"
 MODULE_NAME = "nvidia"

@@ -28,7 +28,7 @@ from rmpeer.machine.selection import host_view, state_cards
 from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
 from rmpeer.machine.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
 from rmpeer.model.result import INFO, UNFINISHED, Finding
-from rmpeer.paths import matrices_digest
+from rmpeer.tables.load import matrices_digest
 from rmpeer.rm.errors import RmError
 from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime

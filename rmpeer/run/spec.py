@@ -30,6 +30,7 @@ from rmpeer.run.freshness import parse_valid_for
 from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
 from rmpeer.shim.recording import read_recording
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
+from rmpeer.tables.load import matrices_digest
 from rmpeer.tables.topology import TopologyMatrix
 
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
@@ -156,6 +157,8 @@ def from_request(req: CertifyRequest) -> RunSpec:
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
     if req.replay is not None and not str(req.replay).strip():     # `--replay "$UNSET"`: never a live run
         raise ConfigError("--replay needs a recording (an empty name would certify this host's GPUs instead)")
+    # the matrices folder, read whole at the run's end for its digest: exit 2 now, never a hang then
+    matrices_digest()
     if req.replay:
         refused = [flag for flag, given in (("--rm-abi", req.rm_abi), ("--extent", req.extent),
                                             ("--record", req.record), ("--no-boost", req.no_boost),
@@ -193,6 +196,7 @@ def from_pytest_options(getoption) -> list:
         pattern_seed = int(seed, 0) & 0xFFFF if seed else None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    matrices_digest()      # as from_request: a matrices folder the run could not digest is refused now
     replays = getoption("--rm-replay")
     live = None if replays else live_target()
     if live is not None:

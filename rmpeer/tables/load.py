@@ -61,6 +61,37 @@ def load_yaml(path: Path) -> dict:
     return _parse(str(path), path.stat().st_mtime_ns)
 
 
+MAX_MATRIX_BYTES = 16 << 20     # a matrix is a few KiB: more is not one
+
+
+def matrices_digest() -> str:
+    """sha256 of the matrices a run uses (names and bytes): certificates and fingerprints
+    record it, so a changed matrix makes an old certificate stale. Every *.yaml of the folder
+    counts, loaded or not, so each must be a regular file of a matrix's size: a FIFO there
+    would block the run's end (and its signal handler's outputs) for ever, /dev/zero would
+    fill the memory."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(matrices_dir().glob("*.yaml")):
+        try:
+            found = path.stat()
+        except OSError as exc:     # a link to nothing, a loop of links
+            raise MatrixError(path, "file", f"cannot be read ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(found.st_mode):
+            raise MatrixError(path, "file", "not a regular file (every *.yaml of the matrices folder is "
+                                            "a matrix, and its bytes are in the certificate's fingerprint)")
+        if found.st_size > MAX_MATRIX_BYTES:
+            raise MatrixError(path, "file", f"{found.st_size} bytes: a matrix is at most {MAX_MATRIX_BYTES} bytes")
+        try:
+            with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as f:
+                data = f.read(MAX_MATRIX_BYTES + 1)
+        except OSError as exc:
+            raise MatrixError(path, "file", f"cannot be read ({exc.strerror or exc})") from None
+        h.update(path.name.encode() + b"\0" + data)
+    return "sha256:" + h.hexdigest()
+
+
 @lru_cache(maxsize=32)
 def _parse(path: str, mtime_ns: int) -> dict:
     try:
