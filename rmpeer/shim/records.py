@@ -312,6 +312,8 @@ def _parse_line(path, n, raw_line: bytes, *, after_header: bool) -> dict:
             raise TranscriptError(f"{path}: line {n}: truncated: the last line is cut off "
                                   f"(the recording stopped mid-write)") from None
         what = "" if after_header else f"; not an {FORMAT} recording"
+        if not isinstance(exc, json.JSONDecodeError):     # Python's own bound: a number past 4300 digits
+            raise TranscriptError(f"{path}: line {n}: a number longer than any rmpeer writes{what}") from None
         raise TranscriptError(f"{path}: line {n}: not JSON ({exc.msg} at column {exc.colno}){what}") from None
     if not isinstance(d, dict):
         raise TranscriptError(f"{path}: line {n}: not a JSON object")

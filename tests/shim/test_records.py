@@ -1,0 +1,43 @@
+"""rmpeer.shim.records: a recording's lines are input. A number longer than Python converts
+(4300 digits) on a call line was an AttributeError in the parser's own message (exit 5) for
+certify --replay and rmpeer show, where any other line that is not JSON is exit 2 naming it (a
+hostile-input hunt). The recording is derived from the 1 x H200 one-layout one: one line of
+digits inserted after its 50th line."""
+
+import gzip
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rmpeer.errors import TranscriptError
+from rmpeer.paths import transcripts_dir
+from rmpeer.shim.records import read_transcript
+
+pytestmark = pytest.mark.offline
+ONE = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+
+
+@pytest.fixture
+def long_number(tmp_path):
+    lines = gzip.decompress(ONE.read_bytes()).decode().splitlines(keepends=True)
+    lines.insert(50, '{"seq": ' + "9" * 5000 + "}\n")
+    path = tmp_path / "long-number.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    return path
+
+
+def test_a_number_past_pythons_reach_is_a_recording_error_naming_its_line(long_number):
+    with pytest.raises(TranscriptError, match=r"line 51: a number longer than any rmpeer writes"):
+        read_transcript(long_number)
+
+
+@pytest.mark.parametrize("command", [["certify", "--replay"], ["show"]], ids=["certify", "show"])
+def test_certify_and_show_refuse_it_in_one_line(tmp_path, long_number, command):
+    extra = ["--output", str(tmp_path / "out")] if command[0] == "certify" else []
+    done = subprocess.run([sys.executable, "-m", "rmpeer", *command, str(long_number), *extra], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, RMPEER_STATE_DIR=str(tmp_path / "state")))
+    assert done.returncode == 2, done.stdout[-800:] + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "line 51: a number longer than any rmpeer writes" in lines[0], done.stderr
