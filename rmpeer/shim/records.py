@@ -350,6 +350,31 @@ _NUMBERS_OR_NONE = ("fd", "escape", "request_code", "status")
 MAX_ERRNO = 4095            # the kernel's largest errno (include/linux/err.h)
 
 
+# The numbers a memory call's extra holds, which the replay compares with the run's and
+# prints in hex: each a count or an offset of 0 to 2**64 - 1 where the recorder wrote it.
+_EXTRA_NUMBERS = {"mem.write": ("offset",), "mem.read": ("offset", "length"), "mem.wait": ("offset", "want", "seen"),
+                  "mem.fill": ("offset", "length"), "mem.view": ("offset", "length"), "mmap": ("length",)}
+_UNLESS_NUMBERS = ("offset", "seen")     # the error notifier a wait watched
+
+
+def _uint64(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 * INT64
+
+
+def _bad_extra(rec: CallRecord) -> str:
+    for name in _EXTRA_NUMBERS.get(rec.op, ()):
+        if name in rec.extra and not _uint64(rec.extra[name]):
+            return f"its extra {name} is {str(rec.extra[name])[:40]!r}, not a count or offset of 64 bits"
+    unless = rec.extra.get("unless") if rec.op == "mem.wait" else None
+    if unless is not None:
+        if not isinstance(unless, dict) or not isinstance(unless.get("label", ""), str):
+            return f"its extra unless is {str(unless)[:40]!r}, not the error notifier a wait watched"
+        for name in _UNLESS_NUMBERS:
+            if name in unless and not _uint64(unless[name]):
+                return f"its extra unless {name} is {str(unless[name])[:40]!r}, not a count or offset of 64 bits"
+    return ""
+
+
 _TEXTS = ("label",)                                    # always text ("" when left out)
 _TEXTS_OR_NONE = ("path", "struct", "status_name", "status_text")
 
@@ -379,6 +404,9 @@ def _bad_field(rec: CallRecord) -> str:
             return f"its {name} is {str(value)[:40]}, beyond 64 bits"
     if not 0 <= rec.errno <= MAX_ERRNO:
         return f"its errno is {rec.errno}, not an errno the kernel gives"
+    bad = _bad_extra(rec)
+    if bad:
+        return bad
     if rec.op == "observe" and (kind := kind_of(rec.label)) is not None:
         return misfit(rec.extra.get("value"), kind, f"the value it observed ({rec.label})")
     return ""

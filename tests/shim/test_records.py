@@ -41,3 +41,29 @@ def test_certify_and_show_refuse_it_in_one_line(tmp_path, long_number, command):
     assert done.returncode == 2, done.stdout[-800:] + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "line 51: a number longer than any rmpeer writes" in lines[0], done.stderr
+
+
+def _first(lines, op):
+    return next(i for i, line in enumerate(lines) if f'"op":"{op}"' in line.replace(" ", ""))
+
+
+# (op, the extra field changed, its value): the replay printed each with a hex format (an
+# unexpected error, exit 5) or compared it as a number it is not
+WRONG_EXTRA = [("mem.write", "offset", "x"), ("mem.wait", "want", None), ("mem.fill", "length", [1]),
+               ("mem.view", "offset", -1), ("mmap", "length", "64MiB"), ("mem.wait", "seen", 1 << 64),
+               ("mem.wait", "unless", "x")]
+
+
+@pytest.mark.parametrize("op, field, value", WRONG_EXTRA, ids=[f"{o}-{f}-{v!r}"[:40] for o, f, v in WRONG_EXTRA])
+def test_a_memory_calls_extra_of_another_kind_is_refused_naming_the_field(tmp_path, op, field, value):
+    import json
+
+    lines = gzip.decompress(ONE.read_bytes()).decode().splitlines(keepends=True)
+    at = _first(lines, op)
+    rec = json.loads(lines[at])
+    rec["extra"][field] = value
+    lines[at] = json.dumps(rec) + "\n"
+    path = tmp_path / f"{op}-{field}.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    with pytest.raises(TranscriptError, match=rf"line {at + 1}: not a call record \(its extra {field}"):
+        read_transcript(path)
