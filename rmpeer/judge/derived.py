@@ -9,10 +9,11 @@ What RM did not report is named in `missing`, never filled in.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmpeer.errors import MatrixError
+from rmpeer.errors import MatrixError, quoted
 from rmpeer.tables.lce import pick_lce
 from rmpeer.tables.load import MATRICES, load_yaml, require
 from rmpeer.tables.topology import _unknown
@@ -93,8 +94,9 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
     _unknown(path, "file", data, ("schema", "pcie_lane_gbps", "generations"))
     lanes = require(path, "file", data, "pcie_lane_gbps", dict)
     for gen, rate in lanes.items():
-        if not isinstance(gen, int) or isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
-            raise MatrixError(path, f"pcie_lane_gbps.{gen}", f"must be a generation number: GB/s above 0, found {rate!r}")
+        if not isinstance(gen, int) or not _positive(rate):
+            raise MatrixError(path, f"pcie_lane_gbps.{gen}", f"must be a generation number: GB/s above 0, "
+                              f"found {quoted(rate)}")
     gens = {}
     for name, spec in require(path, "file", data, "generations", dict).items():
         where = f"generation {name}"
@@ -122,23 +124,48 @@ def _kind(path, where, kind, spec) -> Efficiency:
     per_pce = spec.get("per_pce_gbps")
     if (kind == "same_card") != (per_pce is not None):
         raise MatrixError(path, where, "per_pce_gbps belongs to same_card, and same_card needs it")
-    measured = spec.get("measured") or {}
+    if per_pce is not None:
+        per_pce = _number(path, where, spec, "per_pce_gbps")
+    # every type checked before the agreement checks do arithmetic on it
+    measured = require(path, where, spec, "measured", dict, optional=True) or {}
     if status == CALIBRATED:
         _unknown(path, f"{where}.measured", measured, MEASURED_KEYS)
-        for key in ("median_gbps", "margin", "host", "evidence"):
-            require(path, f"{where}.measured", measured, key, (int, float, str))
-        median, margin = measured["median_gbps"], measured["margin"]
+        for key in ("host", "evidence"):
+            require(path, f"{where}.measured", measured, key, str)
+        median, margin = (_number(path, f"{where}.measured", measured, key) for key in ("median_gbps", "margin"))
         if kind == "same_card":
             pces = require(path, f"{where}.measured", measured, "pces", int)
+            if not _positive(pces):
+                raise MatrixError(path, f"{where}.measured.pces", f"must be a count above 0, found {quoted(pces)}")
             _agree(path, f"{where}.per_pce_gbps", per_pce, median / pces, f"median {median} / {pces} PCEs")
             _agree(path, f"{where}.efficiency", eff, margin, f"the margin {margin}")
         else:
-            nominal = require(path, f"{where}.measured", measured, "nominal_gbps", (int, float))
+            nominal = _number(path, f"{where}.measured", measured, "nominal_gbps")
             _agree(path, f"{where}.efficiency", eff, margin * median / nominal,
                    f"margin {margin} x median {median} / nominal {nominal}")
     elif not spec.get("note"):
         raise MatrixError(path, where, "a provisional efficiency needs a note saying why it was not measured")
     return Efficiency(kind, float(eff), status, dict(measured), str(spec.get("note", "")), per_pce)
+
+
+def _positive(value) -> bool:
+    """A number above 0 that arithmetic in floats can use (no bool, NaN, infinity, nor an int
+    past a float's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
+
+
+def _number(path, where, mapping, key) -> float:
+    if key not in mapping:
+        raise MatrixError(path, where, f"missing key {key!r}")
+    value = mapping[key]
+    if not _positive(value):
+        raise MatrixError(path, f"{where}.{key}", f"must be a finite number above 0, found {quoted(value)}")
+    return value
 
 
 def _agree(path, where, stated, computed, how) -> None:

@@ -29,6 +29,7 @@ from rmpeer.model.host import HostFacts
 from rmpeer.run.freshness import parse_valid_for
 from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
 from rmpeer.shim.recording import read_recording
+from rmpeer.tables.channel import load_channel
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.load import matrices_digest
 from rmpeer.tables.topology import TopologyMatrix
@@ -87,6 +88,8 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
             wanted = [name for name in QUICK_LAYOUTS if name in recorded]
         cases, left_out = _some(recorded_cases(target, run, wanted))
         tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
+    if tier != "passive":      # the replayed engines' channels: a broken channel.yaml is exit 2 here
+        load_channel()
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recording.host_facts)
         if facts.selection:      # the cards the recorded run took, as every reader of it reads them
@@ -110,6 +113,8 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     if extent is not None:
         matrix.check_extent(extent)
     matrix.precheck(layouts, extent)
+    if tier != "passive":      # the engines' channels (the passive tier drives none): exit 2 before the device
+        load_channel()
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     target = target or live_target()
     if target is None:

@@ -72,6 +72,10 @@ class LayoutMatrix:
 
     def _check_va(self):
         va = self.va
+        for key in VaPlan.__dataclass_fields__:   # RM takes each as an unsigned 64-bit value
+            if not 0 <= getattr(va, key) < VA_LIMIT:
+                raise MatrixError(self.path, f"va.{key}", f"must fit 64 bits (0 to 2**64 - 1), "
+                                  f"found {quoted(getattr(va, key))}")
         for key in ("vaspace_size", "page_size", "private_size"):
             if getattr(va, key) <= 0:
                 raise MatrixError(self.path, f"va.{key}", f"must be positive, found {getattr(va, key)}")
@@ -83,6 +87,11 @@ class LayoutMatrix:
             if getattr(va, key) % va.page_size:
                 raise MatrixError(self.path, f"va.{key}", f"{getattr(va, key):#x} is not a multiple of "
                                   f"page_size {va.page_size:#x}")
+        if va.private_base < va.vaspace_base or va.private_base + va.private_size > va.end:
+            # each session's copy-engine objects are mapped in its own address space
+            raise MatrixError(self.path, "va.private_base", f"the private range [{va.private_base:#x}, "
+                              f"{va.private_base + va.private_size:#x}) is outside the address space "
+                              f"[{va.vaspace_base:#x}, {va.end:#x})")
 
     def _check_extent_bounds(self):
         """minimum <= default <= maximum, page multiples, and the windows of the most sessions
@@ -133,11 +142,19 @@ class LayoutMatrix:
             cards = require(self.path, where, spec, "cards", list)
             if not cards or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cards):
                 raise MatrixError(self.path, f"{where}.cards", f"must be a non-empty list of card numbers, found {cards!r}")
+            count = len(cards)
         else:
             count = require(self.path, where, spec, forms[0], int)
             if count < 1:   # a layout of no sessions would check nothing and pass
                 raise MatrixError(self.path, f"{where}.{forms[0]}", f"must be at least 1, found {count}: "
                                   f"a layout of no sessions checks nothing")
+        # per_card sessions on a host of one card, or sessions: beyond the limit on every host
+        # (and resolve would build a tuple of that many sessions before seeing it)
+        if count > MAX_SESSIONS:
+            found = f"{count} cards" if forms[0] == "cards" else quoted(count)
+            raise MatrixError(self.path, f"{where}.{forms[0]}", f"must be at most {MAX_SESSIONS}, found {found}: "
+                              f"a layout runs at most {MAX_SESSIONS} sessions (the seed's pair handles "
+                              f"collide beyond {MAX_SESSIONS})")
         order = spec.get("order", "blocked")
         if order not in ("blocked", "interleaved"):
             raise MatrixError(self.path, f"{where}.order", f"must be blocked or interleaved, found {order!r}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from rmpeer.errors import MatrixError
+from rmpeer.errors import MatrixError, quoted
 from rmpeer.paths import MATRICES_ENV, matrices_dir
 
 # The matrices this process reads, fixed at import: the shipped ones, or the copy that
@@ -103,6 +103,9 @@ def _parse(path: str, mtime_ns: int) -> dict:
                           else f"not valid YAML: {problem}") from None
     except (yaml.YAMLError, OSError) as exc:
         raise MatrixError(path, "file", f"cannot be read as YAML: {str(exc).splitlines()[0]}") from None
+    except ValueError as exc:     # a constructor's refusal: an int past Python's 4300 digits, a 13th month
+        raise MatrixError(path, "file", f"cannot be read as YAML: a value cannot be converted "
+                                        f"({quoted(' '.join(str(exc).split()))})") from None
     if not isinstance(data, dict):
         found = "an empty file" if data is None else f"a {type(data).__name__}"
         raise MatrixError(path, "file", f"top level must be a mapping, found {found}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rmpeer.traffic import bytecheck
 from rmpeer.traffic import patterns
-from rmpeer.tables.load import MATRICES, load_yaml
+from rmpeer.tables.channel import load_channel
 from rmpeer.ce.classes import pick_generation
 from rmpeer.ce.engine import CopyEngine
 from rmpeer.tables.lce import pick_lce
@@ -25,7 +25,8 @@ BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per
 
 
 def channel_layout(path=None) -> dict:
-    return load_yaml(path or MATRICES / "channel.yaml")["channel"]
+    """matrices/channel.yaml's channel, as its loader checked it."""
+    return load_channel(path)
 
 
 def build_engine(setup, session, channel: dict) -> CopyEngine:

@@ -229,6 +229,40 @@ def test_a_wrong_efficiency_file_is_refused_naming_the_entry(tmp_path, change, m
         load_efficiencies(path)
 
 
+@pytest.mark.parametrize("where, value", [
+    (("same_card", "per_pce_gbps"), "x"), (("same_card", "per_pce_gbps"), [46.58]),
+    (("same_card", "per_pce_gbps"), float("nan")), (("same_card", "per_pce_gbps"), -46.58),
+    (("same_card", "measured"), -1), (("same_card", "measured"), 10**30), (("nvlink", "measured"), "x"),
+    (("same_card", "measured", "pces"), 0), (("same_card", "measured", "pces"), "12"),
+    pytest.param(("same_card", "measured", "pces"), 10**400, id="pces-400-digits"), (("same_card", "measured", "median_gbps"), "fast"),
+    (("nvlink", "measured", "margin"), [0.9]), (("nvlink", "measured", "nominal_gbps"), 0),
+    (("nvlink", "measured", "median_gbps"), float("inf")), (("nvlink", "measured", "host"), 2),
+])
+def test_a_value_of_the_wrong_type_or_range_is_refused_naming_its_key(tmp_path, where, value):
+    """A wrong type in a kind's entry is named before any arithmetic runs on it (a TypeError,
+    a ZeroDivisionError or an OverflowError was exit 5)."""
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    entry = data["generations"]["hopper"]
+    for key in where[:-1]:
+        entry = entry[key]
+    entry[where[-1]] = value
+    path = tmp_path / "efficiencies.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(MatrixError) as err:
+        load_efficiencies(path)
+    key = ".".join(where)
+    assert str(err.value).startswith(f"{path}: generation hopper.{key}: must be ")
+
+
+def test_a_pcie_lane_rate_that_is_no_finite_number_is_refused(tmp_path):
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    data["pcie_lane_gbps"][4] = float("inf")
+    path = tmp_path / "efficiencies.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(MatrixError, match=r"pcie_lane_gbps\.4: must be"):
+        load_efficiencies(path)
+
+
 def test_the_shipped_efficiencies_agree_with_their_measurements():
     eff = load_efficiencies()
     hopper = eff.generations["hopper"].kinds

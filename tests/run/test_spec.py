@@ -162,3 +162,51 @@ def test_the_builder_takes_no_namespace_and_refuses_a_bad_tier_first():
         from_request(CertifyRequest(tier="deep"))
     with pytest.raises(ConfigError, match="--quick and --tier full"):
         from_request(CertifyRequest(tier="full", quick=True))
+
+
+# -- matrices/channel.yaml is checked while the spec is built ------------------------------------
+
+ONE_LAYOUT = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+PASSIVE = transcripts_dir() / "passive" / "h200x1-passive-20261201T222835Z.jsonl.gz"
+
+
+@pytest.fixture
+def broken_channel(tmp_path, monkeypatch):
+    """The matrices' channel.yaml with a negative ring_offset (a run once wrote its ring
+    there and said NOT CERTIFIED): where the channel loader looks."""
+    import yaml
+
+    import rmpeer.tables.channel as channel
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "channel.yaml").read_text())
+    data["channel"]["ring_offset"] = -1
+    (tmp_path / "channel.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(channel, "MATRICES", tmp_path)
+    return tmp_path / "channel.yaml"
+
+
+@pytest.mark.skipif(not ONE_LAYOUT.is_file(), reason="no one-card recording")
+def test_a_replay_with_a_broken_channel_file_is_refused_before_the_run(broken_channel):
+    from rmpeer.errors import MatrixError
+
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{broken_channel}: channel.ring_offset: must be ")
+
+
+def test_a_live_run_with_a_broken_channel_file_is_refused_before_the_device(broken_channel, monkeypatch):
+    import rmpeer.run.spec as spec_module
+    from rmpeer.errors import MatrixError, NoDeviceError
+    from rmpeer.run.spec import live_spec
+
+    monkeypatch.setattr(spec_module, "live_target", lambda: None)     # this machine has no GPU either way
+    with pytest.raises(MatrixError, match="channel.ring_offset"):
+        live_spec()
+    with pytest.raises(NoDeviceError):      # the passive tier drives no engine: channel.yaml is not its input
+        live_spec(tier="passive")
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
+    assert replay_spec(str(PASSIVE)).tier == "passive"

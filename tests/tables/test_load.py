@@ -1,4 +1,5 @@
-"""rmpeer.tables.load: the matrices folder's digest (every *.yaml in it, loaded or not, is in
+"""rmpeer.tables.load: a matrix file that YAML itself cannot turn into values is one
+MatrixError; and the matrices folder's digest (every *.yaml in it, loaded or not, is in
 the certificate's fingerprint). Something other than a regular file named *.yaml there was
 read at the run's end: a FIFO blocked the run (and the signal handler writing its INCOMPLETE
 outputs) past SIGTERM and its deadline, a folder or a link to nothing was an internal error
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from rmpeer.errors import MatrixError
 from rmpeer.paths import matrices_dir, transcripts_dir
+from rmpeer.tables.load import load_yaml
 
 pytestmark = pytest.mark.offline
 ONE = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
@@ -63,3 +66,15 @@ def test_a_changed_matrix_changes_the_digest(tmp_path, monkeypatch):
     assert load.matrices_digest() != before
     (copy / "layouts.yaml").rename(copy / "layouts2.yaml")
     assert Path(copy / "layouts2.yaml").exists() and load.matrices_digest() != before
+
+
+def test_an_integer_past_pythons_digit_limit_is_a_matrix_error_naming_the_file(tmp_path):
+    """Python refuses to convert an integer of more than 4300 digits (a ValueError out of
+    YAML's int constructor): the user reads which file, in one short line."""
+    path = tmp_path / "layouts.yaml"
+    path.write_text("va:\n  page_size: " + "9" * 5000 + "\n")
+    with pytest.raises(MatrixError) as err:
+        load_yaml(path)
+    text = str(err.value)
+    assert str(path) in text and "cannot be read as YAML" in text
+    assert "\n" not in text and "9" * 61 not in text and len(text) < len(str(path)) + 200

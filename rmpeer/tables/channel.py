@@ -1,0 +1,66 @@
+"""matrices/channel.yaml: rmpeer's own layout of each session's copy-engine channel, shape-checked
+at load so that a wrong value is named there, not met as a TypeError or a wrong write mid-run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rmpeer.errors import MatrixError, quoted
+from rmpeer.tables.load import MATRICES, load_yaml, require
+
+WORD, ADDRESS = 1 << 32, 1 << 64     # what a pushbuffer word and a GPU address or size hold
+# key -> (least value, the bound it stays below): what rmpeer.ce.engine does with each
+SIZES = {
+    "control_block_size": (1, ADDRESS), "semaphore_size": (1, ADDRESS), "notifier_size": (1, ADDRESS),
+    "usermode_map_size": (1, ADDRESS),
+    "ring_offset": (0, ADDRESS), "userd_offset": (0, ADDRESS), "pushbuffer_offset": (0, ADDRESS),
+    "ring_entries": (1, WORD),             # gpFifoEntries, and the ring's modulus
+    "semaphore_slot_size": (1, WORD), "semaphore_timestamp_offset": (0, WORD),
+    "copy_subchannel": (0, WORD), "pushbuffer_align": (1, WORD),   # a divisor of the cursor
+    "max_copy_bytes": (1, WORD),           # one LINE_LENGTH_IN word per chunk; 0 would never end
+}
+LAUNCHES = ("launch_copy", "launch_release")   # LAUNCH_DMA field -> value name, composed per copy
+KEYS = (*SIZES, "timeout_s", *LAUNCHES)
+
+
+def load_channel(path: Path | None = None) -> dict:
+    """channel.yaml's `channel` mapping, every key the engine reads present and in range
+    (callers must not change what comes back: the parsed file is shared)."""
+    path = Path(path or MATRICES / "channel.yaml")
+    channel = require(path, "file", load_yaml(path), "channel", dict)
+    unknown = [key for key in channel if key not in KEYS]
+    if unknown:     # a typo of a key the engine reads is no key it reads
+        raise MatrixError(path, f"channel.{unknown[0]}", f"unknown key (known: {', '.join(KEYS)})")
+    for key, (least, bound) in SIZES.items():
+        value = require(path, "channel", channel, key, int)
+        if not least <= value < bound:
+            raise MatrixError(path, f"channel.{key}", f"must be an integer from {least} to "
+                              f"2**{bound.bit_length() - 1} - 1, found {quoted(value)}")
+    for key in ("ring_offset", "userd_offset", "pushbuffer_offset"):    # all in the control block
+        if channel[key] >= channel["control_block_size"]:
+            raise MatrixError(path, f"channel.{key}", f"{channel[key]:#x} is past the control block "
+                              f"(control_block_size {channel['control_block_size']:#x})")
+    if channel["semaphore_timestamp_offset"] >= channel["semaphore_slot_size"]:
+        raise MatrixError(path, "channel.semaphore_timestamp_offset", "must be inside a semaphore slot "
+                          f"(semaphore_slot_size {channel['semaphore_slot_size']})")
+    timeout = require(path, "channel", channel, "timeout_s", (int, float))
+    if not _seconds(timeout):
+        raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds above 0, found {quoted(timeout)}")
+    for key in LAUNCHES:
+        fields = require(path, "channel", channel, key, dict)
+        if not all(isinstance(k, str) and isinstance(v, (str, int)) and not isinstance(v, bool)
+                   for k, v in fields.items()):
+            raise MatrixError(path, f"channel.{key}", f"must map LAUNCH_DMA field names to values, "
+                              f"found {quoted(fields)}")
+    return channel
+
+
+def _seconds(value) -> bool:
+    """A finite number above 0 (no bool, NaN, infinity, nor an int past a float's range)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False

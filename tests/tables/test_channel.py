@@ -1,0 +1,118 @@
+"""rmpeer.tables.channel: matrices/channel.yaml is shape-checked at load. A key the copy engine
+reads that is missing, of the wrong type or out of range is a MatrixError naming the file and
+the key (it was a KeyError or TypeError mid-run, exit 5, or a wrong write and NOT CERTIFIED)."""
+
+import pytest
+import yaml
+
+from rmpeer.errors import MatrixError
+from rmpeer.tables.channel import load_channel
+from rmpeer.tables.load import MATRICES
+
+pytestmark = pytest.mark.offline
+SHIPPED = yaml.safe_load((MATRICES / "channel.yaml").read_text())
+
+
+def written(tmp_path, data):
+    path = tmp_path / "channel.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def with_channel(tmp_path, key, value):
+    data = yaml.safe_load((MATRICES / "channel.yaml").read_text())
+    if value is DEL:
+        del data["channel"][key]
+    else:
+        data["channel"][key] = value
+    return written(tmp_path, data)
+
+
+DEL = object()
+
+
+def test_the_shipped_channel_loads():
+    assert load_channel() == SHIPPED["channel"]
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("", "top level must be a mapping, found an empty file"),
+    ("- 1\n- 2\n", "top level must be a mapping, found a list"),
+    ("schema: 1\n", "missing key 'channel'"),
+    ("channel: [1]\n", "must be dict"),
+])
+def test_a_channel_file_without_its_mapping_is_refused(tmp_path, text, problem):
+    path = written(tmp_path, text)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value).startswith(f"{path}: ") and problem in str(err.value)
+
+
+def test_a_missing_file_is_refused_naming_it(tmp_path):
+    with pytest.raises(MatrixError, match="channel.yaml: file: not found"):
+        load_channel(tmp_path / "channel.yaml")
+
+
+@pytest.mark.parametrize("key", sorted(SHIPPED["channel"]))
+def test_every_key_the_engine_reads_is_required(tmp_path, key):
+    path = with_channel(tmp_path, key, DEL)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value) == f"{path}: channel: missing key {key!r}"
+
+
+INTEGERS = sorted(k for k, v in SHIPPED["channel"].items() if isinstance(v, int))
+
+
+@pytest.mark.parametrize("value", ["x", None, -1, 10**30, 1.5, True, [1]], ids=repr)
+@pytest.mark.parametrize("key", INTEGERS)
+def test_a_size_offset_or_count_of_the_wrong_type_or_range_is_refused(tmp_path, key, value):
+    path = with_channel(tmp_path, key, value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value).startswith(f"{path}: channel.{key}: must be ")
+
+
+@pytest.mark.parametrize("key", ["control_block_size", "ring_entries", "max_copy_bytes", "pushbuffer_align",
+                                 "semaphore_slot_size"])
+def test_a_size_or_count_of_zero_is_refused(tmp_path, key):
+    """Zero: a modulus, a divisor or a chunk of a copy loop that would never end."""
+    path = with_channel(tmp_path, key, 0)
+    with pytest.raises(MatrixError, match=rf"channel\.{key}: must be an integer from 1 to 2\*\*"):
+        load_channel(path)
+
+
+def test_a_copy_chunk_past_the_32_bit_line_length_is_refused(tmp_path):
+    path = with_channel(tmp_path, "max_copy_bytes", 1 << 32)
+    with pytest.raises(MatrixError, match=r"channel\.max_copy_bytes: must be an integer from 1 to 2\*\*32 - 1"):
+        load_channel(path)
+
+
+@pytest.mark.parametrize("key", ["ring_offset", "userd_offset", "pushbuffer_offset"])
+def test_an_offset_past_the_control_block_is_refused(tmp_path, key):
+    path = with_channel(tmp_path, key, SHIPPED["channel"]["control_block_size"])
+    with pytest.raises(MatrixError, match=rf"channel\.{key}: .* is past the control block"):
+        load_channel(path)
+
+
+@pytest.mark.parametrize("value", ["x", None, 0, -5.0, float("inf"), float("nan"), True, 10**400], ids=repr)
+def test_a_timeout_that_is_no_positive_finite_number_is_refused(tmp_path, value):
+    path = with_channel(tmp_path, "timeout_s", value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value).startswith(f"{path}: channel.timeout_s: must be ")
+    assert len(str(err.value)) < len(str(path)) + 200
+
+
+@pytest.mark.parametrize("value", ["x", None, [1], {"FLUSH_ENABLE": None}], ids=repr)
+def test_a_launch_that_is_no_field_mapping_is_refused(tmp_path, value):
+    path = with_channel(tmp_path, "launch_release", value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value).startswith(f"{path}: channel.launch_release: must ")
+
+
+def test_an_unknown_key_is_refused_naming_it(tmp_path):
+    path = with_channel(tmp_path, "ring_entires", 1024)
+    with pytest.raises(MatrixError, match=r"channel\.ring_entires: unknown key"):
+        load_channel(path)
