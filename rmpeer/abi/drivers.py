@@ -17,6 +17,17 @@ from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
 from rmpeer.abi.structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
+# The escapes rmpeer sends (rmpeer.rm.client, rmpeer.rm.host): each release must number every
+# one, or a run would stop at its first call of it (tests/abi/test_drivers.py keeps this list
+# in step with rmpeer/rm).
+ESCAPES_USED = ("NV_ESC_CARD_INFO", "NV_ESC_REGISTER_FD", "NV_ESC_CHECK_VERSION_STR", "NV_ESC_RM_ALLOC",
+                "NV_ESC_RM_FREE", "NV_ESC_RM_CONTROL", "NV_ESC_RM_MAP_MEMORY", "NV_ESC_RM_MAP_MEMORY_DMA")
+# The slots of a Linux ioctl request (_IOC(dir, type, nr, size)), each placed by its
+# `<slot>_shift` in ioctl_encoding; a request number is 32 bits.
+IOCTL_SLOTS = ("nr", "type", "size", "dir")
+IOCTL_BITS = 32
+# Class numbers (NVOS64 hClass) and control commands (NVOS54 cmd) are NvU32 fields.
+U32 = 1 << 32
 # Flag words shown by name wherever a struct is rendered: (struct, field) -> bit-field group.
 FLAG_FIELDS = {("NVOS46_PARAMETERS", "flags"): "NVOS46_FLAGS", ("NVOS46_PARAMETERS", "flags2"): "NVOS46_FLAGS2",
                ("NVOS33_PARAMETERS", "flags"): "NVOS33_FLAGS",
@@ -210,8 +221,21 @@ class DriverMatrix:
         return sorted(self.releases, key=distance)[:n]
 
     def _check_encoding(self, enc):
+        """The ioctl_encoding fields, each inside its slot of the 32-bit request: a shift or a
+        value outside it would build a request no driver answers (or a negative shift)."""
         for key in ("magic", "nr_shift", "type_shift", "size_shift", "dir_shift", "dir_read", "dir_write"):
             require(self.path, "ioctl_encoding", enc, key, int)
+        shifts = [enc[f"{slot}_shift"] for slot in IOCTL_SLOTS]
+        for slot, shift in zip(IOCTL_SLOTS, shifts):
+            _in_range(self.path, f"ioctl_encoding.{slot}_shift", shift, IOCTL_BITS)
+            if shifts.count(shift) > 1:
+                raise MatrixError(self.path, f"ioctl_encoding.{slot}_shift",
+                                  f"{shift} is the shift of another slot too (each of {', '.join(IOCTL_SLOTS)} has its own)")
+        ends = sorted(shifts) + [IOCTL_BITS]
+        # a slot reaches up to the next one (the last, to the request's top bit)
+        self.slot_bits = {slot: ends[ends.index(s) + 1] - s for slot, s in zip(IOCTL_SLOTS, shifts)}
+        for key, slot in (("magic", "type"), ("dir_read", "dir"), ("dir_write", "dir")):
+            _in_range(self.path, f"ioctl_encoding.{key}", enc[key], 1 << self.slot_bits[slot])
         return enc
 
     def _check_entry(self, i, entry):
@@ -230,8 +254,13 @@ class DriverMatrix:
             require(self.path, where, entry, section, dict, optional=True)
         for name, spec in (entry.get("structs") or {}).items():
             _check_struct(self.path, f"{where}: struct {name}", spec)
+        for name, number in (entry.get("escapes") or {}).items():
+            _in_range(self.path, f"{where}: escape {name}", number, 1 << self.slot_bits["nr"])
+        for name, number in (entry.get("classes") or {}).items():
+            _in_range(self.path, f"{where}: class {name}", number, U32)
         for name, spec in (entry.get("controls") or {}).items():
-            require(self.path, f"{where}: control {name}", spec, "cmd", int)
+            cmd = require(self.path, f"{where}: control {name}", spec, "cmd", int)
+            _in_range(self.path, f"{where}: control {name}.cmd", cmd, U32)
             require(self.path, f"{where}: control {name}", spec, "params", str)
         for group in entry.get("bitfields") or {}:
             fields = require(self.path, f"{where}: bitfields", entry["bitfields"], group, dict)
@@ -254,6 +283,25 @@ class DriverMatrix:
                 raise MatrixError(self.path, f"{where}.parent", f"{parent!r} is not an entry of this file")
             if version_key(parent) >= version_key(entry["version"]):
                 raise MatrixError(self.path, f"{where}.parent", f"{parent} is not older than {entry['version']}")
+
+    def check_sends(self) -> "DriverMatrix":
+        """Every release numbers each escape rmpeer sends (checked before a run and when RM is
+        opened, not at load: `rmpeer abi` also reads matrices of a few invented releases)."""
+        for release in self.releases:
+            numbered = {}
+            for entry in self.chain(release):
+                numbered.update(entry.get("escapes") or {})
+            missing = [name for name in ESCAPES_USED if name not in numbered]
+            if missing:     # a run would stop at its first call of it
+                raise MatrixError(self.path, f"release {release}: escapes",
+                                  f"missing {', '.join(missing)}, which rmpeer sends")
+        return self
+
+
+def _in_range(path, where, value, limit):
+    """A whole number from 0 to below `limit` (the field it is packed into)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
+        raise MatrixError(path, where, f"must be a whole number from 0 to {limit - 1:#x}, found {value!r}")
 
 
 def _check_struct(path, where, spec):

@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from rmpeer.errors import MatrixError
 from rmpeer.tables.load import MATRICES, load_yaml, require
+
+OK = "NV_OK"
+CODES = 1 << 32     # NV_STATUS is an NvU32
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,18 @@ def _table(path: str) -> dict[int, Status]:
     table = {}
     for name, spec in statuses.items():
         code = require(path, f"status {name}", spec, "code", int)
+        if not 0 <= code < CODES:
+            raise MatrixError(path, f"status {name}.code",
+                              f"must be a whole number from 0 to {CODES - 1:#x}, found {code}")
         table[code] = Status(code, name, str(spec.get("text", "")))
+    # every call that succeeds answers code 0: unless it is NV_OK, each success would read as a failure
+    if OK not in statuses:
+        raise MatrixError(path, "statuses", f"missing {OK} (code 0, the status of every call that succeeds)")
+    if statuses[OK]["code"] != 0:
+        raise MatrixError(path, f"status {OK}.code", f"must be 0 (the status of every call that succeeds), "
+                                                    f"found {statuses[OK]['code']}")
+    if table[0].name != OK:
+        raise MatrixError(path, f"status {table[0].name}.code", f"0 is {OK}'s code (every call that succeeds answers it)")
     return table
 
 

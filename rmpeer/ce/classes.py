@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
 from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
-from rmpeer.errors import ConfigError
+from rmpeer.errors import ConfigError, MatrixError
 
 
 @dataclass
@@ -38,44 +38,97 @@ class Generation:
     usermode_params: str | None = None   # the usermode class's alloc params struct (drivers.yaml)
 
 
+# Generations whose copy engine has been driven through RM on real hardware.
+MEASURED = ("hopper",)
+# The methods rmpeer.ce.engine pushes, by the role of the class that names them: each measured
+# generation's classes must number every one (tests/ce/test_classes.py keeps this in step).
+METHODS_USED = {"gpfifo": ("SET_OBJECT", "SEM_ADDR_LO"),
+                "copy": ("SET_SEMAPHORE_A", "LAUNCH_DMA", "OFFSET_IN_UPPER", "LINE_LENGTH_IN")}
+ROLES = ("gpfifo", "copy", "usermode")
+NUMBERS = ("methods", "registers", "userd", "constants")
+WORDS = 1 << 32     # methods, registers, USERD members and constants are 32-bit values
+
+
 def _groups(path, where, spec) -> dict:
     out = {}
-    for gname, fields in (spec or {}).items():
+    groups = require(path, where, spec, "bitfields", dict, optional=True) or {}
+    for gname in groups:
         bits = {}
-        for fname, f in (fields or {}).items():
-            hi, lo = parse_bits(path, f"{where}.{gname}.{fname}", f["bits"] if isinstance(f, dict) else f)
-            values = dict(f.get("values") or {}) if isinstance(f, dict) else {}
-            bits[fname] = BitField(fname, hi, lo, values)
+        for fname, f in (require(path, f"{where}.bitfields", groups, gname, dict)).items():
+            at = f"{where}.bitfields.{gname}.{fname}"
+            hi, lo = parse_bits(path, at, require(path, at, f, "bits", (str, int)) if isinstance(f, dict) else f)
+            values = require(path, at, f, "values", dict, optional=True) if isinstance(f, dict) else None
+            bits[fname] = BitField(fname, hi, lo, dict(values or {}))
         out[gname] = BitFieldGroup(gname, bits)
     return out
+
+
+def _numbers(path, where, spec, table) -> dict:
+    """One of a class's tables of numbers, each a whole number of 32 bits."""
+    out = dict(require(path, where, spec, table, dict, optional=True) or {})
+    for name, value in out.items():
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < WORDS:
+            raise MatrixError(path, f"{where}.{table}.{name}",
+                              f"must be a whole number from 0 to {WORDS - 1:#x}, found {value!r}")
+    return out
+
+
+def _class(path, name, spec) -> EngineClass:
+    where = f"class {name}"
+    if not isinstance(spec, dict):
+        raise MatrixError(path, where, f"must be a mapping, found {type(spec).__name__}")
+    numbers = {table: _numbers(path, where, spec, table) for table in NUMBERS}
+    return EngineClass(name, **numbers, bitfields=_groups(path, where, spec))
+
+
+def _generation(path, gname, spec, classes) -> Generation:
+    where = f"generation {gname}"
+    parts = {}
+    for role in ROLES:
+        cname = require(path, where, spec, role, str)
+        if cname not in classes:
+            raise MatrixError(path, f"{where}.{role}", f"class {cname!r} is not described under classes")
+        parts[role] = classes[cname]
+    params = require(path, where, spec, "usermode_params", str, optional=True)
+    gen = Generation(gname, **parts, usermode_params=params)
+    _check_methods(path, gen)
+    return gen
+
+
+def _check_methods(path, gen) -> None:
+    """A measured generation names every method rmpeer pushes, and each method of a channel or
+    copy class fits the method header as _method packs it (DMA.METHOD_ADDRESS holds the byte
+    offset in 32-bit words): a bad one would stop a run midway, or push another method."""
+    for role, names in METHODS_USED.items() if gen.name in MEASURED else ():
+        cls = getattr(gen, role)
+        missing = [m for m in names if m not in cls.methods]
+        if missing:
+            raise MatrixError(path, f"class {cls.name}.methods",
+                              f"missing {', '.join(missing)}, which rmpeer pushes ({gen.name}'s {role} class)")
+    header = gen.gpfifo.bitfields.get("DMA")
+    field = header.fields.get("METHOD_ADDRESS") if header else None
+    if field is None:
+        return
+    limit = 4 << (field.hi - field.lo + 1)
+    for cls in (gen.gpfifo, gen.copy):
+        for name, address in cls.methods.items():
+            if address % 4 or address >= limit:
+                raise MatrixError(path, f"class {cls.name}.methods.{name}",
+                                  f"{address:#x} is not a method offset a channel can push (a multiple of 4 "
+                                  f"below {limit:#x}: {gen.gpfifo.name}'s DMA.METHOD_ADDRESS holds it in words)")
 
 
 @lru_cache(maxsize=2)
 def load_engines(path: str | None = None) -> dict:
     path = Path(path or MATRICES / "engines.yaml")
     data = load_yaml(path)
-    classes = {}
-    for name, spec in require(path, "file", data, "classes", dict).items():
-        where = f"class {name}"
-        classes[name] = EngineClass(
-            name,
-            dict(spec.get("methods") or {}), dict(spec.get("registers") or {}),
-            dict(spec.get("userd") or {}), dict(spec.get("constants") or {}),
-            _groups(path, where, spec.get("bitfields")))
-    gens = {}
-    for gname, spec in require(path, "file", data, "generations", dict).items():
-        parts = {}
-        for role in ("gpfifo", "copy", "usermode"):
-            cname = require(path, f"generation {gname}", spec, role, str)
-            if cname not in classes:
-                raise ConfigError(f"{path}: generation {gname}: {role} class {cname} is not described")
-            parts[role] = classes[cname]
-        gens[gname] = Generation(gname, **parts, usermode_params=spec.get("usermode_params"))
+    classes = {name: _class(path, name, spec) for name, spec in require(path, "file", data, "classes", dict).items()}
+    gens = {gname: _generation(path, gname, spec, classes)
+            for gname, spec in require(path, "file", data, "generations", dict).items()}
+    missing = [name for name in MEASURED if name not in gens]
+    if missing:     # the generations rmpeer drives: without one, every run of its GPUs would be refused
+        raise MatrixError(path, "generations", f"missing {', '.join(missing)}, which rmpeer drives")
     return gens
-
-
-# Generations whose copy engine has been driven through RM on real hardware.
-MEASURED = ("hopper",)
 
 
 def pick_generation(class_list, abi, engines=None) -> Generation:

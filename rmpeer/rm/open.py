@@ -21,7 +21,7 @@ class Runtime:
                  select=None):
         self.shim = shim
         self.select = select     # which cards to open (rmpeer.machine.selection.Chooser); None: every card
-        self.matrix = matrix or DriverMatrix()
+        self.matrix = (matrix or DriverMatrix()).check_sends()
         self.rm = None
         self.host = None
         ctl = open_device_node(shim, CTL_PATH, label="open:nvidiactl:version")

@@ -16,7 +16,8 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rmpeer.abi import DriverMatrix
+from rmpeer.abi import DriverMatrix, status_names
+from rmpeer.ce.classes import load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
@@ -64,6 +65,16 @@ def checked_output(text) -> Path:
     return writable("--output", text, folder=True)
 
 
+def _abi_matrices_checked() -> None:
+    """The ABI's matrices, checked whole before anything runs: a broken escape, status or engine
+    class is exit 2 naming its key, never a failed check of the run (exit 1) or a crash in it.
+    The topologies' expected statuses are checked here against nvstatus.yaml's names (tables/
+    sits below abi/ and cannot read them itself)."""
+    DriverMatrix().check_sends()
+    TopologyMatrix(nvstatus_names=status_names())
+    load_engines()
+
+
 def _some(cases, left_out=()):
     if not cases:
         raise ConfigError("no layout to check: " + ("; ".join(left_out) or "none selected"))
@@ -73,6 +84,7 @@ def _some(cases, left_out=()):
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
     """A recording's run, as its header says it was made (the recording read once)."""
+    _abi_matrices_checked()
     recording = read_recording(path)
     target, run = recorded_target(recording), recording.run
     topology = TopologyMatrix().get(topology_name) if topology_name else None
@@ -107,6 +119,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
+    _abi_matrices_checked()
     if abi:
         DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     matrix = LayoutMatrix()

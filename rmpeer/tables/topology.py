@@ -26,8 +26,11 @@ def p2p_cap_names(drivers_yaml: Path) -> set[str]:
     reports: rmpeer.rm.host._p2p_cap_names)."""
     data = load_yaml(drivers_yaml)
     names = set()
-    for release in data.get("releases") or []:
-        for name, value in ((release or {}).get("constants") or {}).items():
+    # the shape is checked here too: this can be read before rmpeer.abi's loader checks it all
+    releases = require(drivers_yaml, "file", data, "releases", list)
+    for i, release in enumerate(releases):
+        constants = require(drivers_yaml, f"releases[{i}]", release, "constants", dict, optional=True)
+        for name, value in (constants or {}).items():
             if name.startswith(P2P_CAP_PREFIX) and name.endswith("_SUPPORTED") and isinstance(value, int):
                 names.add(name[len(P2P_CAP_PREFIX):])
     return names

@@ -210,3 +210,53 @@ def test_a_live_run_with_a_broken_channel_file_is_refused_before_the_device(brok
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
+
+
+# -- the ABI matrices are checked while the spec is built -----------------------------------------
+
+SMALL = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
+BROKEN = {   # file, keys, value (KeyError: deleted), what the one line says
+    "an escape deleted": ("drivers.yaml", ["releases", 0, "escapes", "NV_ESC_RM_ALLOC"], KeyError,
+                          "release 535.43.02: escapes: missing NV_ESC_RM_ALLOC, which rmpeer sends"),
+    "NV_OK's code": ("nvstatus.yaml", ["statuses", "NV_OK", "code"], -1,
+                     "status NV_OK.code: must be a whole number from 0 to 0xffffffff, found -1"),
+    "an expected status": ("topologies.yaml", ["topologies", "h200x1", "expect", "map_same"], "x",
+                           "topology h200x1.expect.map_same: 'x' is not a status in nvstatus.yaml"),
+    "hopper's copy class": ("engines.yaml", ["generations", "hopper", "copy"], "x",
+                            "generation hopper.copy: class 'x' is not described under classes"),
+}
+
+
+@pytest.mark.skipif(not SMALL.is_file(), reason="no small one-card recording")
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_broken_abi_matrix_stops_a_replay_before_it_runs(tmp_path, case):
+    """The whole path a user takes (RMPEER_MATRICES names a damaged copy): exit 2, one line
+    naming the file and the key, and nothing written; never NOT CERTIFIED (exit 1) or a crash."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from rmpeer.errors import EXIT_CONFIG
+    from rmpeer.tables.load import MATRICES
+
+    name, keys, value, message = BROKEN[case]
+    shutil.copytree(MATRICES, tmp_path / "m")
+    doc = yaml.safe_load((tmp_path / "m" / name).read_text())
+    parent = doc
+    for key in keys[:-1]:
+        parent = parent[key]
+    if value is KeyError:
+        del parent[keys[-1]]
+    else:
+        parent[keys[-1]] = value
+    (tmp_path / "m" / name).write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(SMALL), "--output", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=dict(os.environ, RMPEER_MATRICES=str(tmp_path / "m")))
+    assert done.returncode == EXIT_CONFIG, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and message in done.stderr
+    assert f"{tmp_path / 'm' / name}: " in done.stderr and not out.exists()

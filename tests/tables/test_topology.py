@@ -7,6 +7,7 @@ count; the host facts come from the committed recordings."""
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 
@@ -215,3 +216,25 @@ def test_the_checks_fail_when_the_matching_is_broken(monkeypatch, tmp_path, muta
         monkeypatch.setattr(TopologyMatrix, "match", lambda self, host: None)
         with pytest.raises(AssertionError):
             test_a_recorded_host_is_judged_by_the_floors_of_its_entry()
+
+
+@pytest.mark.parametrize("releases, problem", [("x", "file.releases: must be list, found 'x'"),
+                                               (1, "file.releases: must be list, found 1"),
+                                               ([1], "releases[0]: must be a mapping, found int")])
+def test_a_broken_releases_list_of_drivers_yaml_is_refused_naming_it(tmp_path, releases, problem):
+    """The capability names are read from drivers.yaml before its own loader may have checked it:
+    a releases list of the wrong shape is the file's error, not an AttributeError."""
+    import shutil
+
+    import yaml
+
+    from rmpeer.tables.topology import p2p_cap_names
+
+    shutil.copy(MATRICES / "topologies.yaml", tmp_path / "topologies.yaml")
+    doc = yaml.safe_load((MATRICES / "drivers.yaml").read_text())
+    (tmp_path / "drivers.yaml").write_text(yaml.safe_dump({**doc, "releases": releases}))
+    with pytest.raises(MatrixError) as caught:
+        p2p_cap_names(tmp_path / "drivers.yaml")
+    assert str(caught.value) == f"{tmp_path / 'drivers.yaml'}: {problem}"
+    with pytest.raises(MatrixError, match=re.escape(problem)):
+        TopologyMatrix(tmp_path / "topologies.yaml")

@@ -1,0 +1,85 @@
+"""drivers.yaml's numbers are checked at load, each against the field it is packed into, and
+every escape rmpeer sends is numbered in every release: a broken value is a MatrixError
+(exit 2) naming the file and the key, never a TypeError, an OverflowError or a request no
+driver answers (hostile-input hunt F7)."""
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rmpeer.abi import DriverMatrix
+from rmpeer.errors import EXIT_CONFIG, MatrixError
+from rmpeer.tables.load import MATRICES
+
+pytestmark = pytest.mark.offline
+REAL = yaml.safe_load((MATRICES / "drivers.yaml").read_text())
+HUGE = 10**30
+
+
+def _damaged(tmp_path, keys, value):
+    doc = copy.deepcopy(REAL)
+    parent = doc
+    for key in keys[:-1]:
+        parent = parent[key]
+    if value is KeyError:
+        del parent[keys[-1]]
+    else:
+        parent[keys[-1]] = value
+    path = tmp_path / "drivers.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+ESCAPE = ["releases", 0, "escapes", "NV_ESC_RM_ALLOC"]
+CMD = ["releases", 0, "controls", "NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2", "cmd"]
+CASES = [
+    (ESCAPE, "x", "release 535.43.02: escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found 'x'"),
+    (ESCAPE, None, "escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found None"),
+    (ESCAPE, [1], "escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found [1]"),
+    (ESCAPE, -1, "escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found -1"),
+    (ESCAPE, HUGE, f"escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found {HUGE}"),
+    (ESCAPE, KeyError, "release 535.43.02: escapes: missing NV_ESC_RM_ALLOC, which rmpeer sends"),
+    (["ioctl_encoding", "size_shift"], -1, "ioctl_encoding.size_shift: must be a whole number from 0 to 0x1f"),
+    (["ioctl_encoding", "size_shift"], HUGE, "ioctl_encoding.size_shift: must be a whole number from 0 to 0x1f"),
+    (["ioctl_encoding", "dir_shift"], 8, "ioctl_encoding.type_shift: 8 is the shift of another slot too"),
+    (["ioctl_encoding", "magic"], -1, "ioctl_encoding.magic: must be a whole number from 0 to 0xff, found -1"),
+    (["ioctl_encoding", "magic"], HUGE, "ioctl_encoding.magic: must be a whole number from 0 to 0xff"),
+    (["ioctl_encoding", "dir_read"], 4, "ioctl_encoding.dir_read: must be a whole number from 0 to 0x3, found 4"),
+    (CMD, -1, "control NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2.cmd: must be a whole number from 0 to 0xffffffff"),
+    (CMD, HUGE, "control NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2.cmd: must be a whole number from 0 to 0xffffffff"),
+    (["releases", 0, "classes", "NV01_ROOT_CLIENT"], -1,
+     "class NV01_ROOT_CLIENT: must be a whole number from 0 to 0xffffffff, found -1"),
+    (["releases"], "x", "file.releases: must be list, found 'x'"),
+    (["releases"], 1, "file.releases: must be list, found 1"),
+    (["releases"], [1], "releases[0]: must be a mapping, found int"),
+]
+
+
+@pytest.mark.parametrize("keys, value, message", CASES,
+                         ids=[f"{'.'.join(map(str, k))}={'deleted' if v is KeyError else v!r}"[:60]
+                              for k, v, _ in CASES])
+def test_a_broken_number_is_refused_naming_the_file_and_key(tmp_path, keys, value, message):
+    path = _damaged(tmp_path, keys, value)
+    with pytest.raises(MatrixError) as caught:
+        DriverMatrix(path).check_sends()
+    assert caught.value.exit_code == EXIT_CONFIG
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+
+
+def test_the_escapes_checked_are_the_ones_rmpeer_sends():
+    """ESCAPES_USED is the list of NV_ESC_* names rmpeer.rm passes to the ABI."""
+    from rmpeer.abi.drivers import ESCAPES_USED
+
+    rm = Path(__file__).parents[2] / "rmpeer" / "rm"
+    sent = {name for f in rm.glob("*.py") for name in re.findall(r'"(NV_ESC_\w+)"', f.read_text())}
+    assert sent == set(ESCAPES_USED)
+
+
+def test_the_shipped_matrix_loads_and_builds_the_measured_request():
+    matrix = DriverMatrix()
+    abi = matrix.abi(matrix.releases[-1])
+    assert matrix.slot_bits == {"nr": 8, "type": 8, "size": 14, "dir": 2}
+    assert abi.ioctl_request(abi.escape("NV_ESC_CHECK_VERSION_STR"), 0x48) == 0xc04846d2

@@ -1,0 +1,80 @@
+"""engines.yaml is checked whole at load: every class a generation names, every method rmpeer
+pushes, each number a 32-bit whole number and each method one a channel can push. A broken
+file is a MatrixError (exit 2) naming the file and the key, never a crash or a replay
+mismatch in the run (hostile-input hunt F8)."""
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rmpeer.ce.classes import load_engines
+from rmpeer.errors import EXIT_CONFIG, MatrixError
+from rmpeer.tables.load import MATRICES
+
+pytestmark = pytest.mark.offline
+REAL = yaml.safe_load((MATRICES / "engines.yaml").read_text())
+COPY = ["classes", "HOPPER_DMA_COPY_A"]
+SEMA = [*COPY, "methods", "SET_SEMAPHORE_A"]
+CASES = [
+    (["generations", "hopper"], "x", "generation hopper: must be a mapping, found str"),
+    (["generations", "hopper"], None, "generation hopper: must be a mapping, found NoneType"),
+    (["generations", "hopper"], KeyError, "generations: missing hopper, which rmpeer drives"),
+    (["generations", "hopper", "copy"], "x", "generation hopper.copy: class 'x' is not described under classes"),
+    (["generations", "hopper", "copy"], None, "generation hopper.copy: must be str, found None"),
+    (["generations", "hopper", "copy"], -1, "generation hopper.copy: must be str, found -1"),
+    (["generations", "hopper", "copy"], KeyError, "generation hopper: missing key 'copy'"),
+    (COPY, "x", "class HOPPER_DMA_COPY_A: must be a mapping, found str"),
+    ([*COPY, "methods"], "x", "class HOPPER_DMA_COPY_A.methods: must be dict, found 'x'"),
+    ([*COPY, "methods"], KeyError, "class HOPPER_DMA_COPY_A.methods: missing SET_SEMAPHORE_A, LAUNCH_DMA"),
+    (SEMA, "x", "class HOPPER_DMA_COPY_A.methods.SET_SEMAPHORE_A: must be a whole number from 0 to 0xffffffff"),
+    (SEMA, -1, "class HOPPER_DMA_COPY_A.methods.SET_SEMAPHORE_A: must be a whole number from 0 to 0xffffffff"),
+    (SEMA, 10**30, "class HOPPER_DMA_COPY_A.methods.SET_SEMAPHORE_A: must be a whole number from 0 to 0xffffffff"),
+    (SEMA, KeyError, "class HOPPER_DMA_COPY_A.methods: missing SET_SEMAPHORE_A, which rmpeer pushes "
+                     "(hopper's copy class)"),
+    (SEMA, 0x10000, "class HOPPER_DMA_COPY_A.methods.SET_SEMAPHORE_A: 0x10000 is not a method offset a channel "
+                    "can push (a multiple of 4 below 0x4000"),
+    (SEMA, 0x242, "SET_SEMAPHORE_A: 0x242 is not a method offset a channel can push"),
+    ([*COPY, "bitfields", "LAUNCH_DMA"], "x", "class HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA: must be dict, found 'x'"),
+    (["classes", "HOPPER_USERMODE_A", "registers", "NOTIFY_CHANNEL_PENDING"], -1,
+     "class HOPPER_USERMODE_A.registers.NOTIFY_CHANNEL_PENDING: must be a whole number from 0 to 0xffffffff"),
+]
+
+
+def _damaged(tmp_path, keys, value) -> str:
+    doc = copy.deepcopy(REAL)
+    parent = doc
+    for key in keys[:-1]:
+        parent = parent[key]
+    if value is KeyError:
+        del parent[keys[-1]]
+    else:
+        parent[keys[-1]] = value
+    path = tmp_path / "engines.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return str(path)
+
+
+@pytest.mark.parametrize("keys, value, message", CASES,
+                         ids=[f"{'.'.join(k[1:])}={'deleted' if v is KeyError else v!r}" for k, v, _ in CASES])
+def test_a_broken_engine_matrix_is_refused_naming_the_key(tmp_path, keys, value, message):
+    path = _damaged(tmp_path, keys, value)
+    with pytest.raises(MatrixError) as caught:
+        load_engines(path)
+    assert caught.value.exit_code == EXIT_CONFIG
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+
+
+def test_the_methods_checked_are_the_ones_the_engine_pushes():
+    """METHODS_USED names every method rmpeer.ce.engine looks up by name."""
+    from rmpeer.ce.classes import METHODS_USED
+
+    engine = (Path(__file__).parents[2] / "rmpeer" / "ce" / "engine.py").read_text()
+    pushed = set(re.findall(r'_copy_method\("(\w+)"', engine)) | set(re.findall(r'methods\["(\w+)"\]', engine))
+    assert pushed == {m for names in METHODS_USED.values() for m in names}
+
+
+def test_the_shipped_matrix_loads():
+    assert load_engines()["hopper"].copy.name == "HOPPER_DMA_COPY_A"
