@@ -73,7 +73,12 @@ def matrices_digest() -> str:
     import hashlib
 
     h = hashlib.sha256()
-    for path in sorted(matrices_dir().glob("*.yaml")):
+    folder = matrices_dir()
+    try:
+        found = sorted(folder.glob("*.yaml"))
+    except OSError as exc:       # a name too long, a folder this user may not enter
+        raise MatrixError(folder, "folder", f"cannot be read ({exc.strerror or exc})") from None
+    for path in found:
         try:
             found = path.stat()
         except OSError as exc:     # a link to nothing, a loop of links
