@@ -65,14 +65,17 @@ def checked_output(text) -> Path:
     return writable("--output", text, folder=True)
 
 
-def _abi_matrices_checked() -> None:
-    """The ABI's matrices, checked whole before anything runs: a broken escape, status or engine
-    class is exit 2 naming its key, never a failed check of the run (exit 1) or a crash in it.
-    The topologies' expected statuses are checked here against nvstatus.yaml's names (tables/
-    sits below abi/ and cannot read them itself)."""
+def _matrices_checked(tier: str) -> None:
+    """The matrices a run of `tier` reads, checked whole before anything runs: a broken escape,
+    status, engine class or channel field is exit 2 naming its key, never a failed check of the
+    run (exit 1) or a crash in it. The topologies' expected statuses are checked here against
+    nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself). The passive
+    tier drives no copy engine: engines.yaml and channel.yaml are not its to refuse."""
     DriverMatrix().check_sends()
     TopologyMatrix(nvstatus_names=status_names())
-    load_engines()
+    if tier != "passive":
+        load_engines()
+        load_channel()
 
 
 def _some(cases, left_out=()):
@@ -84,7 +87,6 @@ def _some(cases, left_out=()):
 def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=None,
                 policies=Policies()) -> RunSpec:
     """A recording's run, as its header says it was made (the recording read once)."""
-    _abi_matrices_checked()
     recording = read_recording(path)
     target, run = recorded_target(recording), recording.run
     topology = TopologyMatrix().get(topology_name) if topology_name else None
@@ -100,8 +102,7 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
             wanted = [name for name in QUICK_LAYOUTS if name in recorded]
         cases, left_out = _some(recorded_cases(target, run, wanted))
         tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
-    if tier != "passive":      # the replayed engines' channels: a broken channel.yaml is exit 2 here
-        load_channel()
+    _matrices_checked(tier)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recording.host_facts)
         if facts.selection:      # the cards the recorded run took, as every reader of it reads them
@@ -119,15 +120,13 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
-    _abi_matrices_checked()
     if abi:
         DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     matrix = LayoutMatrix()
     if extent is not None:
         matrix.check_extent(extent)
     matrix.precheck(layouts, extent)
-    if tier != "passive":      # the engines' channels (the passive tier drives none): exit 2 before the device
-        load_channel()
+    _matrices_checked(tier)       # before the device
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     target = target or live_target()
     if target is None:
