@@ -89,6 +89,7 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
     """A recording's run, as its header says it was made (the recording read once)."""
     recording = read_recording(path)
     target, run = recorded_target(recording), recording.run
+    _matrices_checked("passive" if run.get("tier") == "passive" else tier)    # the tier the recording was
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     wanted = list(layouts)
     if run.get("tier") == "passive":       # RM's facts alone: the tier it covers, whatever was asked
@@ -102,7 +103,6 @@ def replay_spec(path, *, layouts=(), topology_name=None, tier="full", output=Non
             wanted = [name for name in QUICK_LAYOUTS if name in recorded]
         cases, left_out = _some(recorded_cases(target, run, wanted))
         tier = LayoutMatrix().covered_tier(tier, cases, target.cards)
-    _matrices_checked(tier)
     try:     # the host note is input: a card field or a pair name the recorder never writes is exit 2
         facts = HostFacts.from_dict(recording.host_facts)
         if facts.selection:      # the cards the recorded run took, as every reader of it reads them
@@ -120,13 +120,13 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
               output=None, policies=Policies(), pattern_seed=None, target=None, cards=None) -> RunSpec:
     """This host's run (its facts come with the run's one RM open: `with_facts`). `cards`:
     a selection.Request; the layouts fit the number of cards it names."""
+    _matrices_checked(tier)       # before the device
     if abi:
         DriverMatrix().choose(abi)     # garbage or an unknown branch: exit 2 before any device check
     matrix = LayoutMatrix()
     if extent is not None:
         matrix.check_extent(extent)
     matrix.precheck(layouts, extent)
-    _matrices_checked(tier)       # before the device
     topology = TopologyMatrix().get(topology_name) if topology_name else None
     target = target or live_target()
     if target is None:
