@@ -3,12 +3,12 @@ every escape rmpeer sends is numbered in every release: a broken value is a Matr
 (exit 2) naming the file and the key, never a TypeError, an OverflowError or a request no
 driver answers (hostile-input hunt F7)."""
 
-import copy
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from damaged_matrix import write_damaged
 
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import EXIT_CONFIG, MatrixError
@@ -20,16 +20,7 @@ HUGE = 10**30
 
 
 def _damaged(tmp_path, keys, value):
-    doc = copy.deepcopy(REAL)
-    parent = doc
-    for key in keys[:-1]:
-        parent = parent[key]
-    if value is KeyError:
-        del parent[keys[-1]]
-    else:
-        parent[keys[-1]] = value
-    path = tmp_path / "drivers.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    path = write_damaged(tmp_path / "drivers.yaml", REAL, keys, value)
     return path
 
 

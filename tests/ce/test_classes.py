@@ -3,12 +3,12 @@ pushes, each number a 32-bit whole number and each method one a channel can push
 file is a MatrixError (exit 2) naming the file and the key, never a crash or a replay
 mismatch in the run (hostile-input hunt F8)."""
 
-import copy
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from damaged_matrix import write_damaged
 
 from rmpeer.ce.classes import load_engines
 from rmpeer.errors import EXIT_CONFIG, MatrixError
@@ -44,16 +44,7 @@ CASES = [
 
 
 def _damaged(tmp_path, keys, value) -> str:
-    doc = copy.deepcopy(REAL)
-    parent = doc
-    for key in keys[:-1]:
-        parent = parent[key]
-    if value is KeyError:
-        del parent[keys[-1]]
-    else:
-        parent[keys[-1]] = value
-    path = tmp_path / "engines.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    path = write_damaged(tmp_path / "engines.yaml", REAL, keys, value)
     return str(path)
 
 

@@ -5,6 +5,7 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
+from damaged_matrix import write_damaged
 
 from rmpeer.errors import ConfigError
 from rmpeer.paths import transcripts_dir
@@ -244,15 +245,7 @@ def test_a_broken_abi_matrix_stops_a_replay_before_it_runs(tmp_path, case):
 
     name, keys, value, message = BROKEN[case]
     shutil.copytree(MATRICES, tmp_path / "m")
-    doc = yaml.safe_load((tmp_path / "m" / name).read_text())
-    parent = doc
-    for key in keys[:-1]:
-        parent = parent[key]
-    if value is KeyError:
-        del parent[keys[-1]]
-    else:
-        parent[keys[-1]] = value
-    (tmp_path / "m" / name).write_text(yaml.safe_dump(doc, sort_keys=False))
+    write_damaged(tmp_path / "m" / name, yaml.safe_load((tmp_path / "m" / name).read_text()), keys, value)
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(SMALL), "--output", str(out)],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path,
