@@ -316,6 +316,21 @@ MUTANTS = {
         "after the run, not exit 2 before it",
         "rmpeer/run/spec.py", "    matrices_digest()\n    if req.replay:", "    if req.replay:",
         ("tests/tables/test_load.py::test_a_matrices_folder_holding_no_regular_file_is_refused_before_the_run[folder-full]",)),
+    "channel-offsets-unbounded": M(
+        "channel.yaml's sizes and offsets are taken at any value (a negative ring offset wrote the ring "
+        "outside the control block: NOT CERTIFIED for a broken matrix)",
+        "rmpeer/tables/channel.py", "        if not least <= value < bound:", "        if False:",
+        ("tests/tables/test_channel.py::test_a_size_offset_or_count_of_the_wrong_type_or_range_is_refused[ring_offset--1]",)),
+    "layout-sessions-unbounded": M(
+        "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
+        "many sessions)",
+        "rmpeer/tables/layouts.py", "        if count > MAX_SESSIONS:", "        if False:",
+        ("tests/tables/test_layouts.py::test_more_sessions_than_any_run_can_hold_are_refused_at_load[one-per-card-per_card-17]",)),
+    "nvstatus-without-nv-ok": M(
+        "nvstatus.yaml is taken without NV_OK: every call that succeeds reads as a failure (NOT CERTIFIED for a "
+        "broken matrix)",
+        "rmpeer/abi/nvstatus.py", "    if OK not in statuses:", "    if False:",
+        ("tests/abi/test_nvstatus.py::test_a_broken_code_is_refused_naming_the_status[deleted]",)),
     "calibrate-takes-any-figure": M(
         "calibrate takes a 0 or negative GB/s figure (a ZeroDivisionError, or floors below 0)",
         "rmpeer/cli/calibrate.py", "or not 0 < gbps < math.inf:", "or not -math.inf < gbps < math.inf:",
