@@ -17,6 +17,9 @@ verdict of the host, and never drain it. `rmpeer diff` keeps 0 (same), 1 (differ
 def quoted(text, limit: int = 60) -> str:
     """Input as an error line quotes it: its repr, cut to `limit` characters (a name or a
     number given may be thousands long; the line stays one clear line)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):    # a number reads as one
+        shown = str(text)
+        return shown if len(shown) <= limit else shown[: limit - 3] + "..."
     text = str(text)
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 

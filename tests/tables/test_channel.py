@@ -73,6 +73,14 @@ def test_a_size_offset_or_count_of_the_wrong_type_or_range_is_refused(tmp_path, 
     assert str(err.value).startswith(f"{path}: channel.{key}: must be ")
 
 
+def test_a_number_out_of_range_is_said_as_a_number(tmp_path):
+    """`found -1`, not `found '-1'`: the quotes said the matrix held text."""
+    path = with_channel(tmp_path, "ring_offset", -1)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value).endswith("found -1"), str(err.value)
+
+
 @pytest.mark.parametrize("key", ["control_block_size", "ring_entries", "max_copy_bytes", "pushbuffer_align",
                                  "semaphore_slot_size"])
 def test_a_size_or_count_of_zero_is_refused(tmp_path, key):
