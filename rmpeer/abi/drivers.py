@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quoted
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
+from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require, require_below
 from rmpeer.abi.structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
@@ -227,7 +227,7 @@ class DriverMatrix:
             require(self.path, "ioctl_encoding", enc, key, int)
         shifts = [enc[f"{slot}_shift"] for slot in IOCTL_SLOTS]
         for slot, shift in zip(IOCTL_SLOTS, shifts):
-            _in_range(self.path, f"ioctl_encoding.{slot}_shift", shift, IOCTL_BITS)
+            require_below(self.path, f"ioctl_encoding.{slot}_shift", shift, IOCTL_BITS)
             if shifts.count(shift) > 1:
                 raise MatrixError(self.path, f"ioctl_encoding.{slot}_shift",
                                   f"{shift} is the shift of another slot too (each of {', '.join(IOCTL_SLOTS)} has its own)")
@@ -235,7 +235,7 @@ class DriverMatrix:
         # a slot reaches up to the next one (the last, to the request's top bit)
         self.slot_bits = {slot: ends[ends.index(s) + 1] - s for slot, s in zip(IOCTL_SLOTS, shifts)}
         for key, slot in (("magic", "type"), ("dir_read", "dir"), ("dir_write", "dir")):
-            _in_range(self.path, f"ioctl_encoding.{key}", enc[key], 1 << self.slot_bits[slot])
+            require_below(self.path, f"ioctl_encoding.{key}", enc[key], 1 << self.slot_bits[slot])
         return enc
 
     def _check_entry(self, i, entry):
@@ -255,12 +255,12 @@ class DriverMatrix:
         for name, spec in (entry.get("structs") or {}).items():
             _check_struct(self.path, f"{where}: struct {name}", spec)
         for name, number in (entry.get("escapes") or {}).items():
-            _in_range(self.path, f"{where}: escape {name}", number, 1 << self.slot_bits["nr"])
+            require_below(self.path, f"{where}: escape {name}", number, 1 << self.slot_bits["nr"])
         for name, number in (entry.get("classes") or {}).items():
-            _in_range(self.path, f"{where}: class {name}", number, U32)
+            require_below(self.path, f"{where}: class {name}", number, U32)
         for name, spec in (entry.get("controls") or {}).items():
             cmd = require(self.path, f"{where}: control {name}", spec, "cmd", int)
-            _in_range(self.path, f"{where}: control {name}.cmd", cmd, U32)
+            require_below(self.path, f"{where}: control {name}.cmd", cmd, U32)
             require(self.path, f"{where}: control {name}", spec, "params", str)
         for group in entry.get("bitfields") or {}:
             fields = require(self.path, f"{where}: bitfields", entry["bitfields"], group, dict)
@@ -296,12 +296,6 @@ class DriverMatrix:
                 raise MatrixError(self.path, f"release {release}: escapes",
                                   f"missing {', '.join(missing)}, which rmpeer sends")
         return self
-
-
-def _in_range(path, where, value, limit):
-    """A whole number from 0 to below `limit` (the field it is packed into)."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
-        raise MatrixError(path, where, f"must be a whole number from 0 to {limit - 1:#x}, found {value!r}")
 
 
 def _check_struct(path, where, spec):

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require
+from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require, require_below
 from rmpeer.errors import ConfigError, MatrixError
 
 
@@ -67,9 +67,7 @@ def _numbers(path, where, spec, table) -> dict:
     """One of a class's tables of numbers, each a whole number of 32 bits."""
     out = dict(require(path, where, spec, table, dict, optional=True) or {})
     for name, value in out.items():
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < WORDS:
-            raise MatrixError(path, f"{where}.{table}.{name}",
-                              f"must be a whole number from 0 to {WORDS - 1:#x}, found {value!r}")
+        require_below(path, f"{where}.{table}.{name}", value, WORDS)
     return out
 
 

@@ -357,20 +357,21 @@ _EXTRA_NUMBERS = {"mem.write": ("offset",), "mem.read": ("offset", "length"), "m
 _UNLESS_NUMBERS = ("offset", "seen")     # the error notifier a wait watched
 
 
-def _uint64(value) -> bool:
+def uint64(value) -> bool:
+    """A whole number of 0 to 2**64 - 1, as the recorder writes counts and offsets (no bool)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 * INT64
 
 
 def _bad_extra(rec: CallRecord) -> str:
     for name in _EXTRA_NUMBERS.get(rec.op, ()):
-        if name in rec.extra and not _uint64(rec.extra[name]):
+        if name in rec.extra and not uint64(rec.extra[name]):
             return f"its extra {name} is {str(rec.extra[name])[:40]!r}, not a count or offset of 64 bits"
     unless = rec.extra.get("unless") if rec.op == "mem.wait" else None
     if unless is not None:
         if not isinstance(unless, dict) or not isinstance(unless.get("label", ""), str):
             return f"its extra unless is {str(unless)[:40]!r}, not the error notifier a wait watched"
         for name in _UNLESS_NUMBERS:
-            if name in unless and not _uint64(unless[name]):
+            if name in unless and not uint64(unless[name]):
                 return f"its extra unless {name} is {str(unless[name])[:40]!r}, not a count or offset of 64 bits"
     return ""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rmpeer.errors import TranscriptError, ConfigError
 from rmpeer.model.result import TIERS
+from rmpeer.shim.records import uint64
 from rmpeer.shim.replay import recorded_note, transcript_summary
 
 # Header strings printed on one line of certify's output and written into the certificate.
@@ -18,7 +19,6 @@ ONE_LINE = ("label", "hostname", "created", "kernel", "machine", "version", "too
 # The driver's own text spans lines (NVRM's banner, then GCC's): only a terminal's controls
 # are refused in it.
 MULTI_LINE = ("driver_text",)
-UINT64 = 1 << 64
 
 
 def _printable(text: str, *, lines: bool) -> bool:
@@ -26,7 +26,7 @@ def _printable(text: str, *, lines: bool) -> bool:
 
 
 def _uint(value, *, low: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value < UINT64
+    return uint64(value) and value >= low
 
 
 def check_recording(path: str) -> None:

@@ -117,6 +117,13 @@ def _parse(path: str, mtime_ns: int) -> dict:
     return data
 
 
+def require_below(path, where, value, limit) -> int:
+    """`value`, checked to be a whole number from 0 to below `limit` (the field it is packed into)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
+        raise MatrixError(path, where, f"must be a whole number from 0 to {limit - 1:#x}, found {value!r}")
+    return value
+
+
 def require(path, entry, mapping, key, kind, *, optional=False):
     """mapping[key], checked to be of `kind` (a type or tuple of types)."""
     if not isinstance(mapping, dict):
