@@ -110,7 +110,7 @@ MUTANTS = {
         "    first = (int(diff[0]) if diff.size else n) & ~7", "    first = (int(diff[-1]) if diff.size else n) & ~7",
         ("tests/traffic/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
     "fingerprint-missing-key-ignored": M(
-        "a fingerprint key the certificate lacks is ignored", "rmpeer/run/freshness.py",
+        "a fingerprint key the certificate lacks is ignored", "rmpeer/judge/freshness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',
         "        if key not in old:\n            continue",
         ("tests/run/test_freshness.py::test_a_fingerprint_key_the_certificate_lacks_is_a_change",),
@@ -544,7 +544,7 @@ MUTANTS = {
         '            d[p.op] = "failed" if not p.ok else d.get(p.op) or "passed"', '            d[p.op] = d.get(p.op) or "passed"',
         ("tests/judge/test_cards.py::test_a_pairs_failed_copy_shows_in_its_read_column",)),
     "unknown-certificate-tier-holds": M(
-        "a certificate of a tier rmpeer does not know is not told by its tier", "rmpeer/run/freshness.py",
+        "a certificate of a tier rmpeer does not know is not told by its tier", "rmpeer/judge/freshness.py",
         "    elif c.tier not in TIERS:\n        out.append", "    elif False:\n        out.append",
         ("tests/run/test_freshness.py::test_a_certificate_of_a_tier_rmpeer_does_not_know_never_holds",)),
     "pair-column-failed-overwritten": M(
@@ -553,24 +553,24 @@ MUTANTS = {
         '            if dim in DIMENSIONS and c.outcome == "passed":',
         ("tests/judge/test_cards.py::test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes",)),
     "gone-card-unsaid": M(
-        "a card the certificate has and this host no longer lists is not said stale", "rmpeer/run/freshness.py",
+        "a card the certificate has and this host no longer lists is not said stale", "rmpeer/judge/freshness.py",
         '        if pci not in now:\n            out.append(f"card {i} ({pci}, {c.get(\'uuid\')}) is gone")',
         "        if pci not in now:\n            pass",
         ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
     "new-card-unsaid": M(
-        "a card this host lists and the certificate does not is not said", "rmpeer/run/freshness.py",
+        "a card this host lists and the certificate does not is not said", "rmpeer/judge/freshness.py",
         "    for pci, (i, n) in now.items():\n        if pci not in was:", "    for pci, (i, n) in now.items():\n        if False:",
         ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
     "card-model-change-unsaid": M(
-        "a card of another model at the same bus is not said stale", "rmpeer/run/freshness.py",
+        "a card of another model at the same bus is not said stale", "rmpeer/judge/freshness.py",
         '        elif n.get("model") != c.get("model"):', "        elif False:",
         ("tests/run/test_freshness.py::test_a_card_gone_a_card_added_and_a_card_of_another_model_are_named",)),
     "no-gpu-listed-unsaid": M(
-        "a host whose /proc lists no GPU is not said so", "rmpeer/run/freshness.py",
+        "a host whose /proc lists no GPU is not said so", "rmpeer/judge/freshness.py",
         '            if not new["cards"]:\n                out.append', "            if False:\n                out.append",
         ("tests/run/test_freshness.py::test_a_host_whose_proc_lists_no_gpu_says_so",)),
     "grown-list-compared-as-its-prefix": M(
-        "a fingerprint list that grew is compared over the old length only", "rmpeer/run/freshness.py",
+        "a fingerprint list that grew is compared over the old length only", "rmpeer/judge/freshness.py",
         "    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):",
         "    if isinstance(old, list) and isinstance(new, list):",
         ("tests/run/test_freshness.py::test_an_iommu_unit_added_is_a_change",)),
@@ -630,9 +630,9 @@ MUTANTS = {
         '    held_by = _processes((others or {}).get("processes", []))',
         ("tests/judge/test_sharedhost.py::test_a_process_on_another_card_leaves_the_host_wide_figure_judged",)),
     "rm-platform-facts-not-compared": M(
-        "RM's platform facts in two fingerprints are not compared", "rmpeer/run/freshness.py",
+        "RM's platform facts in two fingerprints are not compared", "rmpeer/judge/freshness.py",
         '    if "health" in old and "health" in new:', "    if False:",
-        ("tests/run/test_freshness.py::test_rms_platform_facts_are_compared_when_both_fingerprints_have_them",)),
+        ("tests/judge/test_judge_freshness.py::test_rms_platform_facts_are_compared_when_both_fingerprints_have_them",)),
     "module-hash-cache-ignores-ctime": M(
         "the module's cached hash survives a same-size rewrite whose mtime was set back", "rmpeer/run/fingerprint.py",
         '    key = f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"',

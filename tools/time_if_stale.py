@@ -1,5 +1,5 @@
 """Times the fast path of `rmpeer certify --if-stale` (budget: 0.5 s): a new interpreter
-imports rmpeer.run.freshness and checks a certificate, as certify's first step will.
+imports rmpeer.run.freshness (and the rules, rmpeer.judge.freshness) and checks a certificate, as certify's first step will.
 
     python tools/time_if_stale.py CERTIFICATE [--tier quick] [--runs 5] [--root /]
 

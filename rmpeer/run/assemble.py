@@ -14,13 +14,13 @@ import uuid
 from rmpeer import __version__
 from rmpeer.judge.cards import by_card
 from rmpeer.judge.floors import judged_topology
+from rmpeer.judge.freshness import parse_valid_for, valid_until
 from rmpeer.judge.health import health_findings
 from rmpeer.judge.unchecked import not_checked, refusals
 from rmpeer.judge.verdict import judge
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, Finding, RunResult, node_name
 from rmpeer.tables.load import matrices_digest
 from rmpeer.run.fingerprint import platform_fingerprint, recorded_fingerprint
-from rmpeer.run.freshness import parse_valid_for, valid_until
 
 PYTEST_UNFINISHED = {2: "the run was interrupted", 3: "pytest stopped on an internal error",
                      4: "pytest refused its arguments", 5: "no check was collected"}

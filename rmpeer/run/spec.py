@@ -19,6 +19,7 @@ from pathlib import Path
 from rmpeer.abi import DriverMatrix, status_names
 from rmpeer.ce.classes import load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
+from rmpeer.judge.freshness import parse_valid_for
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
 from rmpeer.machine.selection import host_view, chooser_for
@@ -27,7 +28,6 @@ from rmpeer.model.result import TIERS
 from rmpeer.model.selection import Selection
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.model.host import HostFacts
-from rmpeer.run.freshness import parse_valid_for
 from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
 from rmpeer.shim.recording import read_recording
 from rmpeer.tables.channel import load_channel

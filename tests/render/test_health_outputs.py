@@ -109,7 +109,7 @@ def test_diff_names_a_health_behaviour_change(tmp_path):
 def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change():
     from rmpeer.run.fingerprint import recorded_fingerprint
     from rmpeer.model.host import HostFacts
-    from rmpeer.run.freshness import fingerprint_changes
+    from rmpeer.judge.freshness import fingerprint_changes
 
     facts = HostFacts.from_dict(HOST)
     fp = recorded_fingerprint(facts, matrices="m")
@@ -120,7 +120,7 @@ def test_the_fingerprint_keeps_the_platform_facts_and_staleness_names_a_change()
     moved["cards"][0]["health"]["pcie"]["max_width"] = 8
     changed = recorded_fingerprint(HostFacts.from_dict(moved), matrices="m")
     # a recorded fingerprint's unread values (kernel, module: "not recorded") match nothing
-    # (rmpeer.run.freshness.unread): only RM's health lines are this test's
+    # (rmpeer.judge.freshness.unread_value): only RM's health lines are this test's
     rm_lines = lambda changes: [line for line in changes if line.startswith("RM's")]   # noqa: E731
     assert rm_lines(fingerprint_changes(fp, changed)) == [f"RM's {uuid} pcie_max changed Gen5 x16 -> Gen5 x8"]
     assert rm_lines(fingerprint_changes({k: v for k, v in fp.items() if k != "health"}, changed)) == []

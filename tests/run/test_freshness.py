@@ -1,4 +1,6 @@
-"""Whether a certificate is fresh (rmpeer certify --if-stale), against a fake host tree."""
+"""Whether a certificate is fresh (rmpeer certify --if-stale): rmpeer.run.freshness.check_fresh
+reads it and a fake host tree, rmpeer.judge.freshness's rules weigh them (broken below on
+purpose, through `rules`)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from fake_host_tree import CARDS, KERNEL, MODULE_BYTES, make_host, write
-from rmpeer.run import freshness as staleness
+from rmpeer.judge import freshness as rules
 from rmpeer.errors import ConfigError
 from rmpeer.run.fingerprint import platform_fingerprint
 from rmpeer.model.result import CERTIFIED, DEGRADED, RunResult
 from rmpeer.machine.signing import KEY_ENV, signed_text
-from rmpeer.run.freshness import check_fresh, parse_valid_for, valid_until, why_stale
+from rmpeer.judge.freshness import parse_valid_for, valid_until, why_stale
+from rmpeer.run.freshness import check_fresh
 
 pytestmark = pytest.mark.offline
 NODE = "gpu-node-7"
@@ -35,7 +38,7 @@ def own_key(tmp_path, monkeypatch):
 def certificate(tmp_path, host, *, tier="quick", verdict=CERTIFIED, valid_for="24h", kind="live", **changes) -> str:
     """A certificate as certify writes one, of the fake host as it is now."""
     fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
-    result = RunResult(node=NODE, tier=tier, target={"kind": kind}, started=STARTED.strftime(staleness.ISO),
+    result = RunResult(node=NODE, tier=tier, target={"kind": kind}, started=STARTED.strftime(rules.ISO),
                        valid_until=valid_until(STARTED, parse_valid_for(valid_for)), fingerprint=fp,
                        verdict=verdict, **changes)
     path = tmp_path / "certificate.json"
@@ -46,23 +49,6 @@ def certificate(tmp_path, host, *, tier="quick", verdict=CERTIFIED, valid_for="2
 def fresh(path, host, tier="quick", now=NOW, tmp_path=None):
     return check_fresh(path, tier, root=str(host), now=now, node=NODE,
                        state_path=(tmp_path / "state.json") if tmp_path else None)
-
-
-@pytest.mark.parametrize("text, seconds", [("24h", 86400), ("90m", 5400), ("2d", 172800), ("1h30m", 5400),
-                                           ("45s", 45), (None, 86400), (" 1W ", 604800)])
-def test_valid_for_durations(text, seconds):
-    assert parse_valid_for(text).total_seconds() == seconds
-
-
-@pytest.mark.parametrize("text", ["0", "0h", "0m0s", "-1h", "10", "abc", "", "24 h", "h", "1x", "2d-1h"])
-def test_valid_for_refuses_zero_negative_and_garbage(text):
-    with pytest.raises(ConfigError, match="--valid-for"):
-        parse_valid_for(text)
-
-
-def test_valid_until_is_start_plus_duration():
-    assert valid_until("2026-11-30T23:30:00Z", parse_valid_for("90m")) == "2026-12-01T01:00:00Z"
-    assert valid_until(STARTED.timestamp(), parse_valid_for("2d")) == "2026-12-02T12:00:00Z"
 
 
 def test_a_fresh_certificate_holds_for_its_tier_and_shallower_ones(tmp_path, host):
@@ -191,14 +177,14 @@ def test_mutation_a_broken_comparison_lets_a_changed_platform_through(tmp_path, 
     info = host / f"proc/driver/nvidia/gpus/{CARDS[1][0]}/information"
     info.write_text(info.read_text().replace(CARDS[1][1], "GPU-00000000-1111-2222-3333-444444444444"))
     assert not fresh(path, host)[0]
-    monkeypatch.setattr(staleness, name, broken)
+    monkeypatch.setattr(rules, name, broken)
     assert fresh(path, host) == (True, [])
 
 
 def test_mutation_tier_order_reversed_lets_a_shallow_certificate_through(tmp_path, host, monkeypatch):
     path = certificate(tmp_path, host, tier="passive")
     assert not fresh(path, host, "full")[0]
-    monkeypatch.setattr(staleness, "TIERS", ("full", "quick", "passive"))
+    monkeypatch.setattr(rules, "TIERS", ("full", "quick", "passive"))
     assert fresh(path, host, "full") == (True, [])
 
 
@@ -216,8 +202,8 @@ def test_a_fingerprint_key_the_certificate_lacks_is_a_change(tmp_path, host):
     now = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
     assert "acs" in now
     recorded = {k: v for k, v in now.items() if k != "acs"}
-    assert staleness.fingerprint_changes(recorded, now) == ["the certificate records no PCIe ACS"]
-    assert staleness.fingerprint_changes(now, now) == []
+    assert rules.fingerprint_changes(recorded, now) == ["the certificate records no PCIe ACS"]
+    assert rules.fingerprint_changes(now, now) == []
 
 
 @pytest.mark.parametrize("damage", [
@@ -321,7 +307,7 @@ def test_a_certificate_of_some_cards_holds_only_for_those(tmp_path, host):
 
     of = tuple(HostCard(i, i, pci, uuid) for i, (pci, uuid, _) in enumerate(CARDS))
     fp = platform_fingerprint(root=str(host), cache=tmp_path / "cache.json")
-    result = RunResult(node=NODE, tier="quick", target={"kind": "live"}, started=STARTED.strftime(staleness.ISO),
+    result = RunResult(node=NODE, tier="quick", target={"kind": "live"}, started=STARTED.strftime(rules.ISO),
                        valid_until=valid_until(STARTED, parse_valid_for("24h")), fingerprint=fp, verdict=CERTIFIED,
                        host={"selection": Selection((0,), of, "--cards", "--cards 0").as_dict()})
     path = tmp_path / "certificate.json"
@@ -330,13 +316,3 @@ def test_a_certificate_of_some_cards_holds_only_for_those(tmp_path, host):
                                       cards=request_from(asked, environ={}))
     assert check("1") == (False, [f"the certificate covers cards 0 (--cards 0), not card 1 ({CARDS[1][1]})"])
     assert check("0") == (True, [])
-
-
-def test_rms_platform_facts_are_compared_when_both_fingerprints_have_them():
-    """The certify path adds RM's platform facts (rm.health.identity) as "health"; the fresh
-    path reads no RM: compared only when both sides have them."""
-    from rmpeer.run.freshness import fingerprint_changes
-
-    old, new = {"health": {"card 0": {"pcie_max": "Gen5 x16"}}}, {"health": {"card 0": {"pcie_max": "Gen5 x8"}}}
-    assert fingerprint_changes(old, new) == ["RM's card 0 pcie_max changed Gen5 x16 -> Gen5 x8"]
-    assert fingerprint_changes(old, {}) == []

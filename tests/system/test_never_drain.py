@@ -482,11 +482,11 @@ def test_mutant_an_unbounded_valid_for_is_caught():
     from source_mutation import mutated
 
     from rmpeer.errors import ConfigError
-    from rmpeer.run.freshness import parse_valid_for
+    from rmpeer.judge.freshness import parse_valid_for
 
     with pytest.raises(ConfigError, match="at most 366 days"):
         parse_valid_for("99999999999999999999d")
-    broken = mutated("rmpeer.run.freshness", "if seconds > MAX_VALID_FOR_S:", "if False:")
+    broken = mutated("rmpeer.judge.freshness", "if seconds > MAX_VALID_FOR_S:", "if False:")
     with pytest.raises(OverflowError):
         broken.parse_valid_for("99999999999999999999d")
 

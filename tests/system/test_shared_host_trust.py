@@ -1201,11 +1201,14 @@ def attack_stale_unsigned(m, tmp, monkeypatch):
 
 
 def attack_unread_matches(m, tmp, monkeypatch):
+    from rmpeer.run import freshness
+
+    monkeypatch.setattr(freshness, "why_stale", m.why_stale)    # the rules --if-stale weighs: `m`'s
     host = make_host(tmp / "root")
     (host / "proc/sys/kernel/random/boot_id").unlink()
     monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
     path = signed_certificate(tmp, host)
-    ok, _ = m.check_fresh(path, "quick", root=str(host), now="2026-11-30T13:00:00Z", node=NODE,
+    ok, _ = freshness.check_fresh(path, "quick", root=str(host), now="2026-11-30T13:00:00Z", node=NODE,
                           state_path=tmp / "state.json")
     return not ok
 
@@ -1215,7 +1218,7 @@ def attack_reboot(m, tmp, monkeypatch):
     monkeypatch.setenv(KEY_ENV, str(tmp / "k" / "host.key"))
     before = m.platform_fingerprint(root=str(host), matrices="m")
     (host / "proc/sys/kernel/random/boot_id").write_text("0b7c8e55-2d4f-4a61-8f0e-93a7c1d2e3f4\n")
-    from rmpeer.run.freshness import fingerprint_changes
+    from rmpeer.judge.freshness import fingerprint_changes
 
     return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
 
@@ -1224,7 +1227,7 @@ def attack_reload(m, tmp, monkeypatch):
     host = make_host(tmp / "root")
     before = m.platform_fingerprint(root=str(host), matrices="m")
     reload_module(host)
-    from rmpeer.run.freshness import fingerprint_changes
+    from rmpeer.judge.freshness import fingerprint_changes
 
     return bool(fingerprint_changes(before, m.platform_fingerprint(root=str(host), matrices="m")))
 
@@ -1301,7 +1304,7 @@ MUTANT_ROWS = [
     ("signature: the key id compared", "rmpeer.machine.signing", [("    if sig.get(\"key_id\") != key_id(key):", "    if False:")], attack_other_key),
     ("certificate: a regular file only", "rmpeer.machine.signing", [("        if not stat.S_ISREG(st.st_mode):\n            raise ValueError(\"not a regular file\")", "        pass")], attack_zero_certificate),
     ("--if-stale: only a verified signature", "rmpeer.run.freshness", [("    reasons = [] if trust.verified else", "    reasons = [] if True else")], attack_stale_unsigned),
-    ("--if-stale: unread matches nothing", "rmpeer.run.freshness", [("    return old == new and not unread(old) and not unread(new)", "    return old == new"), ("        elif key in _CHANGED and not unread(old[key]) and not unread(new[key]):", "        elif key in _CHANGED:")], attack_unread_matches),
+    ("--if-stale: unread matches nothing", "rmpeer.judge.freshness", [("    return old == new and not unread_value(old) and not unread_value(new)", "    return old == new"), ("        elif key in _CHANGED and not unread_value(old[key]) and not unread_value(new[key]):", "        elif key in _CHANGED:")], attack_unread_matches),
     ("fingerprint: the boot", "rmpeer.run.fingerprint", [("\"boot\": read_boot(root), ", "")], attack_reboot),
     ("fingerprint: the module's load", "rmpeer.run.fingerprint", [(", \"driver_load\": read_driver_load(root)}", "}")], attack_reload),
     ("collect: the node's own name", "rmpeer.fleet.checks", [("    if r.node != o.node:", "    if False:")], attack_copied_folder),

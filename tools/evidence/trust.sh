@@ -96,7 +96,7 @@ check "the certificate's signature verifies with this host's key" says sign-veri
 say "host key: $(stat -c '%a %U %n' /var/lib/rmpeer/host.key) in $(stat -c '%a %U' /var/lib/rmpeer)"
 python3 - <<'PY' | tee -a "$summary"
 import json
-from rmpeer.run.freshness import unread
+from rmpeer.judge.freshness import unread_value as unread
 fp = json.load(open("/tmp/t-sign/certificate.json"))["fingerprint"]
 def walk(v, path=()):
     if isinstance(v, dict):

@@ -1,0 +1,40 @@
+"""rmpeer.judge.freshness's rules on values alone: --valid-for's durations, valid_until's
+arithmetic, RM's platform facts compared. (A certificate read and weighed against a fake
+host: tests/run/test_freshness.py.)"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from rmpeer.errors import ConfigError
+from rmpeer.judge.freshness import fingerprint_changes, parse_valid_for, valid_until
+
+pytestmark = pytest.mark.offline
+STARTED = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text, seconds", [("24h", 86400), ("90m", 5400), ("2d", 172800), ("1h30m", 5400),
+                                           ("45s", 45), (None, 86400), (" 1W ", 604800)])
+def test_valid_for_durations(text, seconds):
+    assert parse_valid_for(text).total_seconds() == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "0h", "0m0s", "-1h", "10", "abc", "", "24 h", "h", "1x", "2d-1h"])
+def test_valid_for_refuses_zero_negative_and_garbage(text):
+    with pytest.raises(ConfigError, match="--valid-for"):
+        parse_valid_for(text)
+
+
+def test_valid_until_is_start_plus_duration():
+    assert valid_until("2026-11-30T23:30:00Z", parse_valid_for("90m")) == "2026-12-01T01:00:00Z"
+    assert valid_until(STARTED.timestamp(), parse_valid_for("2d")) == "2026-12-02T12:00:00Z"
+
+
+def test_rms_platform_facts_are_compared_when_both_fingerprints_have_them():
+    """The certify path adds RM's platform facts (rm.health.identity) as "health"; the fresh
+    path reads no RM: compared only when both sides have them."""
+    old, new = {"health": {"card 0": {"pcie_max": "Gen5 x16"}}}, {"health": {"card 0": {"pcie_max": "Gen5 x8"}}}
+    assert fingerprint_changes(old, new) == ["RM's card 0 pcie_max changed Gen5 x16 -> Gen5 x8"]
+    assert fingerprint_changes(old, {}) == []
