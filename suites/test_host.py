@@ -32,7 +32,7 @@ def test_cards_agree_with_the_kernel_module(host_run):
     proc = host_run.proc_gpus
     assert proc, "the kernel module lists no GPU in /proc/driver/nvidia/gpus"
     by_bus = {p["bus"].lower(): p for p in proc}
-    from rmpeer.machine.selection import some_cards
+    from rmpeer.judge.scope import some_cards
 
     if not some_cards(host_run.facts):      # a run of some cards checks those (below) alone
         assert len(by_bus) == len(host_run.facts.cards)

@@ -12,7 +12,7 @@ from statistics import median
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import RmpeerError
 from rmpeer.judge.derived import CALIBRATED, Floor, derive_floors, load_efficiencies
-from rmpeer.machine.selection import host_view
+from rmpeer.judge.scope import host_view
 from rmpeer.model.result import DEGRADE, INFO, Finding
 
 # A pair this far below the median of its siblings (same op, same size) is flagged even

@@ -8,8 +8,8 @@ recording does not hold, is a finding that says so, never a pass."""
 from __future__ import annotations
 
 from rmpeer.judge.health import health_findings
+from rmpeer.judge.scope import host_view, last_cards_here, other_cards_xids_dropped, some_cards
 from rmpeer.judge.verdict import link_error_findings, link_state_findings, xid_findings
-from rmpeer.machine.selection import host_view, last_cards_here, other_cards_xids_dropped, some_cards
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, CheckResult, Finding
 
 

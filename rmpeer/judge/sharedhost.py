@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from rmpeer.errors import NotIdleError
-from rmpeer.machine.gpuprocs import GpuProcess
+from rmpeer.model.processes import GpuProcess
 
 HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
 from rmpeer.judge.nvlink import check_active, compare_counters
-from rmpeer.machine.xids import by_card
+from rmpeer.judge.scope import xids_by_card
 from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (
     CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED, Finding, short)
@@ -191,7 +191,7 @@ def xid_findings(seen: dict, cards, expected=(), provoked_any_card=frozenset(), 
         out.append(Finding("xid", "host", f"every kernel log record{since}", seen.get("reason") or "some lost",
                            UNFINISHED))
     allowed = list(expected)
-    for card, xids in sorted(by_card(seen.get("xids", []), cards).items(), key=lambda kv: str(kv[0])):
+    for card, xids in sorted(xids_by_card(seen.get("xids", []), cards).items(), key=lambda kv: str(kv[0])):
         for x in xids:
             if (card, x["xid"]) in allowed:
                 allowed.remove((card, x["xid"]))

@@ -25,8 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from rmpeer.errors import ConfigError, quoted
-from rmpeer.machine.xids import card_of
-from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, selection_line, spans
+from rmpeer.model.selection import ALL_CARDS, DEFAULT, OPTION, HostCard, Selection, pci_key, selection_line, spans
 
 CUDA, NVIDIA, SLURM, SLURM_STEP = "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"
 VARIABLES = (CUDA, NVIDIA, SLURM, SLURM_STEP)
@@ -36,8 +35,6 @@ GRES_CONF = "/etc/slurm/gres.conf"
 GRES_LIMIT = 1 << 20                        # bytes: a gres.conf is a few lines
 
 _UUID = re.compile(r"GPU-[0-9a-f-]+", re.I)
-# a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
-_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
 _MIG_INDEX = re.compile(r"\d+:\d+", re.ASCII)
 # an index of more digits than these is no card: it is refused as text, never converted
 # (Python refuses to convert more than 4300 digits, and a range is expanded name by name)
@@ -94,7 +91,7 @@ def _split(text: str, source: str) -> tuple:
         if p.upper().startswith("MIG-") or _MIG_INDEX.fullmatch(p):
             raise ConfigError(f"{source}: {quoted(p)} is a MIG instance: rmpeer checks peer access between whole GPUs, "
                               f"and a MIG instance has none (name the GPU-... of its card, or --all-cards)")
-        if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or _PCI.fullmatch(p)):
+        if not (_INDEX.fullmatch(p) or _UUID.fullmatch(p) or pci_key(p) is not None):
             raise ConfigError(f"{source}: {quoted(p)} is not a card: give an index, a GPU UUID (GPU-..., or a prefix "
                               f"of one) or a PCI bus id (0000:1b:00.0)")
     if len(set(n.lower() for n in names)) != len(names):
@@ -182,15 +179,6 @@ def request_from(cards: str | None = None, *, all_cards: bool = False, variables
 
 
 # -- which cards those are ---------------------------------------------------------------------
-
-def pci_key(text: str):
-    """(domain, bus, slot, function) of a PCI bus id in any usual spelling (0000:1b:00.0,
-    00000000:1B:00.0 as nvidia-smi prints it, 1b:00.0); None if it is not one."""
-    m = _PCI.fullmatch(text.strip())
-    if not m:
-        return None
-    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4])
-
 
 def _present(cards) -> str:
     return "; ".join(c.describe() for c in cards) or "none"
@@ -299,41 +287,6 @@ class Chooser:
         return self.chosen
 
 
-@dataclass(frozen=True)
-class _Unopened:
-    """A card of the host the run did not open: what a topology entry can check of it."""
-
-    index: int
-    name: str
-
-
-@dataclass(frozen=True)
-class HostView:
-    """The whole host as a topology entry describes it, from a run's facts (HostFacts) that
-    hold only the selected cards: those with their host numbers, the others as /proc names
-    them, and the P2P facts of the selected pairs (the others were not asked)."""
-
-    cards: tuple
-    p2p: dict
-
-
-def host_view(facts):
-    """`facts` when the run took every card (or predates selection), else its HostView:
-    a subset is judged by the entry of the host it is part of (topologies.yaml)."""
-    if not getattr(facts, "selection", None):
-        return facts
-    sel = Selection.from_dict(facts.selection)
-    if sel.whole:
-        return facts
-    import dataclasses
-
-    run = dict(zip(sel.cards, facts.cards))
-    cards = tuple(dataclasses.replace(run[c.index], index=c.index) if c.index in run
-                  else _Unopened(c.index, c.model) for c in sel.of)
-    p2p = {(sel.cards[a], sel.cards[b]): v for (a, b), v in facts.p2p.items()}
-    return HostView(cards, p2p)
-
-
 def chooser_for(request: Request | None, recorded: dict | None, *, replay: bool):
     """The Chooser of a run: a replay repeats the recorded selection (none recorded: every
     card, as recordings made before selection did); a live run resolves its request."""
@@ -357,18 +310,6 @@ def request_of(cards: str | None, *, all_cards: bool = False, cards_env: str | N
 def certify_line(facts) -> str:
     """The line certify says of the cards it took ('' when it took every card unasked)."""
     return selection_line(getattr(facts, "selection", None))
-
-
-def count_for_idle(processes, selection: dict | None) -> list:
-    """The GPU processes --require-idle counts on a run that took some cards: those holding
-    a selected card, and RM clients holding no card node at all (nvidiactl alone reaches
-    every card). A process on the other cards only is another job's business."""
-    if not selection or Selection.from_dict(selection).whole:     # HostFacts.selection
-        return list(processes)
-    def held(p, key):
-        return p.get(key) if isinstance(p, dict) else getattr(p, key, ())
-
-    return [p for p in processes if held(p, "cards") or not held(p, "minors")]
 
 
 # -- certify --if-stale: does a certificate cover the cards asked for? ---------------------------
@@ -396,40 +337,3 @@ def stale_reason(cert_host: dict, request: Request, proc_cards) -> str | None:
         return (f"the certificate covers cards {spans(sel.cards)} ({sel.how}), not card "
                 f"{', '.join(f'{i} ({sel.of[i].uuid})' for i in missing)}")
     return None
-
-
-def other_cards_xids_dropped(xids, facts):
-    """The kernel log's Xids without those of the cards a run did not take (another job's
-    card is not this run's to judge); the Xids of no known card stay (they may be ours)."""
-    if not xids or not xids.get("xids") or not getattr(facts, "selection", None):
-        return xids
-
-    sel = Selection.from_dict(facts.selection)
-    others = [c for c in sel.of if c.index not in sel.cards]
-    return {**xids, "xids": [x for x in xids["xids"] if card_of(x, others) is None]}
-
-
-def some_cards(facts) -> bool:
-    """Whether a run's facts are of some of the host's cards only."""
-    sel = getattr(facts, "selection", None)
-    return bool(sel) and not Selection.from_dict(sel).whole
-
-
-def last_cards_here(facts, last_cards) -> list:
-    """The last passive run's cards that this run can vouch for: all of them, or on a run of
-    some cards those at the buses it took (another job's card is not this run's to miss)."""
-    if not some_cards(facts):
-        return list(last_cards)
-    taken = {pci_key(c.pci) for c in facts.cards}
-    return [c for c in last_cards if pci_key(c.get("pci", "")) in taken]
-
-
-def state_cards(facts, last_cards) -> list:
-    """The cards the passive state keeps for the next run: this run's (the host's numbers),
-    and on a run of some cards the last run's others as they were."""
-    if not some_cards(facts):
-        return [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in facts.cards]
-    sel = Selection.from_dict(facts.selection)
-    mine = [{"index": h, "pci": c.pci, "uuid": c.uuid} for h, c in zip(sel.cards, facts.cards)]
-    taken = {pci_key(c["pci"]) for c in mine}
-    return [c for c in last_cards if pci_key(c.get("pci", "")) not in taken] + mine

@@ -74,23 +74,6 @@ def read_kmsg_all(path: str = KMSG) -> bytes:
     return bytes(data)
 
 
-def card_of(xid: dict, cards) -> int | None:
-    """The card (HostFacts card, pci 'dddd:bb:ss.f') an Xid names, by domain:bus:device."""
-    for card in cards:
-        if str(card.pci).lower().split(".", 1)[0] == xid["pci"]:
-            return card.index
-    return None
-
-
-def by_card(xids: list[dict], cards) -> dict:
-    """{card index or 'unknown': [xids]}."""
-    out: dict = {}
-    for x in xids:
-        card = card_of(x, cards)
-        out.setdefault("unknown" if card is None else card, []).append(x)
-    return out
-
-
 def _run_dmesg() -> list[str]:
     done = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=30)
     if done.returncode != 0:

@@ -5,9 +5,21 @@ line, JUnit, `rmpeer diff`, a fleet's table) reads it here."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 OPTION, ALL_CARDS, DEFAULT = "--cards", "--all-cards", "default"
+# a PCI bus id always ends in its function (.0): "0:1" is the toolkit's MIG index, not a bus
+_PCI = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])", re.I)
+
+
+def pci_key(text: str):
+    """(domain, bus, slot, function) of a PCI bus id in any usual spelling (0000:1b:00.0,
+    00000000:1B:00.0 as nvidia-smi prints it, 1b:00.0); None if it is not one."""
+    m = _PCI.fullmatch(text.strip())
+    if not m:
+        return None
+    return int(m[1] or "0", 16), int(m[2], 16), int(m[3], 16), int(m[4])
 
 
 @dataclass(frozen=True)

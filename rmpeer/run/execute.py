@@ -14,11 +14,11 @@ import contextlib
 import time
 
 from rmpeer.errors import ReplayMismatch, RmpeerError
+from rmpeer.judge.scope import count_for_idle
 from rmpeer.judge.sharedhost import require_idle
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import Watchdog
-from rmpeer.machine.selection import count_for_idle
 from rmpeer.rm.errors import RmError
 from rmpeer.run import assemble
 from rmpeer.run.hostrun import HostRun

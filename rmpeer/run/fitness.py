@@ -11,8 +11,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from rmpeer.judge.scope import other_cards_xids_dropped
 from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findings, xid_findings
-from rmpeer.machine.selection import other_cards_xids_dropped
 from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks

@@ -15,8 +15,8 @@ from __future__ import annotations
 from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS, FAULTED_GROUP
 from rmpeer.errors import ConfigError, NotIdleError
 from rmpeer.judge.floors import resolve_floors
+from rmpeer.judge.scope import count_for_idle
 from rmpeer.judge.sharedhost import require_idle, name_other_users
-from rmpeer.machine.selection import count_for_idle
 from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
 from rmpeer.rm.errors import RmError
 from rmpeer.rm.host import read_proc_gpus

@@ -24,7 +24,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 from rmpeer.judge.passive import passive_checks, unread
-from rmpeer.machine.selection import host_view, state_cards
+from rmpeer.judge.scope import host_view, state_cards
 from rmpeer.machine.state import default_state_path, load_state, module_hash_cache, save_state
 from rmpeer.machine.xids import KMSG, kmsg_records, parse_xid, read_kmsg_all
 from rmpeer.model.result import INFO, UNFINISHED, Finding

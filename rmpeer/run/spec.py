@@ -20,9 +20,10 @@ from rmpeer.abi import DriverMatrix, status_names
 from rmpeer.ce.classes import load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
 from rmpeer.judge.freshness import parse_valid_for
+from rmpeer.judge.scope import host_view
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
-from rmpeer.machine.selection import host_view, chooser_for
+from rmpeer.machine.selection import chooser_for
 from rmpeer.machine.writable import certify_outputs, writable
 from rmpeer.model.result import TIERS
 from rmpeer.model.selection import Selection

@@ -71,7 +71,7 @@ def passive_result(processes):
 def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeypatch, capsys, require_idle, want):
     """Issue 27 row 7: one other process (pid 4242 on card 0) and --require-idle: exit 7,
     naming it; without --require-idle the passive run certifies (it is safe beside a job)."""
-    from rmpeer.machine.gpuprocs import GpuProcess
+    from rmpeer.model.processes import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
     monkeypatch.setattr("rmpeer.run.execute.observe", lambda *a, **k: passive_result([other]))
@@ -87,7 +87,7 @@ def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):
     os._exit(5) (the full suite once died so, at this very test)."""
     import threading
 
-    from rmpeer.machine.gpuprocs import GpuProcess
+    from rmpeer.model.processes import GpuProcess
 
     other = GpuProcess(4242, "python train.py", (0,), True, (0,)).as_dict()
     monkeypatch.setattr("rmpeer.run.execute.observe", lambda *a, **k: passive_result([other]))

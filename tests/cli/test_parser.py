@@ -14,10 +14,9 @@ pytestmark = pytest.mark.offline
 
 # What the options themselves need: the command modules, the exit table (errors), the tiers and
 # the spec's types (model, with the host facts a spec carries), the card selection's names
-# (machine.selection, with the Xid parser it imports) and the data paths their help prints.
+# (machine.selection) and the data paths their help prints.
 ALLOWED = {"rmpeer", "rmpeer.cli", "rmpeer.errors", "rmpeer.paths", "rmpeer.model", "rmpeer.model.result",
-           "rmpeer.model.spec", "rmpeer.model.host", "rmpeer.model.selection", "rmpeer.model.target", "rmpeer.machine", "rmpeer.machine.selection",
-           "rmpeer.machine.xids"}
+           "rmpeer.model.spec", "rmpeer.model.host", "rmpeer.model.selection", "rmpeer.model.target", "rmpeer.machine", "rmpeer.machine.selection"}
 LOADED = ("import json, sys, rmpeer.cli as c; c.build_parser(); "
           "print(json.dumps(sorted(m for m in sys.modules if m == 'rmpeer' or m.startswith('rmpeer.'))))")
 

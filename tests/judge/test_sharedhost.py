@@ -14,7 +14,7 @@ import pytest
 from rmpeer.abi import DriverMatrix
 from rmpeer.errors import EXIT_NOT_IDLE, NotIdleError
 from rmpeer.judge.floors import judge_bandwidth
-from rmpeer.machine.gpuprocs import GpuProcess
+from rmpeer.model.processes import GpuProcess
 from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
 from rmpeer.model.result import Finding
 from rmpeer.judge.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,

@@ -6,8 +6,9 @@ import os
 import pytest
 
 from rmpeer.abi import DriverMatrix, status
-from rmpeer.machine.gpuprocs import (GET_PID_INFO, GET_PIDS, GpuProcess, ProcScan, card_minors, merged, other_gpu_processes,
-                             rm_gpu_processes, scan_gpu_processes)
+from rmpeer.machine.gpuprocs import (GET_PID_INFO, GET_PIDS, ProcScan, card_minors, merged, other_gpu_processes,
+                                     rm_gpu_processes, scan_gpu_processes)
+from rmpeer.model.processes import GpuProcess
 from rmpeer.rm.client import RmClient
 from rmpeer.shim.records import CallRecord, Payload
 from rmpeer.shim.replay import ReplayBuffer

@@ -7,25 +7,13 @@ import itertools
 
 import pytest
 
+from board_host import HOST, GRES, subset_facts
+
 from rmpeer.errors import EXIT_CONFIG, ConfigError
 from rmpeer.machine.selection import (CUDA, NVIDIA, OPTION, SLURM, EmptySelection, HostCard, Request, Selection,
                               gres_minors, request_from, resolve)
 
 pytestmark = pytest.mark.offline
-
-# RM's attach order (index) is neither the minor order nor the bus order. Bus order of the
-# indices: 1b -> 1, 2a -> 3, 3b -> 0, 4c -> 2, 5d -> 5, 9a -> 4, bb -> 7, db -> 6.
-HOST = [HostCard(0, 2, "0000:3b:00.0", "GPU-aa11c0de-0000-0000-0000-000000000000", "NVIDIA H200"),
-        HostCard(1, 0, "0000:1b:00.0", "GPU-b1000000-0000-0000-0000-000000000001", "NVIDIA H200"),
-        HostCard(2, 3, "0000:4c:00.0", "GPU-c2000000-0000-0000-0000-000000000002", "NVIDIA H200"),
-        HostCard(3, 1, "0000:2a:00.0", "GPU-d3000000-0000-0000-0000-000000000003", "NVIDIA H200"),
-        HostCard(4, 6, "0000:9a:00.0", "GPU-aa22beef-0000-0000-0000-000000000004", "NVIDIA H200"),
-        HostCard(5, 4, "0000:5d:00.0", "GPU-e5000000-0000-0000-0000-000000000005", "NVIDIA H200"),
-        HostCard(6, 7, "0000:db:00.0", "GPU-f6000000-0000-0000-0000-000000000006", "NVIDIA H200"),
-        HostCard(7, 5, "0000:bb:00.0", "GPU-07000000-0000-0000-0000-000000000007", "NVIDIA H200")]
-# gres.conf listing the second half of the minors first: GPU index i is the i-th file
-GRES = "# gres.conf\nName=gpu Type=h200 File=/dev/nvidia[4-7]\nName=gpu Type=h200 File=/dev/nvidia[0-3]\n"
-
 
 def chosen(value, variable=None, environ=None, host=HOST):
     env = dict(environ or {})
@@ -158,42 +146,6 @@ def test_the_line_certify_says():
 SUBSETS = [s for k in range(1, 9) for s in itertools.combinations(range(8), k)]
 
 
-def _subset_facts(subset):
-    """The facts a run of `subset` of the HGX H200 board above would hold: the chosen cards,
-    numbered 0..k-1, and P2P facts between them as the NVSwitch board reports them."""
-    from rmpeer.model.host import Card, HostFacts
-
-    sel = resolve(Request(OPTION, ",".join(map(str, subset)), tuple(map(str, subset))), HOST)
-    cards = [Card(i, HOST[h].minor, 0x100 + h, HOST[h].pci, 0x2335, i, "NVIDIA H200", HOST[h].uuid)
-             for i, h in enumerate(sel.cards)]
-    caps = ["NVLINK_SUPPORTED", "READS_SUPPORTED", "WRITES_SUPPORTED"]
-    p2p = {(a, b): {"caps": caps} for a in range(len(cards)) for b in range(len(cards))}
-    return HostFacts("580.159.04", "open", "rm-api-query", cards=cards, p2p=p2p, selection=sel.as_dict())
-
-
-def test_every_subset_of_an_8_card_board_is_judged_by_the_boards_entry():
-    """2 cards of an NVSwitch board are not a 2-card NVLink host: the board's entry (its pair
-    floors, its links) applies, never h200x2-nv18's."""
-    from rmpeer.machine.selection import host_view
-    from rmpeer.tables.topology import TopologyMatrix
-
-    matrix = TopologyMatrix()
-    for subset in SUBSETS:
-        view = host_view(_subset_facts(subset))
-        assert [c.index for c in view.cards] == list(range(8))
-        assert sorted({a for a, _ in view.p2p}) == list(subset)      # host numbers, the chosen pairs only
-        assert matrix.match(view).name == "hgx-h200x8-nvswitch", subset
-
-
-def test_a_subset_run_without_the_whole_host_view_would_match_the_wrong_entry():
-    """The view is what makes the difference (the check above can fail): the chosen cards
-    alone look like a 2-card host."""
-    from rmpeer.tables.topology import TopologyMatrix
-
-    facts = _subset_facts((3, 6))
-    assert TopologyMatrix().match(facts).name != "hgx-h200x8-nvswitch"
-
-
 @pytest.mark.parametrize("k", range(1, 9))
 def test_every_subset_gets_the_layouts_and_plans_of_its_card_count(k):
     """The spec of a k-card subset runs the layouts that fit k cards, each planned on cards
@@ -229,18 +181,6 @@ def test_more_cards_named_than_the_host_has_is_refused_before_the_device():
     assert passive.target.cards == 1 and passive.cards.names == ("1",)     # the passive tier takes them too
 
 
-def test_require_idle_counts_only_the_chosen_cards_processes():
-    from rmpeer.machine.selection import count_for_idle
-
-    facts = _subset_facts((1,))
-    other_job = {"pid": 10, "cards": [], "minors": [HOST[0].minor], "driver": True}   # /dev/nvidia2 only
-    ours = {"pid": 11, "cards": [0], "minors": [HOST[1].minor], "driver": True}
-    ctl_only = {"pid": 12, "cards": [], "minors": [], "driver": True}                 # nvidiactl reaches all
-    assert count_for_idle([other_job, ours, ctl_only], facts.selection) == [ours, ctl_only]
-    whole = _subset_facts(tuple(range(8)))
-    assert count_for_idle([other_job], whole.selection) == [other_job]
-
-
 def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, monkeypatch):
     """Mutation: a SLURM_JOB_GPUS index taken as RM's card number (the orders assumed to
     agree) picks the wrong card on the fixture host."""
@@ -252,37 +192,12 @@ def test_mutation_slurm_indices_read_as_rm_order_fail_the_gres_checks(tmp_path, 
     assert broken.resolve(request, [broken.HostCard(**vars(c)) for c in HOST]).cards != (1,)
 
 
-def test_another_jobs_cards_xids_are_not_this_runs():
-    """An Xid on a card the run did not take is left out of its judgement; one on a taken
-    card, or on no card the host has, stays."""
-    from rmpeer.machine.selection import other_cards_xids_dropped
-
-    facts = _subset_facts((1,))      # host card 1 at 0000:1b:00.0 taken; card 0 at 0000:3b:00.0 not
-    xids = {"readable": True, "xids": [{"xid": 79, "pci": "0000:3b:00", "text": "fallen off the bus"},
-                                       {"xid": 31, "pci": "0000:1b:00", "text": "mmu fault"},
-                                       {"xid": 48, "pci": "0000:ff:00", "text": "dbe"}]}
-    assert [x["xid"] for x in other_cards_xids_dropped(xids, facts)["xids"]] == [31, 48]
-
-
-def test_a_subset_gets_the_boards_floors_not_a_missing_floors_finding():
-    """floors_for on the whole host's view: 2 cards of a board whose entry states floors get
-    those floors. (hgx-h200x8-nvswitch states none yet: the finding names that entry, not a
-    2-card host.)"""
-    from rmpeer.judge.floors import floors_for
-    from rmpeer.machine.selection import host_view
-    from rmpeer.tables.topology import TopologyMatrix
-
-    _, source, missing = floors_for(host_view(_subset_facts((2, 5))), TopologyMatrix())
-    assert source == "match:hgx-h200x8-nvswitch"
-    assert missing is None or "hgx-h200x8-nvswitch" in missing.found
-
-
 def test_collect_and_diff_show_the_selection():
     from types import SimpleNamespace
 
     from rmpeer.model.selection import collect_cell, selection_words
 
-    sub, whole = _subset_facts((1, 3)), _subset_facts(tuple(range(8)))
+    sub, whole = subset_facts((1, 3)), subset_facts(tuple(range(8)))
     assert collect_cell(SimpleNamespace(host={"selection": sub.selection})) == "1,3/8"
     assert collect_cell(SimpleNamespace(host={"selection": whole.selection})) == "all"
     assert collect_cell(SimpleNamespace(host={})) == "all" and collect_cell(None) == "-"
@@ -295,7 +210,7 @@ def test_diff_says_which_cards_each_run_took():
     from rmpeer.diff.compare import compare_selection
     from rmpeer.diff.side import Side
 
-    two, one = _subset_facts((1, 3)).as_dict(), _subset_facts((1,)).as_dict()
+    two, one = subset_facts((1, 3)).as_dict(), subset_facts((1,)).as_dict()
     aspect = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=one))
     assert aspect.differs and aspect.differences[0][0] == "cards"
     same = compare_selection(Side("a", "certificate", facts=two), Side("b", "certificate", facts=two))
@@ -306,23 +221,6 @@ def selection_words_of(facts):
     from rmpeer.model.selection import selection_words
 
     return selection_words(facts)[0]
-
-
-def test_the_passive_baseline_of_a_run_of_some_cards():
-    """The last run's cards this run vouches for are those at the buses it took; the state it
-    leaves keeps the others as the last run saw them (another job's card is not missed)."""
-    from rmpeer.machine.selection import last_cards_here, some_cards, state_cards
-
-    facts = _subset_facts((1, 3))
-    last = [{"index": c.index, "pci": c.pci, "uuid": c.uuid} for c in HOST]
-    assert some_cards(facts) and not some_cards(_subset_facts(tuple(range(8))))
-    assert [c["index"] for c in last_cards_here(facts, last)] == [1, 3]
-    kept = state_cards(facts, last)
-    assert sorted(c["index"] for c in kept) == list(range(8))
-    assert {c["index"]: c["uuid"] for c in kept} == {c.index: c.uuid for c in HOST}
-    whole = _subset_facts(tuple(range(8)))
-    assert last_cards_here(whole, last) == last
-    assert [c["index"] for c in state_cards(whole, [])] == list(range(8))
 
 
 def test_each_card_rm_lists_gets_the_uuid_proc_gives_its_bus():

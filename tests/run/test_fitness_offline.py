@@ -21,7 +21,8 @@ from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, boost_flags, read_clocks
 from rmpeer.tables.topology import TopologyMatrix
-from rmpeer.machine.xids import XidWatcher, by_card, kmsg_messages, parse_xid
+from rmpeer.judge.scope import xids_by_card
+from rmpeer.machine.xids import XidWatcher, kmsg_messages, parse_xid
 
 pytestmark = pytest.mark.offline
 MATRIX = DriverMatrix()
@@ -301,7 +302,7 @@ def test_watcher_falls_back_to_dmesg_then_says_when_nothing_is_readable(tmp_path
 def test_xids_map_to_cards_by_pci_address():
     cards = [SimpleNamespace(index=0, pci="0000:18:00.0"), SimpleNamespace(index=1, pci="0000:2a:00.0")]
     xids = [parse_xid(XID_31), parse_xid(XID_94), parse_xid("NVRM: Xid (PCI:0000:99:00): 48, DBE")]
-    assert {k: [x["xid"] for x in v] for k, v in by_card(xids, cards).items()} == {0: [31], 1: [94], "unknown": [48]}
+    assert {k: [x["xid"] for x in v] for k, v in xids_by_card(xids, cards).items()} == {0: [31], 1: [94], "unknown": [48]}
 
 
 # -- topology floors and the bandwidth verdict -------------------------------------------------

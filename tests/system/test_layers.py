@@ -67,6 +67,8 @@ def test_every_contract_is_kept():
 @pytest.mark.parametrize("module, planted, broken", [
     ("model/result.py", "import rmpeer.cli", {"layers", "no cycles", "model imports only errors"}),
     ("judge/verdict.py", "import rmpeer.rm.host", {"the judge is pure"}),
+    # below the judge, and still forbidden: it weighs what the machine's readers hand it
+    ("judge/scope.py", "import rmpeer.machine.xids", {"the judge is pure"}),
     ("render/table.py", "import rmpeer.shim.live", {"layers", "render draws the RunResult alone"}),
     ("diff/render.py", "import rmpeer.shim.live", {"renderers read results, never the machine",
                                                    "diff's words read and write nothing"}),
@@ -83,7 +85,7 @@ def test_every_contract_is_kept():
     ("tables/plan.py", "import rmpeer.tables.layouts", {"no cycles"}),
     ("traffic/patterns.py", "import rmpeer.shim.live", {"the patterns are pure"}),
     ("run/fitness.py", "import rmpeer.run.hostrun", {"fitness never sees the host run"}),
-], ids=["model-imports-cli", "judge-imports-rm", "render-imports-the-shim", "diff-imports-the-shim",
+], ids=["model-imports-cli", "judge-imports-rm", "judge-imports-the-machine", "render-imports-the-shim", "diff-imports-the-shim",
         "render-writes-a-file", "render-asks-the-judge", "diff-words-write-a-file", "diff-words-read-a-file",
         "report-page-writes-a-file", "report-page-reads-folders",
         "tables-import-the-judge",
