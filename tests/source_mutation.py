@@ -321,6 +321,12 @@ MUTANTS = {
         "outside the control block: NOT CERTIFIED for a broken matrix)",
         "rmpeer/tables/channel.py", "        if not least <= value < bound:", "        if False:",
         ("tests/tables/test_channel.py::test_a_size_offset_or_count_of_the_wrong_type_or_range_is_refused[ring_offset--1]",)),
+    "channel-timeout-unbounded": M(
+        "channel.yaml's timeout_s is taken at any positive value (1e300: the live wait's int(timeout_s * 1e9) "
+        "raised OverflowError at the first copy, exit 5; 1e-300 made every healthy copy a fault)",
+        "rmpeer/tables/channel.py", "    if not _seconds(timeout) or not least <= timeout < below:",
+        "    if not _seconds(timeout):",
+        ("tests/tables/test_channel.py::test_a_timeout_no_copy_wait_can_use_is_refused[1e+300]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

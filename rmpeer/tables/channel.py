@@ -21,6 +21,13 @@ SIZES = {
     "max_copy_bytes": (1, WORD),           # one LINE_LENGTH_IN word per chunk; 0 would never end
 }
 LAUNCHES = ("launch_copy", "launch_release")   # LAUNCH_DMA field -> value name, composed per copy
+# timeout_s: how long the host polls for a copy before it is a fault (NOT CERTIFIED). Below a
+# second a healthy copy on a loaded host (the poller descheduled) reads as a fault; from the
+# quick tier's 60 s default deadline up (rmpeer.machine.deadline.DEFAULT_S; tables/ may not
+# import it, tests/tables/test_channel.py keeps the two in step) the deadline ends the run
+# before a hung engine is judged, and past a float's range the live wait's int(timeout_s * 1e9)
+# is an OverflowError at the first copy.
+TIMEOUT_S = (1.0, 60.0)      # [least, below]
 KEYS = (*SIZES, "timeout_s", *LAUNCHES)
 
 
@@ -45,8 +52,10 @@ def load_channel(path: Path | None = None) -> dict:
         raise MatrixError(path, "channel.semaphore_timestamp_offset", "must be inside a semaphore slot "
                           f"(semaphore_slot_size {channel['semaphore_slot_size']})")
     timeout = require(path, "channel", channel, "timeout_s", (int, float))
-    if not _seconds(timeout):
-        raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds above 0, found {quoted(timeout)}")
+    least, below = TIMEOUT_S
+    if not _seconds(timeout) or not least <= timeout < below:
+        raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds from {least:g} to below "
+                          f"{below:g}, found {quoted(timeout)}")
     for key in LAUNCHES:
         fields = require(path, "channel", channel, key, dict)
         if not all(isinstance(k, str) and isinstance(v, (str, int)) and not isinstance(v, bool)
