@@ -327,6 +327,24 @@ MUTANTS = {
         "rmpeer/tables/channel.py", "    if not _seconds(timeout) or not least <= timeout < below:",
         "    if not _seconds(timeout):",
         ("tests/tables/test_channel.py::test_a_timeout_no_copy_wait_can_use_is_refused[1e+300]",)),
+    "ioctl-struct-size-unchecked": M(
+        "the struct an escape is sent with is taken at any size: past the request's 14-bit size slot it spilled "
+        "into the direction bits (a request no driver answers, exit 5), as 228 card slots of NV_ESC_CARD_INFO "
+        "did",
+        "rmpeer/abi/drivers.py", '            if spec["size"] * count >= limit:', "            if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=16384]",)),
+    "struct-size-unbounded": M(
+        "a struct of drivers.yaml is taken at any size (10**13: a MemoryError at its first pack, exit 5; "
+        "-8 with no field: a ValueError)",
+        "rmpeer/abi/drivers.py", "    if not 0 <= size <= limit:", "    if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=10000000000000]",)),
+    "struct-size-unaligned": M(
+        "a struct's size that is no multiple of its widest member is taken (NVOS64_PARAMETERS of 49 bytes)",
+        "rmpeer/abi/drivers.py", "    if size % align:", "    if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=49]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -22,6 +22,16 @@ SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs
 # in step with rmpeer/rm).
 ESCAPES_USED = ("NV_ESC_CARD_INFO", "NV_ESC_REGISTER_FD", "NV_ESC_CHECK_VERSION_STR", "NV_ESC_RM_ALLOC",
                 "NV_ESC_RM_FREE", "NV_ESC_RM_CONTROL", "NV_ESC_RM_MAP_MEMORY", "NV_ESC_RM_MAP_MEMORY_DMA")
+# The struct each is sent with, whose size the request's size slot (_IOC_SIZE) carries, and the
+# constant that counts it where the request carries an array of it (NV_ESC_CARD_INFO: one
+# slot per device). tests/abi/test_drivers.py checks it against the committed recordings.
+SENT_WITH = {"NV_ESC_CARD_INFO": ("nv_ioctl_card_info_t", "NV_MAX_DEVICES"),
+             "NV_ESC_REGISTER_FD": ("nv_ioctl_register_fd_t", None),
+             "NV_ESC_CHECK_VERSION_STR": ("nv_ioctl_rm_api_version_t", None),
+             "NV_ESC_RM_ALLOC": ("NVOS64_PARAMETERS", None), "NV_ESC_RM_FREE": ("NVOS00_PARAMETERS", None),
+             "NV_ESC_RM_CONTROL": ("NVOS54_PARAMETERS", None),
+             "NV_ESC_RM_MAP_MEMORY": ("nv_ioctl_nvos33_parameters_with_fd", None),
+             "NV_ESC_RM_MAP_MEMORY_DMA": ("NVOS46_PARAMETERS", None)}
 # The slots of a Linux ioctl request (_IOC(dir, type, nr, size)), each placed by its
 # `<slot>_shift` in ioctl_encoding; a request number is 32 bits.
 IOCTL_SLOTS = ("nr", "type", "size", "dir")
@@ -125,6 +135,10 @@ class DriverMatrix:
         self.path = Path(path or MATRICES / "drivers.yaml")
         data = load_yaml(self.path)
         self.encoding = self._check_encoding(require(self.path, "file", data, "ioctl_encoding", dict))
+        # RM copies no parameter block larger (RMAPI_PARAM_COPY_MAX_PARAMS_SIZE): every struct
+        # is at most this, so that a wrong size is refused here, not allocated mid-run
+        self.max_params_size = require_below(self.path, "max_params_size",
+                                             require(self.path, "file", data, "max_params_size", int), U32)
         entries = require(self.path, "file", data, "releases", list)
         self.entries = [self._check_entry(i, e) for i, e in enumerate(entries)]
         versions = [version_key(e["version"]) for e in self.entries]
@@ -253,7 +267,7 @@ class DriverMatrix:
         for section in SECTIONS:
             require(self.path, where, entry, section, dict, optional=True)
         for name, spec in (entry.get("structs") or {}).items():
-            _check_struct(self.path, f"{where}: struct {name}", spec)
+            _check_struct(self.path, f"{where}: struct {name}", spec, self.max_params_size)
         for name, number in (entry.get("escapes") or {}).items():
             require_below(self.path, f"{where}: escape {name}", number, 1 << self.slot_bits["nr"])
         for name, number in (entry.get("classes") or {}).items():
@@ -295,11 +309,34 @@ class DriverMatrix:
             if missing:     # a run would stop at its first call of it
                 raise MatrixError(self.path, f"release {release}: escapes",
                                   f"missing {', '.join(missing)}, which rmpeer sends")
+            self._check_sent_sizes(release)
         return self
 
+    def _check_sent_sizes(self, release) -> None:
+        """The struct each escape is sent with fits the request's size slot: a larger size
+        would spill into the direction bits and make a request no driver answers."""
+        merged, limit = self.merged(release), 1 << self.slot_bits["size"]
+        for escape, (name, count_name) in SENT_WITH.items():
+            spec = merged["structs"].get(name)
+            if spec is None:
+                raise MatrixError(self.path, f"release {release}: structs", f"missing {name}, which rmpeer "
+                                  f"sends with {escape}")
+            count, what = 1, f"struct {name}.size"
+            if count_name is not None:
+                count, what = merged["constants"].get(count_name), f"constant {count_name}"
+                require_below(self.path, f"release {release}: {what}", count, limit)
+            if spec["size"] * count >= limit:
+                shown = f"{spec['size']} bytes" if count_name is None else f"{count} x {spec['size']} bytes of {name}"
+                raise MatrixError(self.path, f"release {release}: {what}", f"{shown}: more than the "
+                                  f"{self.slot_bits['size']}-bit size slot of the {escape} request holds "
+                                  f"(at most {limit - 1})")
 
-def _check_struct(path, where, spec):
+
+def _check_struct(path, where, spec, limit):
     size = require(path, where, spec, "size", int)
+    if not 0 <= size <= limit:
+        raise MatrixError(path, f"{where}.size", f"must be a whole number of bytes from 0 to {limit} "
+                          f"(max_params_size), found {quoted(size)}")
     fields = require(path, where, spec, "fields", dict)
     for fname, f in fields.items():
         at = f"{where}.{fname}"
@@ -312,6 +349,11 @@ def _check_struct(path, where, spec):
             raise MatrixError(path, at, f"offset and count must be whole numbers, found {f!r}")
         if offset + _WIDTH[kind] * count > size:
             raise MatrixError(path, at, f"ends at {offset + _WIDTH[kind] * count}, past the struct's size {size}")
+    # C pads a struct to a multiple of its alignment, its widest member's at least
+    align = max((_WIDTH[f[1]] for f in fields.values()), default=1)
+    if size % align:
+        raise MatrixError(path, f"{where}.size", f"{size} is not a multiple of {align}, the width of its widest "
+                          f"member (C pads a struct to its alignment)")
 
 
 def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool, note: str) -> Abi:
