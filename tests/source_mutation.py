@@ -345,6 +345,22 @@ MUTANTS = {
         "rmpeer/abi/drivers.py", "    if size % align:", "    if False:",
         ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
          "[releases.0.structs.NVOS64_PARAMETERS.size=49]",)),
+    "bit-value-wider-than-its-field": M(
+        "a bit field's named value is taken at any width (NVOS33_FLAGS.ACCESS WRITE_ONLY: 4 in bits 1:0 raised "
+        "ValueError where the flags were composed, mid-run: exit 5)",
+        "rmpeer/tables/load.py", '        require_below(path, f"{where}.values.{name}", value, 1 << (hi - lo + 1))',
+        '        require_below(path, f"{where}.values.{name}", value, 1 << 64)',
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.bitfields.NVOS33_FLAGS.ACCESS.values.WRITE_ONLY=4]",
+         "tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA.DATA_TRANSFER_TYPE.values.NON_PIPELINED=4]")),
+    "constant-unchecked": M(
+        "drivers.yaml's constants are taken as written (2**40 or 'x' for a field of a struct: an OverflowError or "
+        "ValueError at the run's first call, exit 5)",
+        "rmpeer/abi/drivers.py", '            _check_constant(self.path, f"{where}: constant {name}", value)',
+        "            pass",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.constants.NV_RM_API_VERSION_CMD_QUERY=10995116277]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quoted
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require, require_below
+from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
 from rmpeer.abi.structs import _WIDTH, Field, Struct
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
@@ -280,8 +280,10 @@ class DriverMatrix:
             fields = require(self.path, f"{where}: bitfields", entry["bitfields"], group, dict)
             for fname, spec in fields.items():
                 at = f"{where}: bitfield {group}.{fname}"
-                parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
-                require(self.path, at, spec, "values", dict, optional=True)
+                hi, lo = parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
+                bit_values(self.path, at, require(self.path, at, spec, "values", dict, optional=True), hi, lo)
+        for name, value in (entry.get("constants") or {}).items():
+            _check_constant(self.path, f"{where}: constant {name}", value)
         return entry
 
     def _check_parents(self):
@@ -354,6 +356,18 @@ def _check_struct(path, where, spec, limit):
     if size % align:
         raise MatrixError(path, f"{where}.size", f"{size} is not a multiple of {align}, the width of its widest "
                           f"member (C pads a struct to its alignment)")
+
+
+def _check_constant(path, where, value):
+    """A constant is an NvU32 (what the fields rmpeer packs them into hold), or the {byte, mask}
+    of a bit in a caps table."""
+    if not isinstance(value, dict):
+        require_below(path, where, value, U32)
+        return
+    if set(value) != {"byte", "mask"}:
+        raise MatrixError(path, where, f"must be a number or {{byte, mask}}, found keys {quoted(sorted(map(str, value)))}")
+    require_below(path, f"{where}.byte", value["byte"], U32)
+    require_below(path, f"{where}.mask", value["mask"], 1 << 8)    # a mask of one byte
 
 
 def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool, note: str) -> Abi:

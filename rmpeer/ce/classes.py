@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require, require_below
+from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
 from rmpeer.errors import ConfigError, MatrixError
 
 
@@ -58,7 +58,7 @@ def _groups(path, where, spec) -> dict:
             at = f"{where}.bitfields.{gname}.{fname}"
             hi, lo = parse_bits(path, at, require(path, at, f, "bits", (str, int)) if isinstance(f, dict) else f)
             values = require(path, at, f, "values", dict, optional=True) if isinstance(f, dict) else None
-            bits[fname] = BitField(fname, hi, lo, dict(values or {}))
+            bits[fname] = BitField(fname, hi, lo, bit_values(path, at, values, hi, lo))
         out[gname] = BitFieldGroup(gname, bits)
     return out
 

@@ -31,6 +31,9 @@ CMD = ["releases", 0, "controls", "NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2", "cmd"]
 NVOS64 = ["releases", 0, "structs", "NVOS64_PARAMETERS"]
 PARAMS = ["releases", 0, "structs", "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS"]
 EMPTY = ["releases", 0, "structs", "EMPTY"]
+WRITE_ONLY = ["releases", 0, "bitfields", "NVOS33_FLAGS", "ACCESS", "values", "WRITE_ONLY"]
+QUERY = ["releases", 0, "constants", "NV_RM_API_VERSION_CMD_QUERY"]
+GRCE = ["releases", 0, "constants", "NV2080_CTRL_CE_CAPS_CE_GRCE"]
 CASES = [
     (ESCAPE, "x", "release 535.43.02: escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found 'x'"),
     (ESCAPE, None, "escape NV_ESC_RM_ALLOC: must be a whole number from 0 to 0xff, found None"),
@@ -68,6 +71,22 @@ CASES = [
      "bytes from 0 to 1048576 (max_params_size), found 4294967296"),
     (["max_params_size"], -1, "max_params_size: must be a whole number from 0 to 0xffffffff, found -1"),
     (["max_params_size"], KeyError, "file: missing key 'max_params_size'"),
+    (WRITE_ONLY, 4, "release 535.43.02: bitfield NVOS33_FLAGS.ACCESS.values.WRITE_ONLY: must be a whole number "
+     "from 0 to 0x3, found 4"),
+    (WRITE_ONLY, -1, "bitfield NVOS33_FLAGS.ACCESS.values.WRITE_ONLY: must be a whole number from 0 to 0x3, found -1"),
+    (WRITE_ONLY, "x", "bitfield NVOS33_FLAGS.ACCESS.values.WRITE_ONLY: must be a whole number from 0 to 0x3"),
+    (WRITE_ONLY, None, "bitfield NVOS33_FLAGS.ACCESS.values.WRITE_ONLY: must be a whole number from 0 to 0x3"),
+    (WRITE_ONLY[:-1] + [True], 1, "bitfield NVOS33_FLAGS.ACCESS.values: value name True is not text (YAML reads "
+     "an unquoted TRUE, NO or 16 as a bool or a number: quote it)"),
+    (QUERY, 1 << 40, "release 535.43.02: constant NV_RM_API_VERSION_CMD_QUERY: must be a whole number from 0 to "
+     "0xffffffff, found 1099511627776"),
+    (QUERY, -1, "constant NV_RM_API_VERSION_CMD_QUERY: must be a whole number from 0 to 0xffffffff, found -1"),
+    (QUERY, "x", "constant NV_RM_API_VERSION_CMD_QUERY: must be a whole number from 0 to 0xffffffff, found 'x'"),
+    (QUERY, [1], "constant NV_RM_API_VERSION_CMD_QUERY: must be a whole number from 0 to 0xffffffff, found [1]"),
+    (GRCE + ["mask"], 0x100, "constant NV2080_CTRL_CE_CAPS_CE_GRCE.mask: must be a whole number from 0 to 0xff"),
+    (GRCE + ["byte"], -1, "constant NV2080_CTRL_CE_CAPS_CE_GRCE.byte: must be a whole number from 0 to 0xffffffff"),
+    (GRCE, {"byte": 0}, "constant NV2080_CTRL_CE_CAPS_CE_GRCE: must be a number or {byte, mask}, found keys "
+     "\"['byte']\""),
     (["releases"], "x", "file.releases: must be list, found 'x'"),
     (["releases"], 1, "file.releases: must be list, found 1"),
     (["releases"], [1], "releases[0]: must be a mapping, found int"),

@@ -38,6 +38,12 @@ CASES = [
                     "can push (a multiple of 4 below 0x4000"),
     (SEMA, 0x242, "SET_SEMAPHORE_A: 0x242 is not a method offset a channel can push"),
     ([*COPY, "bitfields", "LAUNCH_DMA"], "x", "class HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA: must be dict, found 'x'"),
+    ([*COPY, "bitfields", "LAUNCH_DMA", "DATA_TRANSFER_TYPE", "values", "NON_PIPELINED"], 4,
+     "class HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA.DATA_TRANSFER_TYPE.values.NON_PIPELINED: must be a whole number "
+     "from 0 to 0x3, found 4"),
+    ([*COPY, "bitfields", "LAUNCH_DMA", "DATA_TRANSFER_TYPE", "values", "NON_PIPELINED"], "x",
+     "class HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA.DATA_TRANSFER_TYPE.values.NON_PIPELINED: must be a whole number "
+     "from 0 to 0x3, found 'x'"),
     (["classes", "HOPPER_USERMODE_A", "registers", "NOTIFY_CHANNEL_PENDING"], -1,
      "class HOPPER_USERMODE_A.registers.NOTIFY_CHANNEL_PENDING: must be a whole number from 0 to 0xffffffff"),
 ]
