@@ -361,6 +361,23 @@ MUTANTS = {
         "            pass",
         ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
          "[releases.0.constants.NV_RM_API_VERSION_CMD_QUERY=10995116277]",)),
+    "engine-names-unchecked": M(
+        "engines.yaml is taken without the USERD members, registers, constants and bit fields the engine reads "
+        "by name (NOTIFY_CHANNEL_PENDING deleted: a KeyError at the first copy, exit 5; SEM_EXECUTE deleted: a "
+        "replay that diverged, DEGRADED)",
+        "rmpeer/ce/classes.py", "    if gname in MEASURED:\n        _check_names(path, gen)",
+        "    if False:\n        _check_names(path, gen)",
+        ("tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_USERMODE_A.registers.NOTIFY_CHANNEL_PENDING='deleted']",
+         "tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE='deleted']")),
+    "engine-value-names-unchecked": M(
+        "a bit field the engine sets by value name is taken without that name (SEM_EXECUTE.OPERATION without "
+        "ACQ_CIRC_GEQ: a KeyError at the first gated copy)",
+        "rmpeer/ce/classes.py", "                missing = [v for v in values if v not in group.fields[fname].values]",
+        "                missing = []",
+        ("tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE.OPERATION.values.ACQ_CIRC_GEQ='deleted']",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -44,6 +44,16 @@ MEASURED = ("hopper",)
 # generation's classes must number every one (tests/ce/test_classes.py keeps this in step).
 METHODS_USED = {"gpfifo": ("SET_OBJECT", "SEM_ADDR_LO"),
                 "copy": ("SET_SEMAPHORE_A", "LAUNCH_DMA", "OFFSET_IN_UPPER", "LINE_LENGTH_IN")}
+# What else it reads of them by name: USERD members, registers and constants, and the bit-field
+# groups it composes with the fields it sets and the value names it gives them (LAUNCH_DMA's
+# come from channel.yaml: check_launches). A missing one was a KeyError at the first copy.
+NAMES_USED = {"gpfifo": {"userd": ("GPPut",), "constants": ("GP_ENTRY__SIZE",)},
+              "usermode": {"registers": ("NOTIFY_CHANNEL_PENDING",)}}
+FIELDS_USED = {"gpfifo": {
+    "DMA": {"SEC_OP": ("INC_METHOD",), "METHOD_COUNT": (), "METHOD_SUBCHANNEL": (), "METHOD_ADDRESS": ()},
+    "GP_ENTRY0": {"GET": ()}, "GP_ENTRY1": {"GET_HI": (), "LENGTH": ()},
+    "SEM_EXECUTE": {"OPERATION": ("ACQ_CIRC_GEQ",), "ACQUIRE_SWITCH_TSG": ("EN",), "PAYLOAD_SIZE": ("32BIT",)},
+    "SEM_ADDR_LO": {"OFFSET": ()}, "SEM_ADDR_HI": {"OFFSET": ()}}}
 ROLES = ("gpfifo", "copy", "usermode")
 NUMBERS = ("methods", "registers", "userd", "constants")
 WORDS = 1 << 32     # methods, registers, USERD members and constants are 32-bit values
@@ -90,7 +100,34 @@ def _generation(path, gname, spec, classes) -> Generation:
     params = require(path, where, spec, "usermode_params", str, optional=True)
     gen = Generation(gname, **parts, usermode_params=params)
     _check_methods(path, gen)
+    if gname in MEASURED:
+        _check_names(path, gen)
     return gen
+
+
+def _check_names(path, gen) -> None:
+    """A measured generation's classes hold every name rmpeer.ce.engine reads of them."""
+    for role, tables in NAMES_USED.items():
+        cls = getattr(gen, role)
+        for table, names in tables.items():
+            missing = [n for n in names if n not in getattr(cls, table)]
+            if missing:
+                raise MatrixError(path, f"class {cls.name}.{table}",
+                                  f"missing {', '.join(missing)}, which rmpeer reads ({gen.name}'s {role} class)")
+    for role, groups in FIELDS_USED.items():
+        cls = getattr(gen, role)
+        for gname, fields in groups.items():
+            where = f"class {cls.name}.bitfields"
+            group = cls.bitfields.get(gname)
+            if group is None:
+                raise MatrixError(path, where, f"missing {gname}, which rmpeer composes ({gen.name}'s {role} class)")
+            for fname, values in fields.items():
+                if fname not in group.fields:
+                    raise MatrixError(path, f"{where}.{gname}", f"missing {fname}, which rmpeer sets")
+                missing = [v for v in values if v not in group.fields[fname].values]
+                if missing:
+                    raise MatrixError(path, f"{where}.{gname}.{fname}.values",
+                                      f"missing {', '.join(missing)}, which rmpeer sets")
 
 
 def _check_methods(path, gen) -> None:

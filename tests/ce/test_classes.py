@@ -3,6 +3,7 @@ pushes, each number a 32-bit whole number and each method one a channel can push
 file is a MatrixError (exit 2) naming the file and the key, never a crash or a replay
 mismatch in the run (hostile-input hunt F8)."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.offline
 REAL = yaml.safe_load((MATRICES / "engines.yaml").read_text())
 COPY = ["classes", "HOPPER_DMA_COPY_A"]
 SEMA = [*COPY, "methods", "SET_SEMAPHORE_A"]
+GPFIFO = ["classes", "HOPPER_CHANNEL_GPFIFO_A"]
 CASES = [
     (["generations", "hopper"], "x", "generation hopper: must be a mapping, found str"),
     (["generations", "hopper"], None, "generation hopper: must be a mapping, found NoneType"),
@@ -44,6 +46,17 @@ CASES = [
     ([*COPY, "bitfields", "LAUNCH_DMA", "DATA_TRANSFER_TYPE", "values", "NON_PIPELINED"], "x",
      "class HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA.DATA_TRANSFER_TYPE.values.NON_PIPELINED: must be a whole number "
      "from 0 to 0x3, found 'x'"),
+    (["classes", "HOPPER_USERMODE_A", "registers", "NOTIFY_CHANNEL_PENDING"], KeyError,
+     "class HOPPER_USERMODE_A.registers: missing NOTIFY_CHANNEL_PENDING, which rmpeer reads (hopper's usermode class)"),
+    ([*GPFIFO, "userd", "GPPut"], KeyError, "class HOPPER_CHANNEL_GPFIFO_A.userd: missing GPPut, which rmpeer reads"),
+    ([*GPFIFO, "constants", "GP_ENTRY__SIZE"], KeyError,
+     "class HOPPER_CHANNEL_GPFIFO_A.constants: missing GP_ENTRY__SIZE, which rmpeer reads"),
+    ([*GPFIFO, "bitfields", "SEM_EXECUTE"], KeyError,
+     "class HOPPER_CHANNEL_GPFIFO_A.bitfields: missing SEM_EXECUTE, which rmpeer composes (hopper's gpfifo class)"),
+    ([*GPFIFO, "bitfields", "DMA", "METHOD_SUBCHANNEL"], KeyError,
+     "class HOPPER_CHANNEL_GPFIFO_A.bitfields.DMA: missing METHOD_SUBCHANNEL, which rmpeer sets"),
+    ([*GPFIFO, "bitfields", "SEM_EXECUTE", "OPERATION", "values", "ACQ_CIRC_GEQ"], KeyError,
+     "class HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE.OPERATION.values: missing ACQ_CIRC_GEQ, which rmpeer sets"),
     (["classes", "HOPPER_USERMODE_A", "registers", "NOTIFY_CHANNEL_PENDING"], -1,
      "class HOPPER_USERMODE_A.registers.NOTIFY_CHANNEL_PENDING: must be a whole number from 0 to 0xffffffff"),
 ]
@@ -71,6 +84,35 @@ def test_the_methods_checked_are_the_ones_the_engine_pushes():
     engine = (Path(__file__).parents[2] / "rmpeer" / "ce" / "engine.py").read_text()
     pushed = set(re.findall(r'_copy_method\("(\w+)"', engine)) | set(re.findall(r'methods\["(\w+)"\]', engine))
     assert pushed == {m for names in METHODS_USED.values() for m in names}
+
+
+def _read_by_name(tree) -> tuple[dict, dict]:
+    """What engine.py reads by name: {table: names} of userd/registers/constants subscripts, and
+    {group: {field: value names}} of each bits(GROUP).compose(FIELD=...) of an engine class."""
+    tables, groups = {}, {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                and node.value.attr in ("userd", "registers", "constants") and isinstance(node.slice, ast.Constant)):
+            tables.setdefault(node.value.attr, set()).add(node.slice.value)
+        bits = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "compose" else None
+        if isinstance(bits, ast.Call) and "abi" not in ast.unparse(bits.func):    # drivers.yaml's groups are not
+            fields = groups.setdefault(bits.args[0].value, {})
+            for kw in (k for k in node.keywords if k.arg):      # **channel["launch_copy"]: check_launches
+                named = {kw.value.value} if isinstance(kw.value, ast.Constant) else set()
+                fields.setdefault(kw.arg, set()).update(named)
+    return tables, {g: f for g, f in groups.items() if f}
+
+
+def test_the_names_checked_are_the_ones_the_engine_reads():
+    """NAMES_USED and FIELDS_USED name every USERD member, register, constant, bit field and value
+    name rmpeer.ce.engine reads of an engine class."""
+    from rmpeer.ce.classes import FIELDS_USED, NAMES_USED
+
+    tables, groups = _read_by_name(ast.parse((Path(__file__).parents[2] / "rmpeer" / "ce" / "engine.py").read_text()))
+    assert tables == {t: set(n) for role in NAMES_USED.values() for t, n in role.items()}
+    assert groups == {g: {f: set(v) for f, v in fields.items()} for role in FIELDS_USED.values()
+                      for g, fields in role.items()}
 
 
 def test_the_shipped_matrix_loads():
