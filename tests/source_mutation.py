@@ -378,6 +378,25 @@ MUTANTS = {
         "                missing = []",
         ("tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
          "[HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE.OPERATION.values.ACQ_CIRC_GEQ='deleted']",)),
+    "channel-not-checked-against-the-engines": M(
+        "the spec loads channel.yaml and engines.yaml without checking one against the other (a LAUNCH_DMA field "
+        "typo in channel.yaml was a KeyError at the first copy, exit 5)",
+        "rmpeer/run/spec.py", "        check_channel(load_channel(), load_engines())",
+        "        load_channel(), load_engines()",
+        ("tests/run/test_spec.py::test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run",)),
+    "launch-value-names-unchecked": M(
+        "a LAUNCH_DMA value name of channel.yaml is taken without the copy class naming it (NON_PIPELINEDX: a "
+        "KeyError at the first copy)",
+        "rmpeer/ce/classes.py", "                if isinstance(value, str) and value not in field.values:",
+        "                if False:",
+        ("tests/ce/test_classes.py::test_a_launch_field_the_copy_class_lacks_is_refused_naming_channel_yaml"
+         "[launch_copy.DATA_TRANSFER_TYPE='NON_PIPELINEDX']",)),
+    "copy-subchannel-unbounded": M(
+        "channel.yaml's copy_subchannel is taken past the method header's 3-bit field (8: a ValueError composing "
+        "the first method, exit 5)",
+        "rmpeer/ce/classes.py", '        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):',
+        "        if False:",
+        ("tests/ce/test_classes.py::test_the_copy_subchannel_must_fit_the_method_headers_field[8-True]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -8,8 +8,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
+from rmpeer.tables.channel import LAUNCHES, channel_path
 from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
-from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.errors import ConfigError, MatrixError, quoted
 
 
 @dataclass
@@ -46,14 +47,15 @@ METHODS_USED = {"gpfifo": ("SET_OBJECT", "SEM_ADDR_LO"),
                 "copy": ("SET_SEMAPHORE_A", "LAUNCH_DMA", "OFFSET_IN_UPPER", "LINE_LENGTH_IN")}
 # What else it reads of them by name: USERD members, registers and constants, and the bit-field
 # groups it composes with the fields it sets and the value names it gives them (LAUNCH_DMA's
-# come from channel.yaml: check_launches). A missing one was a KeyError at the first copy.
+# come from channel.yaml: check_channel). A missing one was a KeyError at the first copy.
 NAMES_USED = {"gpfifo": {"userd": ("GPPut",), "constants": ("GP_ENTRY__SIZE",)},
               "usermode": {"registers": ("NOTIFY_CHANNEL_PENDING",)}}
 FIELDS_USED = {"gpfifo": {
     "DMA": {"SEC_OP": ("INC_METHOD",), "METHOD_COUNT": (), "METHOD_SUBCHANNEL": (), "METHOD_ADDRESS": ()},
     "GP_ENTRY0": {"GET": ()}, "GP_ENTRY1": {"GET_HI": (), "LENGTH": ()},
     "SEM_EXECUTE": {"OPERATION": ("ACQ_CIRC_GEQ",), "ACQUIRE_SWITCH_TSG": ("EN",), "PAYLOAD_SIZE": ("32BIT",)},
-    "SEM_ADDR_LO": {"OFFSET": ()}, "SEM_ADDR_HI": {"OFFSET": ()}}}
+    "SEM_ADDR_LO": {"OFFSET": ()}, "SEM_ADDR_HI": {"OFFSET": ()}},
+    "copy": {"LAUNCH_DMA": {}}}
 ROLES = ("gpfifo", "copy", "usermode")
 NUMBERS = ("methods", "registers", "userd", "constants")
 WORDS = 1 << 32     # methods, registers, USERD members and constants are 32-bit values
@@ -164,6 +166,33 @@ def load_engines(path: str | None = None) -> dict:
     if missing:     # the generations rmpeer drives: without one, every run of its GPUs would be refused
         raise MatrixError(path, "generations", f"missing {', '.join(missing)}, which rmpeer drives")
     return gens
+
+
+def check_channel(channel: dict, engines: dict, path=None) -> None:
+    """channel.yaml's values that rmpeer packs into a measured generation's bit fields fit them:
+    each LAUNCH_DMA field of launch_copy and launch_release is one of the copy class's, with a
+    value name it has or a number its bits hold, and copy_subchannel fits DMA.METHOD_SUBCHANNEL.
+    (channel.yaml's loader sits below the engines' and cannot read them itself.) A mismatch
+    was a KeyError or ValueError at the first copy, exit 5."""
+    path = Path(path or channel_path())
+    for gen in (engines[name] for name in MEASURED):
+        launch = gen.copy.bitfields["LAUNCH_DMA"]
+        for key in LAUNCHES:
+            for fname, value in channel[key].items():
+                at, field = f"channel.{key}.{fname}", launch.fields.get(fname)
+                if field is None:
+                    raise MatrixError(path, at, f"not a field of {gen.copy.name}'s LAUNCH_DMA in engines.yaml "
+                                                f"(its fields: {', '.join(launch.fields)})")
+                if isinstance(value, str) and value not in field.values:
+                    raise MatrixError(path, at, f"{quoted(value)} is not a value of {gen.copy.name}'s LAUNCH_DMA."
+                                                f"{fname} in engines.yaml (its values: {', '.join(field.values)})")
+                if isinstance(value, int) and not 0 <= value < 1 << (field.hi - field.lo + 1):
+                    raise MatrixError(path, at, f"{quoted(value)} does not fit {gen.copy.name}'s LAUNCH_DMA.{fname} "
+                                                f"(bits {field.hi}:{field.lo} in engines.yaml)")
+        sub = gen.gpfifo.bitfields["DMA"].fields["METHOD_SUBCHANNEL"]
+        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):
+            raise MatrixError(path, "channel.copy_subchannel", f"{quoted(channel['copy_subchannel'])} does not fit "
+                              f"{gen.gpfifo.name}'s DMA.METHOD_SUBCHANNEL (bits {sub.hi}:{sub.lo} in engines.yaml)")
 
 
 def pick_generation(class_list, abi, engines=None) -> Generation:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix, status_names
-from rmpeer.ce.classes import load_engines
+from rmpeer.ce.classes import check_channel, load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
@@ -69,13 +69,13 @@ def _matrices_checked(tier: str) -> None:
     """The matrices a run of `tier` reads, checked whole before anything runs: a broken escape,
     status, engine class or channel field is exit 2 naming its key, never a failed check of the
     run (exit 1) or a crash in it. The topologies' expected statuses are checked here against
-    nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself). The passive
+    nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself), and channel.yaml's
+    launch fields and subchannel against engines.yaml's bit fields likewise. The passive
     tier drives no copy engine: engines.yaml and channel.yaml are not its to refuse."""
     DriverMatrix().check_sends()
     TopologyMatrix(nvstatus_names=status_names())
     if tier != "passive":
-        load_engines()
-        load_channel()
+        check_channel(load_channel(), load_engines())
 
 
 def _some(cases, left_out=()):

@@ -31,10 +31,14 @@ TIMEOUT_S = (1.0, 60.0)      # [least, below]
 KEYS = (*SIZES, "timeout_s", *LAUNCHES)
 
 
+def channel_path() -> Path:
+    return MATRICES / "channel.yaml"
+
+
 def load_channel(path: Path | None = None) -> dict:
     """channel.yaml's `channel` mapping, every key the engine reads present and in range
     (callers must not change what comes back: the parsed file is shared)."""
-    path = Path(path or MATRICES / "channel.yaml")
+    path = Path(path or channel_path())
     channel = require(path, "file", load_yaml(path), "channel", dict)
     unknown = [key for key in channel if key not in KEYS]
     if unknown:     # a typo of a key the engine reads is no key it reads

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from damaged_matrix import write_damaged
 
-from rmpeer.ce.classes import load_engines
+from rmpeer.ce.classes import check_channel, load_engines
 from rmpeer.errors import EXIT_CONFIG, MatrixError
 from rmpeer.tables.load import MATRICES
 
@@ -98,10 +98,10 @@ def _read_by_name(tree) -> tuple[dict, dict]:
             and node.func.attr == "compose" else None
         if isinstance(bits, ast.Call) and "abi" not in ast.unparse(bits.func):    # drivers.yaml's groups are not
             fields = groups.setdefault(bits.args[0].value, {})
-            for kw in (k for k in node.keywords if k.arg):      # **channel["launch_copy"]: check_launches
+            for kw in (k for k in node.keywords if k.arg):      # **channel["launch_copy"]: check_channel
                 named = {kw.value.value} if isinstance(kw.value, ast.Constant) else set()
                 fields.setdefault(kw.arg, set()).update(named)
-    return tables, {g: f for g, f in groups.items() if f}
+    return tables, groups
 
 
 def test_the_names_checked_are_the_ones_the_engine_reads():
@@ -117,3 +117,47 @@ def test_the_names_checked_are_the_ones_the_engine_reads():
 
 def test_the_shipped_matrix_loads():
     assert load_engines()["hopper"].copy.name == "HOPPER_DMA_COPY_A"
+
+
+CHANNEL = yaml.safe_load((MATRICES / "channel.yaml").read_text())["channel"]
+LAUNCH_CASES = [
+    ("launch_copy", "DATA_TRANSFER_TYP", "NON_PIPELINED", "channel.launch_copy.DATA_TRANSFER_TYP: not a field of "
+     "HOPPER_DMA_COPY_A's LAUNCH_DMA in engines.yaml (its fields: DATA_TRANSFER_TYPE, FLUSH_ENABLE"),
+    ("launch_copy", "DATA_TRANSFER_TYPE", "NON_PIPELINEDX", "channel.launch_copy.DATA_TRANSFER_TYPE: 'NON_PIPELINEDX' "
+     "is not a value of HOPPER_DMA_COPY_A's LAUNCH_DMA.DATA_TRANSFER_TYPE in engines.yaml (its values: NONE, "
+     "PIPELINED, NON_PIPELINED)"),
+    ("launch_copy", "DATA_TRANSFER_TYPE", 99, "channel.launch_copy.DATA_TRANSFER_TYPE: 99 does not fit "
+     "HOPPER_DMA_COPY_A's LAUNCH_DMA.DATA_TRANSFER_TYPE (bits 1:0 in engines.yaml)"),
+    ("launch_release", "FLUSH_ENABLE", "MAYBE", "channel.launch_release.FLUSH_ENABLE: 'MAYBE' is not a value"),
+]
+
+
+@pytest.mark.parametrize("key, field, value, message", LAUNCH_CASES, ids=[f"{k}.{f}={v!r}" for k, f, v, _ in LAUNCH_CASES])
+def test_a_launch_field_the_copy_class_lacks_is_refused_naming_channel_yaml(tmp_path, key, field, value, message):
+    """channel.yaml's LAUNCH_DMA fields were checked as text alone: a typo of a field or a value
+    was a KeyError at the first copy, a number too wide a ValueError (exit 5)."""
+    launch = {field: value, **{k: v for k, v in CHANNEL[key].items() if k != "DATA_TRANSFER_TYPE"}} \
+        if field == "DATA_TRANSFER_TYP" else {**CHANNEL[key], field: value}
+    channel = {**CHANNEL, key: launch}
+    path = tmp_path / "channel.yaml"
+    with pytest.raises(MatrixError) as caught:
+        check_channel(channel, load_engines(), path)
+    assert caught.value.exit_code == EXIT_CONFIG
+    assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
+
+
+@pytest.mark.parametrize("subchannel, refused", [(7, False), (8, True), (1 << 31, True)])
+def test_the_copy_subchannel_must_fit_the_method_headers_field(tmp_path, subchannel, refused):
+    """copy_subchannel 8 was a ValueError composing the first method header (bits 15:13), exit 5."""
+    channel, path = {**CHANNEL, "copy_subchannel": subchannel}, tmp_path / "channel.yaml"
+    if not refused:
+        check_channel(channel, load_engines(), path)
+        return
+    with pytest.raises(MatrixError) as caught:
+        check_channel(channel, load_engines(), path)
+    assert str(caught.value) == (f"{path}: channel.copy_subchannel: {subchannel} does not fit HOPPER_CHANNEL_GPFIFO_A's "
+                                 f"DMA.METHOD_SUBCHANNEL (bits 15:13 in engines.yaml)")
+
+
+def test_the_shipped_channel_fits_the_shipped_engines():
+    check_channel(CHANNEL, load_engines())

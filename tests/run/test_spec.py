@@ -208,6 +208,25 @@ def test_a_live_run_with_a_broken_channel_file_is_refused_before_the_device(brok
         live_spec(tier="passive")
 
 
+@pytest.mark.skipif(not ONE_LAYOUT.is_file(), reason="no one-card recording")
+def test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run(tmp_path, monkeypatch):
+    """A LAUNCH_DMA field of channel.yaml that engines.yaml's copy class lacks was a KeyError at
+    the first copy (exit 5): the spec checks the two files against each other."""
+    import yaml
+
+    import rmpeer.tables.channel as channel
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "channel.yaml").read_text())
+    data["channel"]["launch_copy"]["DATA_TRANSFER_TYP"] = data["channel"]["launch_copy"].pop("DATA_TRANSFER_TYPE")
+    (tmp_path / "channel.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(channel, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.launch_copy.DATA_TRANSFER_TYP: not a field")
+
+
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
