@@ -397,6 +397,12 @@ MUTANTS = {
         "rmpeer/ce/classes.py", '        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):',
         "        if False:",
         ("tests/ce/test_classes.py::test_the_copy_subchannel_must_fit_the_method_headers_field[8-True]",)),
+    "efficiencies-checked-after-the-run": M(
+        "efficiencies.yaml is first read when the copies are judged: a broken one is exit 2 after the whole run "
+        "drove the GPUs, not before it",
+        "rmpeer/run/spec.py", "        check_channel(load_channel(), load_engines())\n        load_efficiencies()",
+        "        check_channel(load_channel(), load_engines())",
+        ("tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -19,6 +19,7 @@ from pathlib import Path
 from rmpeer.abi import DriverMatrix, status_names
 from rmpeer.ce.classes import check_channel, load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
+from rmpeer.judge.derived import load_efficiencies
 from rmpeer.machine.deadline import parse_deadline
 from rmpeer.machine.lock import checked_wait
 from rmpeer.machine.selection import host_view, chooser_for
@@ -70,12 +71,15 @@ def _matrices_checked(tier: str) -> None:
     status, engine class or channel field is exit 2 naming its key, never a failed check of the
     run (exit 1) or a crash in it. The topologies' expected statuses are checked here against
     nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself), and channel.yaml's
-    launch fields and subchannel against engines.yaml's bit fields likewise. The passive
-    tier drives no copy engine: engines.yaml and channel.yaml are not its to refuse."""
+    launch fields and subchannel against engines.yaml's bit fields likewise. efficiencies.yaml,
+    read only when the copies are judged, is checked now too: a broken one was exit 2 after the
+    whole run. The passive tier drives no copy engine and judges no copy: engines.yaml,
+    channel.yaml and efficiencies.yaml are not its to refuse."""
     DriverMatrix().check_sends()
     TopologyMatrix(nvstatus_names=status_names())
     if tier != "passive":
         check_channel(load_channel(), load_engines())
+        load_efficiencies()
 
 
 def _some(cases, left_out=()):

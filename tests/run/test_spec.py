@@ -227,6 +227,33 @@ def test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run(tmp_path,
     assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.launch_copy.DATA_TRANSFER_TYP: not a field")
 
 
+@pytest.fixture
+def broken_efficiencies(tmp_path, monkeypatch):
+    """The matrices' efficiencies.yaml with an efficiency above 1, where its loader looks."""
+    import yaml
+
+    import rmpeer.judge.derived as derived
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    data["generations"]["hopper"]["same_card"]["efficiency"] = 2
+    (tmp_path / "efficiencies.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(derived, "MATRICES", tmp_path)
+    return tmp_path / "efficiencies.yaml"
+
+
+@pytest.mark.skipif(not ONE_LAYOUT.is_file() or not PASSIVE.is_file(), reason="no recordings")
+def test_a_broken_efficiencies_file_is_refused_before_the_run(broken_efficiencies):
+    """It is read when the copies are judged: a broken one was exit 2 after the whole run had
+    driven the GPUs. The passive tier judges no copy."""
+    from rmpeer.errors import MatrixError
+
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{broken_efficiencies}: generation hopper.same_card.efficiency: must be ")
+    assert replay_spec(str(PASSIVE)).tier == "passive"
+
+
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
