@@ -400,9 +400,15 @@ MUTANTS = {
     "efficiencies-checked-after-the-run": M(
         "efficiencies.yaml is first read when the copies are judged: a broken one is exit 2 after the whole run "
         "drove the GPUs, not before it",
-        "rmpeer/run/spec.py", "        check_channel(load_channel(), load_engines())\n        load_efficiencies()",
-        "        check_channel(load_channel(), load_engines())",
-        ("tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run",)),
+        "rmpeer/run/spec.py", "        load_efficiencies(class_names=", "        dict(class_names=",
+        ("tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run[efficiency-2]",)),
+    "efficiency-copy-classes-unchecked": M(
+        "efficiencies.yaml's copy classes are taken without drivers.yaml naming them (a typo matched no card: "
+        "every host on derived floors DEGRADED, no floors for this host)",
+        "rmpeer/judge/derived.py", "        if unknown:     # no card would be of this generation",
+        "        if False:     # no card would be of this generation",
+        ("tests/judge/test_derived.py::test_a_copy_class_drivers_yaml_does_not_name_is_refused",
+         "tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run[copy-class-typo]")),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

@@ -72,14 +72,14 @@ def _matrices_checked(tier: str) -> None:
     run (exit 1) or a crash in it. The topologies' expected statuses are checked here against
     nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself), and channel.yaml's
     launch fields and subchannel against engines.yaml's bit fields likewise. efficiencies.yaml,
-    read only when the copies are judged, is checked now too: a broken one was exit 2 after the
-    whole run. The passive tier drives no copy engine and judges no copy: engines.yaml,
+    read only when the copies are judged, is checked now too (its copy classes against
+    drivers.yaml's): a broken one was exit 2 after the whole run. The passive tier drives no copy engine and judges no copy: engines.yaml,
     channel.yaml and efficiencies.yaml are not its to refuse."""
-    DriverMatrix().check_sends()
+    drivers = DriverMatrix().check_sends()
     TopologyMatrix(nvstatus_names=status_names())
     if tier != "passive":
         check_channel(load_channel(), load_engines())
-        load_efficiencies()
+        load_efficiencies(class_names={c for entry in drivers.entries for c in entry.get("classes") or {}})
 
 
 def _some(cases, left_out=()):

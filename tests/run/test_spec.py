@@ -227,30 +227,35 @@ def test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run(tmp_path,
     assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.launch_copy.DATA_TRANSFER_TYP: not a field")
 
 
-@pytest.fixture
-def broken_efficiencies(tmp_path, monkeypatch):
-    """The matrices' efficiencies.yaml with an efficiency above 1, where its loader looks."""
+def _broken_efficiencies(tmp_path, monkeypatch, change):
+    """The matrices' efficiencies.yaml changed by `change`, where its loader looks."""
     import yaml
 
     import rmpeer.judge.derived as derived
     from rmpeer.paths import matrices_dir
 
     data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
-    data["generations"]["hopper"]["same_card"]["efficiency"] = 2
+    change(data["generations"]["hopper"])
     (tmp_path / "efficiencies.yaml").write_text(yaml.safe_dump(data))
     monkeypatch.setattr(derived, "MATRICES", tmp_path)
     return tmp_path / "efficiencies.yaml"
 
 
 @pytest.mark.skipif(not ONE_LAYOUT.is_file() or not PASSIVE.is_file(), reason="no recordings")
-def test_a_broken_efficiencies_file_is_refused_before_the_run(broken_efficiencies):
+@pytest.mark.parametrize("change, problem", [
+    (lambda gen: gen["same_card"].update(efficiency=2), "same_card.efficiency: must be "),
+    (lambda gen: gen.update(copy_classes=["HOPPER_DMA_COPY_AX"]), "copy_classes: 'HOPPER_DMA_COPY_AX' is not a class"),
+], ids=["efficiency-2", "copy-class-typo"])
+def test_a_broken_efficiencies_file_is_refused_before_the_run(tmp_path, monkeypatch, change, problem):
     """It is read when the copies are judged: a broken one was exit 2 after the whole run had
-    driven the GPUs. The passive tier judges no copy."""
+    driven the GPUs, and a copy class typo DEGRADED every host on derived floors. The passive
+    tier judges no copy."""
     from rmpeer.errors import MatrixError
 
+    path = _broken_efficiencies(tmp_path, monkeypatch, change)
     with pytest.raises(MatrixError) as err:
         replay_spec(str(ONE_LAYOUT))
-    assert str(err.value).startswith(f"{broken_efficiencies}: generation hopper.same_card.efficiency: must be ")
+    assert str(err.value).startswith(f"{path}: generation hopper.{problem}")
     assert replay_spec(str(PASSIVE)).tier == "passive"
 
 
