@@ -409,6 +409,13 @@ MUTANTS = {
         "        if False:     # no card would be of this generation",
         ("tests/judge/test_derived.py::test_a_copy_class_drivers_yaml_does_not_name_is_refused",
          "tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run[copy-class-typo]")),
+    "topology-floor-not-finite": M(
+        "a topologies.yaml floor is taken as .nan or .inf (NaN judged nothing: every figure passed it; infinity "
+        "failed every host: DEGRADED for a broken matrix)",
+        "rmpeer/tables/topology.py", "            if value is not None and not _gbps(value):",
+        "            if value is not None and (isinstance(value, bool) or value <= 0):",
+        ("tests/tables/test_topology.py::test_malformed_entry_keys_are_refused_naming_the_line[floors:-cross_card_gbps: "
+         "355-cross_card_gbps: .nan-floors.cross_card_gbps-must be a finite GB/s figure above 0, found nan]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

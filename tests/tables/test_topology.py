@@ -95,6 +95,15 @@ def test_every_shipped_capability_name_is_a_drivers_yaml_constant():
     ("links:", "count: 18", "cuont: 18", "links.cuont", "unknown key 'cuont' (known: kind, count); did you mean 'count'?"),
     ("p2p:", "READS_SUPPORTED: true", "READS_SUPPORTED: 1", "p2p.READS_SUPPORTED", "must be true or false, found 1"),
     ("cards:", "cards: 2", "cards: 0", "cards", "must be at least 1, found 0"),
+    # a NaN floor judged nothing (every figure passed it), an infinite one failed every host (DEGRADED)
+    ("floors:", "cross_card_gbps: 355", "cross_card_gbps: .nan", "floors.cross_card_gbps",
+     "must be a finite GB/s figure above 0, found nan"),
+    ("floors:", "cross_card_gbps: 355", "cross_card_gbps: .inf", "floors.cross_card_gbps",
+     "must be a finite GB/s figure above 0, found inf"),
+    ("floors:", "same_card_gbps: 500", "same_card_gbps: 1" + "0" * 400, "floors.same_card_gbps",
+     "must be a finite GB/s figure above 0, found 1" + "0" * 56 + "..."),
+    ("floors:", "same_card_gbps: 500", "same_card_gbps: 0", "floors.same_card_gbps",
+     "must be a finite GB/s figure above 0, found 0"),
 ])
 def test_malformed_entry_keys_are_refused_naming_the_line(tmp_path, starts, old, new, entry, problem):
     lines = list(SHIPPED)
