@@ -416,6 +416,13 @@ MUTANTS = {
         "            if value is not None and (isinstance(value, bool) or value <= 0):",
         ("tests/tables/test_topology.py::test_malformed_entry_keys_are_refused_naming_the_line[floors:-cross_card_gbps: "
          "355-cross_card_gbps: .nan-floors.cross_card_gbps-must be a finite GB/s figure above 0, found nan]",)),
+    "topology-link-count-unbounded": M(
+        "topologies.yaml's links.count is taken past the most NVLinks a card reports (10**20: every matching host "
+        "DEGRADED for a broken matrix)",
+        "rmpeer/tables/topology.py", "            if self.max_links is not None and count > self.max_links:",
+        "            if False:",
+        ("tests/tables/test_topology.py::test_more_nvlinks_than_a_card_reports_are_refused[65-True]",
+         "tests/run/test_spec.py::test_a_link_count_no_card_reports_is_refused_before_the_run")),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

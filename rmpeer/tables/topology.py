@@ -109,7 +109,11 @@ class Topology:
 
 
 class TopologyMatrix:
-    def __init__(self, path: Path | None = None, nvstatus_names=None):
+    def __init__(self, path: Path | None = None, nvstatus_names=None, max_links=None):
+        """nvstatus_names, max_links: nvstatus.yaml's names and the most NVLinks a card reports
+        (NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml), where the caller has them (rmpeer.run.spec):
+        an expected status or link count is checked against them."""
+        self.max_links = max_links
         self.path = Path(path or MATRICES / "topologies.yaml")
         data = load_yaml(self.path)
         try:
@@ -171,6 +175,9 @@ class TopologyMatrix:
             count = require(self.path, f"{where}.links", links, "count", int)
             if count < 0:
                 raise MatrixError(self.path, f"{where}.links.count", f"must be 0 or more, found {count}")
+            if self.max_links is not None and count > self.max_links:   # no card shows more: DEGRADED each run
+                raise MatrixError(self.path, f"{where}.links.count", f"{quoted(count)} is more NVLinks than a card "
+                                  f"reports (at most {self.max_links}: NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml)")
         return links
 
     def _floors(self, where, spec) -> Floors | None:

@@ -260,6 +260,23 @@ def test_a_broken_efficiencies_file_is_refused_before_the_run(tmp_path, monkeypa
 
 
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_link_count_no_card_reports_is_refused_before_the_run(tmp_path, monkeypatch):
+    """The spec bounds topologies.yaml's links.count by drivers.yaml's NV2080_CTRL_NVLINK_MAX_LINKS
+    (the most any release reports): 10**20 was every matching host DEGRADED. Every tier judges links."""
+    import rmpeer.tables.topology as topology
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    text = (matrices_dir() / "topologies.yaml").read_text()
+    (tmp_path / "topologies.yaml").write_text(text.replace("{kind: nvlink, count: 18}", "{kind: nvlink, count: 65}"))
+    (tmp_path / "drivers.yaml").write_text((matrices_dir() / "drivers.yaml").read_text())   # its P2P names
+    monkeypatch.setattr(topology, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError, match=r"h200x2-nv18\.links\.count: 65 is more NVLinks than a card reports \(at "
+                                          r"most 64"):
+        replay_spec(str(PASSIVE))
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
 

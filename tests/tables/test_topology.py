@@ -114,6 +114,25 @@ def test_malformed_entry_keys_are_refused_naming_the_line(tmp_path, starts, old,
     assert refused(path) == f"{path}: line {at}: topology h200x2-nv18.{entry}: {problem}"
 
 
+@pytest.mark.parametrize("count, refused_too", [(64, False), (65, True), (10**20, True)])
+def test_more_nvlinks_than_a_card_reports_are_refused(tmp_path, count, refused_too):
+    """links.count 10**20 was taken: no card shows that many ACTIVE, so every host of the entry was
+    DEGRADED (exit 4) for a broken matrix. The bound is drivers.yaml's most links, which the spec
+    passes (tables/ cannot read the ABI)."""
+    lines = list(SHIPPED)
+    at = line_in_entry(lines, "h200x2-nv18", "links:")
+    lines[at - 1] = lines[at - 1].replace("count: 18", f"count: {count}")
+    path = broken(tmp_path, lines)
+    TopologyMatrix(path)        # without the bound: the file alone is well formed
+    if not refused_too:
+        assert TopologyMatrix(path, max_links=64).get("h200x2-nv18").expected_nvlinks == count
+        return
+    with pytest.raises(MatrixError) as err:
+        TopologyMatrix(path, max_links=64)
+    assert str(err.value) == (f"{path}: line {at}: topology h200x2-nv18.links.count: {count} is more NVLinks than "
+                              f"a card reports (at most 64: NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml)")
+
+
 def test_an_unknown_top_level_key_is_refused_naming_the_line(tmp_path):
     lines = list(SHIPPED)
     at = next(n for n, line in enumerate(lines, 1) if line.startswith("topologies:"))
