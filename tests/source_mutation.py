@@ -423,6 +423,23 @@ MUTANTS = {
         "            if False:",
         ("tests/tables/test_topology.py::test_more_nvlinks_than_a_card_reports_are_refused[65-True]",
          "tests/run/test_spec.py::test_a_link_count_no_card_reports_is_refused_before_the_run")),
+    "pcie-read-raw-by-the-fingerprint": M(
+        "a live run's fingerprint reads pcie.yaml unchecked (a missing key was a KeyError after every check had "
+        "run, exit 5)",
+        "rmpeer/run/fingerprint.py", '    return load_pcie(matrices_dir() / "pcie.yaml")',
+        '    return __import__("rmpeer.tables.load").tables.load.load_yaml(matrices_dir() / "pcie.yaml")',
+        ("tests/tables/test_pcie.py::test_the_fingerprint_of_a_host_refuses_a_broken_file_by_name",)),
+    "pcie-checked-only-after-the-run": M(
+        "pcie.yaml is first read by the fingerprint at the run's end, not checked before the run",
+        "rmpeer/run/spec.py", "    load_pcie()\n    drivers = DriverMatrix().check_sends()",
+        "    drivers = DriverMatrix().check_sends()",
+        ("tests/run/test_spec.py::test_a_broken_pcie_file_is_refused_before_the_run",)),
+    "pcie-loop-guard-unbounded": M(
+        "pcie.yaml's max_hops is taken at any size (10**12: the walk of a looping capability chain has no guard)",
+        "rmpeer/tables/pcie.py", '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], offsets + 1)',
+        '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], 1 << 64)',
+        ("tests/tables/test_pcie.py::test_a_broken_pcie_matrix_is_refused_naming_the_key"
+         "[extended_capabilities.max_hops=1000000000000]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

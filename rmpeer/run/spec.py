@@ -34,6 +34,7 @@ from rmpeer.shim.recording import read_recording
 from rmpeer.tables.channel import load_channel
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.load import matrices_digest
+from rmpeer.tables.pcie import load_pcie
 from rmpeer.tables.topology import TopologyMatrix
 
 MAX_LINKS = "NV2080_CTRL_NVLINK_MAX_LINKS"    # the length of RM's link status array
@@ -75,8 +76,10 @@ def _matrices_checked(tier: str) -> None:
     against nvstatus.yaml's names and drivers.yaml's most links, channel.yaml's launch fields
     and subchannel against engines.yaml's bit fields, efficiencies.yaml's copy classes against
     drivers.yaml's (read only when the copies are judged, a broken one was exit 2 after the
-    whole run). The passive tier drives no copy engine and judges no copy: engines.yaml,
+    whole run). pcie.yaml is read by a live run's fingerprint, after its checks: now, in every
+    tier. The passive tier drives no copy engine and judges no copy: engines.yaml,
     channel.yaml and efficiencies.yaml are not its to refuse."""
+    load_pcie()
     drivers = DriverMatrix().check_sends()
     links = [e["constants"][MAX_LINKS] for e in drivers.entries if MAX_LINKS in (e.get("constants") or {})]
     TopologyMatrix(nvstatus_names=status_names(), max_links=max(links, default=None))

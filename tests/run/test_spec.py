@@ -277,6 +277,21 @@ def test_a_link_count_no_card_reports_is_refused_before_the_run(tmp_path, monkey
 
 
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_broken_pcie_file_is_refused_before_the_run(tmp_path, monkeypatch):
+    """A live run's fingerprint reads pcie.yaml after every check (a KeyError there was exit 5):
+    the spec checks it first, in every tier."""
+    import rmpeer.tables.pcie as pcie
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    text = (matrices_dir() / "pcie.yaml").read_text()
+    (tmp_path / "pcie.yaml").write_text(text.replace("max_hops: 96", "max_hops: 1000000000000"))
+    monkeypatch.setattr(pcie, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError, match=r"pcie.yaml: extended_capabilities.max_hops: must be a whole number"):
+        replay_spec(str(PASSIVE))
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
 
