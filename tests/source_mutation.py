@@ -331,7 +331,7 @@ MUTANTS = {
         "the struct an escape is sent with is taken at any size: past the request's 14-bit size slot it spilled "
         "into the direction bits (a request no driver answers, exit 5), as 228 card slots of NV_ESC_CARD_INFO "
         "did",
-        "rmpeer/abi/drivers.py", '            if spec["size"] * count >= limit:', "            if False:",
+        "rmpeer/abi/used.py", '        if spec["size"] * count >= limit:', "        if False:",
         ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
          "[releases.0.structs.NVOS64_PARAMETERS.size=16384]",)),
     "struct-size-unbounded": M(
@@ -440,6 +440,12 @@ MUTANTS = {
         '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], 1 << 64)',
         ("tests/tables/test_pcie.py::test_a_broken_pcie_matrix_is_refused_naming_the_key"
          "[extended_capabilities.max_hops=1000000000000]",)),
+    "count-constants-unchecked": M(
+        "a constant rmpeer loops over (ECC units, CEs, PIDs, clock domains) is taken past the array it counts "
+        "(ECC_UNIT_COUNT 2**31: a MemoryError after 40 s of decoding, exit 5)",
+        "rmpeer/abi/drivers.py", "            check_counts(self.path, release, merged)", "            pass",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.constants.NV2080_CTRL_GPU_ECC_UNIT_COUNT=21474836]",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

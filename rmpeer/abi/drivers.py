@@ -15,6 +15,7 @@ from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quot
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
 from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
 from rmpeer.abi.structs import _WIDTH, Field, Struct
+from rmpeer.abi.used import check_counts, check_sent_sizes
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
 # The escapes rmpeer sends (rmpeer.rm.client, rmpeer.rm.host): each release must number every
@@ -22,16 +23,6 @@ SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs
 # in step with rmpeer/rm).
 ESCAPES_USED = ("NV_ESC_CARD_INFO", "NV_ESC_REGISTER_FD", "NV_ESC_CHECK_VERSION_STR", "NV_ESC_RM_ALLOC",
                 "NV_ESC_RM_FREE", "NV_ESC_RM_CONTROL", "NV_ESC_RM_MAP_MEMORY", "NV_ESC_RM_MAP_MEMORY_DMA")
-# The struct each is sent with, whose size the request's size slot (_IOC_SIZE) carries, and the
-# constant that counts it where the request carries an array of it (NV_ESC_CARD_INFO: one
-# slot per device). tests/abi/test_drivers.py checks it against the committed recordings.
-SENT_WITH = {"NV_ESC_CARD_INFO": ("nv_ioctl_card_info_t", "NV_MAX_DEVICES"),
-             "NV_ESC_REGISTER_FD": ("nv_ioctl_register_fd_t", None),
-             "NV_ESC_CHECK_VERSION_STR": ("nv_ioctl_rm_api_version_t", None),
-             "NV_ESC_RM_ALLOC": ("NVOS64_PARAMETERS", None), "NV_ESC_RM_FREE": ("NVOS00_PARAMETERS", None),
-             "NV_ESC_RM_CONTROL": ("NVOS54_PARAMETERS", None),
-             "NV_ESC_RM_MAP_MEMORY": ("nv_ioctl_nvos33_parameters_with_fd", None),
-             "NV_ESC_RM_MAP_MEMORY_DMA": ("NVOS46_PARAMETERS", None)}
 # The slots of a Linux ioctl request (_IOC(dir, type, nr, size)), each placed by its
 # `<slot>_shift` in ioctl_encoding; a request number is 32 bits.
 IOCTL_SLOTS = ("nr", "type", "size", "dir")
@@ -301,37 +292,18 @@ class DriverMatrix:
                 raise MatrixError(self.path, f"{where}.parent", f"{parent} is not older than {entry['version']}")
 
     def check_sends(self) -> "DriverMatrix":
-        """Every release numbers each escape rmpeer sends (checked before a run and when RM is
-        opened, not at load: `rmpeer abi` also reads matrices of a few invented releases)."""
+        """Every release numbers each escape rmpeer sends, each struct it sends fits the request
+        and each count it reads fits its array (rmpeer.abi.used; checked before a run and when
+        RM is opened, not at load: `rmpeer abi` also reads matrices of a few invented releases)."""
         for release in self.releases:
-            numbered = {}
-            for entry in self.chain(release):
-                numbered.update(entry.get("escapes") or {})
-            missing = [name for name in ESCAPES_USED if name not in numbered]
+            merged = self.merged(release)
+            missing = [name for name in ESCAPES_USED if name not in merged["escapes"]]
             if missing:     # a run would stop at its first call of it
                 raise MatrixError(self.path, f"release {release}: escapes",
                                   f"missing {', '.join(missing)}, which rmpeer sends")
-            self._check_sent_sizes(release)
+            check_sent_sizes(self.path, release, merged, self.slot_bits["size"])
+            check_counts(self.path, release, merged)
         return self
-
-    def _check_sent_sizes(self, release) -> None:
-        """The struct each escape is sent with fits the request's size slot: a larger size
-        would spill into the direction bits and make a request no driver answers."""
-        merged, limit = self.merged(release), 1 << self.slot_bits["size"]
-        for escape, (name, count_name) in SENT_WITH.items():
-            spec = merged["structs"].get(name)
-            if spec is None:
-                raise MatrixError(self.path, f"release {release}: structs", f"missing {name}, which rmpeer "
-                                  f"sends with {escape}")
-            count, what = 1, f"struct {name}.size"
-            if count_name is not None:
-                count, what = merged["constants"].get(count_name), f"constant {count_name}"
-                require_below(self.path, f"release {release}: {what}", count, limit)
-            if spec["size"] * count >= limit:
-                shown = f"{spec['size']} bytes" if count_name is None else f"{count} x {spec['size']} bytes of {name}"
-                raise MatrixError(self.path, f"release {release}: {what}", f"{shown}: more than the "
-                                  f"{self.slot_bits['size']}-bit size slot of the {escape} request holds "
-                                  f"(at most {limit - 1})")
 
 
 def _check_struct(path, where, spec, limit):

@@ -87,6 +87,15 @@ CASES = [
     (GRCE + ["byte"], -1, "constant NV2080_CTRL_CE_CAPS_CE_GRCE.byte: must be a whole number from 0 to 0xffffffff"),
     (GRCE, {"byte": 0}, "constant NV2080_CTRL_CE_CAPS_CE_GRCE: must be a number or {byte, mask}, found keys "
      "\"['byte']\""),
+    (["releases", 0, "constants", "NV2080_CTRL_GPU_ECC_UNIT_COUNT"], 2**31, "release 535.43.02: constant "
+     "NV2080_CTRL_GPU_ECC_UNIT_COUNT: 2147483648 elements of 40 bytes do not fit "
+     "NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS.units (960 bytes)"),
+    (["releases", 4, "constants", "NV2080_CTRL_MAX_CES"], 2**32 - 1, "release 545.23.06: constant NV2080_CTRL_MAX_CES: "
+     "4294967295 elements of 2 bytes do not fit NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS.capsTbl (128 bytes)"),
+    (["releases", 0, "constants", "NV2080_CTRL_CE_CAPS_TBL_SIZE"], 0, "constant NV2080_CTRL_CE_CAPS_TBL_SIZE: must be a "
+     "number of bytes of at least 1 (a row of NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS.capsTbl), found 0"),
+    (["releases", 0, "constants", "NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT"], 951, "constant NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT: "
+     "951 elements of 4 bytes do not fit NV2080_CTRL_GPU_GET_PIDS_PARAMS.pidTbl (3800 bytes)"),
     (["releases"], "x", "file.releases: must be list, found 'x'"),
     (["releases"], 1, "file.releases: must be list, found 1"),
     (["releases"], [1], "releases[0]: must be a mapping, found int"),
@@ -123,7 +132,8 @@ def test_the_shipped_matrix_loads_and_builds_the_measured_request():
 def test_each_escape_is_sent_with_the_struct_the_recordings_show():
     """SENT_WITH names the struct (and the count of it) each escape carries, as every committed
     recording's ioctls do: the size checked is the size sent."""
-    from rmpeer.abi.drivers import ESCAPES_USED, SENT_WITH
+    from rmpeer.abi.drivers import ESCAPES_USED
+    from rmpeer.abi.used import SENT_WITH
     from rmpeer.paths import transcripts_dir
 
     matrix, seen = DriverMatrix(), set()
@@ -138,3 +148,23 @@ def test_each_escape_is_sent_with_the_struct_the_recordings_show():
             assert (rec["struct"], rec["request_code"]) == (struct.name, abi.ioctl_request(rec["escape"], struct.size))
             seen.add(escapes[rec["escape"]])
     assert seen == set(SENT_WITH) == set(ESCAPES_USED)
+
+
+def test_each_count_is_paired_with_the_array_it_counts():
+    """COUNTS pairs each constant with its array: in every shipped release that has both, the
+    count of elements fills the array exactly, as the header declares it (array[COUNT])."""
+    from rmpeer.abi.structs import _WIDTH
+    from rmpeer.abi.used import COUNTS
+
+    matrix, checked = DriverMatrix(), set()
+    for release in matrix.releases:
+        merged = matrix.merged(release)
+        structs, constants = merged["structs"], merged["constants"]
+        for name, (params, array, element) in COUNTS.items():
+            field = (structs.get(params) or {}).get("fields", {}).get(array)
+            if name in constants and field:
+                each = _WIDTH[field[1]] if element is None else (structs[element]["size"] if element in structs
+                                                                 else constants[element])
+                assert constants[name] * each == _WIDTH[field[1]] * (field + [1])[2], (release, name)
+                checked.add(name)
+    assert checked == set(COUNTS)
