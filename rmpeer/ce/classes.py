@@ -189,10 +189,31 @@ def check_channel(channel: dict, engines: dict, path=None) -> None:
                 if isinstance(value, int) and not 0 <= value < 1 << (field.hi - field.lo + 1):
                     raise MatrixError(path, at, f"{quoted(value)} does not fit {gen.copy.name}'s LAUNCH_DMA.{fname} "
                                                 f"(bits {field.hi}:{field.lo} in engines.yaml)")
+        _check_regions(path, channel, gen.gpfifo)
         sub = gen.gpfifo.bitfields["DMA"].fields["METHOD_SUBCHANNEL"]
         if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):
             raise MatrixError(path, "channel.copy_subchannel", f"{quoted(channel['copy_subchannel'])} does not fit "
                               f"{gen.gpfifo.name}'s DMA.METHOD_SUBCHANNEL (bits {sub.hi}:{sub.lo} in engines.yaml)")
+
+
+def _check_regions(path, channel, gpfifo) -> None:
+    """The ring, USERD and pushbuffer share the control block and must not overlap: the GPU would
+    read pushbuffer words as GPPut, or ring entries over USERD, and fault on a healthy host (NOT
+    CERTIFIED). USERD reaches at least past its last member's first word."""
+    regions = sorted([
+        (channel["ring_offset"], channel["ring_offset"] + channel["ring_entries"] * gpfifo.constants["GP_ENTRY__SIZE"],
+         "ring_offset", "the ring (ring_entries x GP_ENTRY__SIZE)"),
+        (channel["userd_offset"], channel["userd_offset"] + max(gpfifo.userd.values()) + 4, "userd_offset",
+         f"USERD (to {gpfifo.name}'s last member)"),
+        (channel["pushbuffer_offset"], channel["control_block_size"], "pushbuffer_offset", "the pushbuffer")])
+    for (start, end, key, what), (later, _, later_key, later_what) in zip(regions, regions[1:]):
+        if end > later:
+            raise MatrixError(path, f"channel.{later_key}", f"{later_what} at {later:#x} overlaps {what}, "
+                              f"{start:#x} to {end:#x} (channel.{key})")
+    if regions[-1][1] > channel["control_block_size"]:
+        start, end, key, what = regions[-1]
+        raise MatrixError(path, f"channel.{key}", f"{what}, {start:#x} to {end:#x}, runs past the control block "
+                          f"(control_block_size {channel['control_block_size']:#x})")
 
 
 def pick_generation(class_list, abi, engines=None) -> Generation:

@@ -159,5 +159,25 @@ def test_the_copy_subchannel_must_fit_the_method_headers_field(tmp_path, subchan
                                  f"DMA.METHOD_SUBCHANNEL (bits 15:13 in engines.yaml)")
 
 
+@pytest.mark.parametrize("key, value, message", [
+    ("ring_entries", 0x4000, "channel.userd_offset: USERD (to HOPPER_CHANNEL_GPFIFO_A's last member) at 0x10000 "
+                             "overlaps the ring (ring_entries x GP_ENTRY__SIZE), 0x0 to 0x20000 (channel.ring_offset)"),
+    ("userd_offset", 0x20000, "channel.pushbuffer_offset: the pushbuffer at 0x20000 overlaps USERD (to "
+                              "HOPPER_CHANNEL_GPFIFO_A's last member), 0x20000 to 0x20094 (channel.userd_offset)"),
+    ("ring_offset", 0x1ff000, "channel.ring_offset: the ring (ring_entries x GP_ENTRY__SIZE) at 0x1ff000 overlaps "
+                              "the pushbuffer, 0x20000 to 0x200000 (channel.pushbuffer_offset)"),
+    ("ring_offset", 0x1f000, "channel.pushbuffer_offset: the pushbuffer at 0x20000 overlaps the ring "
+                             "(ring_entries x GP_ENTRY__SIZE), 0x1f000 to 0x21000 (channel.ring_offset)"),
+], ids=["ring-over-userd", "userd-in-pushbuffer", "ring-in-pushbuffer", "ring-after-userd-into-pushbuffer"])
+def test_the_ring_userd_and_pushbuffer_must_not_overlap(tmp_path, key, value, message):
+    """Each was taken (every offset inside the control block): the GPU would read pushbuffer words
+    as GPPut, or the ring's entries would overwrite USERD, and a healthy host's copies fault (NOT
+    CERTIFIED; a replay said NOT CERTIFIED too)."""
+    path = tmp_path / "channel.yaml"
+    with pytest.raises(MatrixError) as caught:
+        check_channel({**CHANNEL, key: value}, load_engines(), path)
+    assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
+
+
 def test_the_shipped_channel_fits_the_shipped_engines():
     check_channel(CHANNEL, load_engines())
