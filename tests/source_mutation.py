@@ -451,6 +451,17 @@ MUTANTS = {
         "ring over USERD; USERD at the pushbuffer's offset: NOT CERTIFIED for a broken matrix)",
         "rmpeer/ce/classes.py", "        if end > later:", "        if False:",
         ("tests/ce/test_classes.py::test_the_ring_userd_and_pushbuffer_must_not_overlap[ring-over-userd]",)),
+    "semaphore-slots-past-the-mapping": M(
+        "channel.yaml's semaphore slots are taken past the semaphore mapping (slot size 0x8000: slots 2 and 3 "
+        "past 0x10000, an IndexError at the first gated copy, exit 5)",
+        "rmpeer/tables/channel.py", '    if SEMAPHORE_SLOTS * channel["semaphore_slot_size"] > channel["semaphore_size"]:',
+        "    if False:",
+        ("tests/tables/test_channel.py::test_the_semaphore_slots_rmpeer_uses_must_fit[slots-past-the-mapping]",)),
+    "doorbell-register-past-the-mapping": M(
+        "the doorbell register is taken past channel.yaml's usermode_map_size (the first doorbell write outside "
+        "the mapping: an IndexError, exit 5)",
+        "rmpeer/ce/classes.py", '            if at + 4 > channel["usermode_map_size"]:', "            if False:",
+        ("tests/ce/test_classes.py::test_the_doorbell_register_must_be_inside_the_doorbell_mapping",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

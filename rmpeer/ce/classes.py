@@ -190,6 +190,11 @@ def check_channel(channel: dict, engines: dict, path=None) -> None:
                     raise MatrixError(path, at, f"{quoted(value)} does not fit {gen.copy.name}'s LAUNCH_DMA.{fname} "
                                                 f"(bits {field.hi}:{field.lo} in engines.yaml)")
         _check_regions(path, channel, gen.gpfifo)
+        for register in NAMES_USED["usermode"]["registers"]:      # written through the doorbell mapping
+            at = gen.usermode.registers[register]
+            if at + 4 > channel["usermode_map_size"]:
+                raise MatrixError(path, "channel.usermode_map_size", f"{channel['usermode_map_size']:#x} bytes do not "
+                                  f"hold {gen.usermode.name}'s {register} at {at:#x} (engines.yaml)")
         sub = gen.gpfifo.bitfields["DMA"].fields["METHOD_SUBCHANNEL"]
         if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):
             raise MatrixError(path, "channel.copy_subchannel", f"{quoted(channel['copy_subchannel'])} does not fit "

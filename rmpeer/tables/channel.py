@@ -28,6 +28,10 @@ LAUNCHES = ("launch_copy", "launch_release")   # LAUNCH_DMA field -> value name,
 # before a hung engine is judged, and past a float's range the live wait's int(timeout_s * 1e9)
 # is an OverflowError at the first copy.
 TIMEOUT_S = (1.0, 60.0)      # [least, below]
+# The semaphore slots rmpeer.traffic releases into: a copy's start and end (0, 1), the first
+# chained copy's start (2) and the gate (3); tests/tables/test_channel.py keeps it in step.
+SEMAPHORE_SLOTS = 4
+TIMESTAMP_BYTES = 8          # the GPU time a four-word release writes is 64 bits
 KEYS = (*SIZES, "timeout_s", *LAUNCHES)
 
 
@@ -52,9 +56,14 @@ def load_channel(path: Path | None = None) -> dict:
         if channel[key] >= channel["control_block_size"]:
             raise MatrixError(path, f"channel.{key}", f"{channel[key]:#x} is past the control block "
                               f"(control_block_size {channel['control_block_size']:#x})")
-    if channel["semaphore_timestamp_offset"] >= channel["semaphore_slot_size"]:
-        raise MatrixError(path, "channel.semaphore_timestamp_offset", "must be inside a semaphore slot "
+    if channel["semaphore_timestamp_offset"] + TIMESTAMP_BYTES > channel["semaphore_slot_size"]:
+        raise MatrixError(path, "channel.semaphore_timestamp_offset", f"the {TIMESTAMP_BYTES}-byte timestamp at "
+                          f"{channel['semaphore_timestamp_offset']} must be inside a semaphore slot "
                           f"(semaphore_slot_size {channel['semaphore_slot_size']})")
+    if SEMAPHORE_SLOTS * channel["semaphore_slot_size"] > channel["semaphore_size"]:   # read past the mapping
+        raise MatrixError(path, "channel.semaphore_slot_size", f"{SEMAPHORE_SLOTS} slots of "
+                          f"{channel['semaphore_slot_size']:#x} bytes do not fit semaphore_size "
+                          f"{channel['semaphore_size']:#x}")
     timeout = require(path, "channel", channel, "timeout_s", (int, float))
     least, below = TIMEOUT_S
     if not _seconds(timeout) or not least <= timeout < below:

@@ -179,5 +179,15 @@ def test_the_ring_userd_and_pushbuffer_must_not_overlap(tmp_path, key, value, me
     assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
 
 
+def test_the_doorbell_register_must_be_inside_the_doorbell_mapping(tmp_path):
+    """A usermode_map_size below NOTIFY_CHANNEL_PENDING (0x90) made the first doorbell write land
+    past the mapping (exit 5)."""
+    path = tmp_path / "channel.yaml"
+    with pytest.raises(MatrixError) as caught:
+        check_channel({**CHANNEL, "usermode_map_size": 0x90}, load_engines(), path)
+    assert str(caught.value) == (f"{path}: channel.usermode_map_size: 0x90 bytes do not hold HOPPER_USERMODE_A's "
+                                 f"NOTIFY_CHANNEL_PENDING at 0x90 (engines.yaml)")
+
+
 def test_the_shipped_channel_fits_the_shipped_engines():
     check_channel(CHANNEL, load_engines())

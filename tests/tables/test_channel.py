@@ -144,6 +144,28 @@ def test_a_launch_that_is_no_field_mapping_is_refused(tmp_path, value):
     assert str(err.value).startswith(f"{path}: channel.launch_release: must ")
 
 
+@pytest.mark.parametrize("key, value, message", [
+    ("semaphore_slot_size", 0x8000, "channel.semaphore_slot_size: 4 slots of 0x8000 bytes do not fit semaphore_size "
+                                    "0x10000"),
+    ("semaphore_timestamp_offset", 12, "channel.semaphore_timestamp_offset: the 8-byte timestamp at 12 must be inside "
+                                       "a semaphore slot (semaphore_slot_size 16)"),
+], ids=["slots-past-the-mapping", "timestamp-across-slots"])
+def test_the_semaphore_slots_rmpeer_uses_must_fit(tmp_path, key, value, message):
+    """Slot 2 and 3 past a 0x10000 mapping were a read or write past it at the first gated copy
+    (exit 5); a timestamp at 12 of a 16-byte slot read half of the next slot as the GPU's time."""
+    path = with_channel(tmp_path, key, value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_the_semaphore_slots_counted_are_the_ones_traffic_uses():
+    from rmpeer.tables.channel import SEMAPHORE_SLOTS
+    from rmpeer.traffic.bandwidth import FIRST_SLOT, GATE_SLOT
+
+    assert SEMAPHORE_SLOTS == max(0, 1, FIRST_SLOT, GATE_SLOT) + 1
+
+
 def test_an_unknown_key_is_refused_naming_it(tmp_path):
     path = with_channel(tmp_path, "ring_entires", 1024)
     with pytest.raises(MatrixError, match=r"channel\.ring_entires: unknown key"):
