@@ -321,6 +321,147 @@ MUTANTS = {
         "outside the control block: NOT CERTIFIED for a broken matrix)",
         "rmpeer/tables/channel.py", "        if not least <= value < bound:", "        if False:",
         ("tests/tables/test_channel.py::test_a_size_offset_or_count_of_the_wrong_type_or_range_is_refused[ring_offset--1]",)),
+    "channel-timeout-unbounded": M(
+        "channel.yaml's timeout_s is taken at any positive value (1e300: the live wait's int(timeout_s * 1e9) "
+        "raised OverflowError at the first copy, exit 5; 1e-300 made every healthy copy a fault)",
+        "rmpeer/tables/channel.py", "    if not _seconds(timeout) or not least <= timeout < below:",
+        "    if not _seconds(timeout):",
+        ("tests/tables/test_channel.py::test_a_timeout_no_copy_wait_can_use_is_refused[1e+300]",)),
+    "ioctl-struct-size-unchecked": M(
+        "the struct an escape is sent with is taken at any size: past the request's 14-bit size slot it spilled "
+        "into the direction bits (a request no driver answers, exit 5), as 228 card slots of NV_ESC_CARD_INFO "
+        "did",
+        "rmpeer/abi/used.py", '        if spec["size"] * count >= limit:', "        if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=16384]",)),
+    "struct-size-unbounded": M(
+        "a struct of drivers.yaml is taken at any size (10**13: a MemoryError at its first pack, exit 5; "
+        "-8 with no field: a ValueError)",
+        "rmpeer/abi/drivers.py", "    if not 0 <= size <= limit:", "    if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=10000000000000]",)),
+    "struct-size-unaligned": M(
+        "a struct's size that is no multiple of its widest member is taken (NVOS64_PARAMETERS of 49 bytes)",
+        "rmpeer/abi/drivers.py", "    if size % align:", "    if False:",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.structs.NVOS64_PARAMETERS.size=49]",)),
+    "bit-value-wider-than-its-field": M(
+        "a bit field's named value is taken at any width (NVOS33_FLAGS.ACCESS WRITE_ONLY: 4 in bits 1:0 raised "
+        "ValueError where the flags were composed, mid-run: exit 5)",
+        "rmpeer/tables/load.py", '        require_below(path, f"{where}.values.{name}", value, 1 << (hi - lo + 1))',
+        '        require_below(path, f"{where}.values.{name}", value, 1 << 64)',
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.bitfields.NVOS33_FLAGS.ACCESS.values.WRITE_ONLY=4]",
+         "tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_DMA_COPY_A.bitfields.LAUNCH_DMA.DATA_TRANSFER_TYPE.values.NON_PIPELINED=4]")),
+    "constant-unchecked": M(
+        "drivers.yaml's constants are taken as written (2**40 or 'x' for a field of a struct: an OverflowError or "
+        "ValueError at the run's first call, exit 5)",
+        "rmpeer/abi/drivers.py", '            _check_constant(self.path, f"{where}: constant {name}", value)',
+        "            pass",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.constants.NV_RM_API_VERSION_CMD_QUERY=10995116277]",)),
+    "engine-names-unchecked": M(
+        "engines.yaml is taken without the USERD members, registers, constants and bit fields the engine reads "
+        "by name (NOTIFY_CHANNEL_PENDING deleted: a KeyError at the first copy, exit 5; SEM_EXECUTE deleted: a "
+        "replay that diverged, DEGRADED)",
+        "rmpeer/ce/classes.py", "    if gname in MEASURED:\n        _check_names(path, gen)",
+        "    if False:\n        _check_names(path, gen)",
+        ("tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_USERMODE_A.registers.NOTIFY_CHANNEL_PENDING='deleted']",
+         "tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE='deleted']")),
+    "engine-value-names-unchecked": M(
+        "a bit field the engine sets by value name is taken without that name (SEM_EXECUTE.OPERATION without "
+        "ACQ_CIRC_GEQ: a KeyError at the first gated copy)",
+        "rmpeer/ce/classes.py", "                missing = [v for v in values if v not in group.fields[fname].values]",
+        "                missing = []",
+        ("tests/ce/test_classes.py::test_a_broken_engine_matrix_is_refused_naming_the_key"
+         "[HOPPER_CHANNEL_GPFIFO_A.bitfields.SEM_EXECUTE.OPERATION.values.ACQ_CIRC_GEQ='deleted']",)),
+    "channel-not-checked-against-the-engines": M(
+        "the spec loads channel.yaml and engines.yaml without checking one against the other (a LAUNCH_DMA field "
+        "typo in channel.yaml was a KeyError at the first copy, exit 5)",
+        "rmpeer/run/spec.py", "        check_channel(load_channel(), load_engines())",
+        "        load_channel(), load_engines()",
+        ("tests/run/test_spec.py::test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run",)),
+    "launch-value-names-unchecked": M(
+        "a LAUNCH_DMA value name of channel.yaml is taken without the copy class naming it (NON_PIPELINEDX: a "
+        "KeyError at the first copy)",
+        "rmpeer/ce/classes.py", "                if isinstance(value, str) and value not in field.values:",
+        "                if False:",
+        ("tests/ce/test_classes.py::test_a_launch_field_the_copy_class_lacks_is_refused_naming_channel_yaml"
+         "[launch_copy.DATA_TRANSFER_TYPE='NON_PIPELINEDX']",)),
+    "copy-subchannel-unbounded": M(
+        "channel.yaml's copy_subchannel is taken past the method header's 3-bit field (8: a ValueError composing "
+        "the first method, exit 5)",
+        "rmpeer/ce/classes.py", '        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):',
+        "        if False:",
+        ("tests/ce/test_classes.py::test_the_copy_subchannel_must_fit_the_method_headers_field[8-True]",)),
+    "efficiencies-checked-after-the-run": M(
+        "efficiencies.yaml is first read when the copies are judged: a broken one is exit 2 after the whole run "
+        "drove the GPUs, not before it",
+        "rmpeer/run/spec.py", "        load_efficiencies(class_names=", "        dict(class_names=",
+        ("tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run[efficiency-2]",)),
+    "efficiency-copy-classes-unchecked": M(
+        "efficiencies.yaml's copy classes are taken without drivers.yaml naming them (a typo matched no card: "
+        "every host on derived floors DEGRADED, no floors for this host)",
+        "rmpeer/judge/derived.py", "        if unknown:     # no card would be of this generation",
+        "        if False:     # no card would be of this generation",
+        ("tests/judge/test_derived.py::test_a_copy_class_drivers_yaml_does_not_name_is_refused",
+         "tests/run/test_spec.py::test_a_broken_efficiencies_file_is_refused_before_the_run[copy-class-typo]")),
+    "topology-floor-not-finite": M(
+        "a topologies.yaml floor is taken as .nan or .inf (NaN judged nothing: every figure passed it; infinity "
+        "failed every host: DEGRADED for a broken matrix)",
+        "rmpeer/tables/topology.py", "            if value is not None and not _gbps(value):",
+        "            if value is not None and (isinstance(value, bool) or value <= 0):",
+        ("tests/tables/test_topology.py::test_malformed_entry_keys_are_refused_naming_the_line[floors:-cross_card_gbps: "
+         "355-cross_card_gbps: .nan-floors.cross_card_gbps-must be a finite GB/s figure above 0, found nan]",)),
+    "topology-link-count-unbounded": M(
+        "topologies.yaml's links.count is taken past the most NVLinks a card reports (10**20: every matching host "
+        "DEGRADED for a broken matrix)",
+        "rmpeer/tables/topology.py", "            if self.max_links is not None and count > self.max_links:",
+        "            if False:",
+        ("tests/tables/test_topology.py::test_more_nvlinks_than_a_card_reports_are_refused[65-True]",
+         "tests/run/test_spec.py::test_a_link_count_no_card_reports_is_refused_before_the_run")),
+    "pcie-read-raw-by-the-fingerprint": M(
+        "a live run's fingerprint reads pcie.yaml unchecked (a missing key was a KeyError after every check had "
+        "run, exit 5)",
+        "rmpeer/run/fingerprint.py", '    return load_pcie(matrices_dir() / "pcie.yaml")',
+        '    return __import__("rmpeer.tables.load").tables.load.load_yaml(matrices_dir() / "pcie.yaml")',
+        ("tests/tables/test_pcie.py::test_the_fingerprint_of_a_host_refuses_a_broken_file_by_name",)),
+    "pcie-checked-only-after-the-run": M(
+        "pcie.yaml is first read by the fingerprint at the run's end, not checked before the run",
+        "rmpeer/run/spec.py", "    load_pcie()\n    drivers = DriverMatrix().check_sends()",
+        "    drivers = DriverMatrix().check_sends()",
+        ("tests/run/test_spec.py::test_a_broken_pcie_file_is_refused_before_the_run",)),
+    "pcie-loop-guard-unbounded": M(
+        "pcie.yaml's max_hops is taken at any size (10**12: the walk of a looping capability chain has no guard)",
+        "rmpeer/tables/pcie.py", '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], offsets + 1)',
+        '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], 1 << 64)',
+        ("tests/tables/test_pcie.py::test_a_broken_pcie_matrix_is_refused_naming_the_key"
+         "[extended_capabilities.max_hops=1000000000000]",)),
+    "count-constants-unchecked": M(
+        "a constant rmpeer loops over (ECC units, CEs, PIDs, clock domains) is taken past the array it counts "
+        "(ECC_UNIT_COUNT 2**31: a MemoryError after 40 s of decoding, exit 5)",
+        "rmpeer/abi/drivers.py", "            check_counts(self.path, release, merged)", "            pass",
+        ("tests/abi/test_drivers.py::test_a_broken_number_is_refused_naming_the_file_and_key"
+         "[releases.0.constants.NV2080_CTRL_GPU_ECC_UNIT_COUNT=21474836]",)),
+    "channel-regions-may-overlap": M(
+        "channel.yaml's ring, USERD and pushbuffer may overlap in the control block (ring_entries 0x4000 ran the "
+        "ring over USERD; USERD at the pushbuffer's offset: NOT CERTIFIED for a broken matrix)",
+        "rmpeer/ce/classes.py", "        if end > later:", "        if False:",
+        ("tests/ce/test_classes.py::test_the_ring_userd_and_pushbuffer_must_not_overlap[ring-over-userd]",)),
+    "semaphore-slots-past-the-mapping": M(
+        "channel.yaml's semaphore slots are taken past the semaphore mapping (slot size 0x8000: slots 2 and 3 "
+        "past 0x10000, an IndexError at the first gated copy, exit 5)",
+        "rmpeer/tables/channel.py", '    if SEMAPHORE_SLOTS * channel["semaphore_slot_size"] > channel["semaphore_size"]:',
+        "    if False:",
+        ("tests/tables/test_channel.py::test_the_semaphore_slots_rmpeer_uses_must_fit[slots-past-the-mapping]",)),
+    "doorbell-register-past-the-mapping": M(
+        "the doorbell register is taken past channel.yaml's usermode_map_size (the first doorbell write outside "
+        "the mapping: an IndexError, exit 5)",
+        "rmpeer/ce/classes.py", '            if at + 4 > channel["usermode_map_size"]:', "            if False:",
+        ("tests/ce/test_classes.py::test_the_doorbell_register_must_be_inside_the_doorbell_mapping",)),
     "layout-sessions-unbounded": M(
         "a layout of more sessions than any run holds is taken at load (per_card: 10**30 built a tuple of that "
         "many sessions)",

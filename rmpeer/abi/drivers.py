@@ -13,8 +13,9 @@ from pathlib import Path
 
 from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quoted
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
-from rmpeer.tables.load import MATRICES, load_yaml, parse_bits, require, require_below
+from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
 from rmpeer.abi.structs import _WIDTH, Field, Struct
+from rmpeer.abi.used import check_counts, check_sent_sizes
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
 # The escapes rmpeer sends (rmpeer.rm.client, rmpeer.rm.host): each release must number every
@@ -125,6 +126,10 @@ class DriverMatrix:
         self.path = Path(path or MATRICES / "drivers.yaml")
         data = load_yaml(self.path)
         self.encoding = self._check_encoding(require(self.path, "file", data, "ioctl_encoding", dict))
+        # RM copies no parameter block larger (RMAPI_PARAM_COPY_MAX_PARAMS_SIZE): every struct
+        # is at most this, so that a wrong size is refused here, not allocated mid-run
+        self.max_params_size = require_below(self.path, "max_params_size",
+                                             require(self.path, "file", data, "max_params_size", int), U32)
         entries = require(self.path, "file", data, "releases", list)
         self.entries = [self._check_entry(i, e) for i, e in enumerate(entries)]
         versions = [version_key(e["version"]) for e in self.entries]
@@ -253,7 +258,7 @@ class DriverMatrix:
         for section in SECTIONS:
             require(self.path, where, entry, section, dict, optional=True)
         for name, spec in (entry.get("structs") or {}).items():
-            _check_struct(self.path, f"{where}: struct {name}", spec)
+            _check_struct(self.path, f"{where}: struct {name}", spec, self.max_params_size)
         for name, number in (entry.get("escapes") or {}).items():
             require_below(self.path, f"{where}: escape {name}", number, 1 << self.slot_bits["nr"])
         for name, number in (entry.get("classes") or {}).items():
@@ -266,8 +271,10 @@ class DriverMatrix:
             fields = require(self.path, f"{where}: bitfields", entry["bitfields"], group, dict)
             for fname, spec in fields.items():
                 at = f"{where}: bitfield {group}.{fname}"
-                parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
-                require(self.path, at, spec, "values", dict, optional=True)
+                hi, lo = parse_bits(self.path, at, require(self.path, at, spec, "bits", (str, int)))
+                bit_values(self.path, at, require(self.path, at, spec, "values", dict, optional=True), hi, lo)
+        for name, value in (entry.get("constants") or {}).items():
+            _check_constant(self.path, f"{where}: constant {name}", value)
         return entry
 
     def _check_parents(self):
@@ -285,21 +292,25 @@ class DriverMatrix:
                 raise MatrixError(self.path, f"{where}.parent", f"{parent} is not older than {entry['version']}")
 
     def check_sends(self) -> "DriverMatrix":
-        """Every release numbers each escape rmpeer sends (checked before a run and when RM is
-        opened, not at load: `rmpeer abi` also reads matrices of a few invented releases)."""
+        """Every release numbers each escape rmpeer sends, each struct it sends fits the request
+        and each count it reads fits its array (rmpeer.abi.used; checked before a run and when
+        RM is opened, not at load: `rmpeer abi` also reads matrices of a few invented releases)."""
         for release in self.releases:
-            numbered = {}
-            for entry in self.chain(release):
-                numbered.update(entry.get("escapes") or {})
-            missing = [name for name in ESCAPES_USED if name not in numbered]
+            merged = self.merged(release)
+            missing = [name for name in ESCAPES_USED if name not in merged["escapes"]]
             if missing:     # a run would stop at its first call of it
                 raise MatrixError(self.path, f"release {release}: escapes",
                                   f"missing {', '.join(missing)}, which rmpeer sends")
+            check_sent_sizes(self.path, release, merged, self.slot_bits["size"])
+            check_counts(self.path, release, merged)
         return self
 
 
-def _check_struct(path, where, spec):
+def _check_struct(path, where, spec, limit):
     size = require(path, where, spec, "size", int)
+    if not 0 <= size <= limit:
+        raise MatrixError(path, f"{where}.size", f"must be a whole number of bytes from 0 to {limit} "
+                          f"(max_params_size), found {quoted(size)}")
     fields = require(path, where, spec, "fields", dict)
     for fname, f in fields.items():
         at = f"{where}.{fname}"
@@ -312,6 +323,23 @@ def _check_struct(path, where, spec):
             raise MatrixError(path, at, f"offset and count must be whole numbers, found {f!r}")
         if offset + _WIDTH[kind] * count > size:
             raise MatrixError(path, at, f"ends at {offset + _WIDTH[kind] * count}, past the struct's size {size}")
+    # C pads a struct to a multiple of its alignment, its widest member's at least
+    align = max((_WIDTH[f[1]] for f in fields.values()), default=1)
+    if size % align:
+        raise MatrixError(path, f"{where}.size", f"{size} is not a multiple of {align}, the width of its widest "
+                          f"member (C pads a struct to its alignment)")
+
+
+def _check_constant(path, where, value):
+    """A constant is an NvU32 (what the fields rmpeer packs them into hold), or the {byte, mask}
+    of a bit in a caps table."""
+    if not isinstance(value, dict):
+        require_below(path, where, value, U32)
+        return
+    if set(value) != {"byte", "mask"}:
+        raise MatrixError(path, where, f"must be a number or {{byte, mask}}, found keys {quoted(sorted(map(str, value)))}")
+    require_below(path, f"{where}.byte", value["byte"], U32)
+    require_below(path, f"{where}.mask", value["mask"], 1 << 8)    # a mask of one byte
 
 
 def _resolve(matrix: DriverMatrix, release: str, driver: str, forced: bool, note: str) -> Abi:

@@ -85,10 +85,11 @@ class Efficiencies:
         return max(listed, key=lambda ng: ng[0])[1] if listed else None
 
 
-def load_efficiencies(path: Path | None = None) -> Efficiencies:
+def load_efficiencies(path: Path | None = None, class_names=None) -> Efficiencies:
     """matrices/efficiencies.yaml, schema-checked: an unknown key, a status other than
     calibrated or provisional, a calibrated efficiency without the measurement it came from or
-    that disagrees with it, a provisional one without a note: a MatrixError naming the entry."""
+    that disagrees with it, a provisional one without a note: a MatrixError naming the entry.
+    With `class_names` (drivers.yaml's, as the spec checks it), a copy class none of them is."""
     path = Path(path or MATRICES / "efficiencies.yaml")
     data = load_yaml(path)
     _unknown(path, "file", data, ("schema", "pcie_lane_gbps", "generations"))
@@ -106,6 +107,9 @@ def load_efficiencies(path: Path | None = None) -> Efficiencies:
         classes = require(path, where, spec, "copy_classes", list)
         if not classes or not all(isinstance(c, str) for c in classes):
             raise MatrixError(path, f"{where}.copy_classes", "must list copy-engine class names of drivers.yaml")
+        unknown = [c for c in classes if class_names is not None and c not in class_names]
+        if unknown:     # no card would be of this generation: its floors never derived, DEGRADED
+            raise MatrixError(path, f"{where}.copy_classes", f"{quoted(unknown[0])} is not a class of drivers.yaml")
         kinds = {kind: _kind(path, f"{where}.{kind}", kind, spec[kind]) for kind in KINDS if kind in spec}
         gens[name] = Generation(name, tuple(classes), kinds)
     return Efficiencies(path, dict(lanes), gens)

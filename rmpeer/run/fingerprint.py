@@ -27,7 +27,8 @@ from rmpeer.paths import matrices_dir
 from rmpeer.rm.health import identity
 from rmpeer.rm.host import read_proc_version, read_proc_gpus
 from rmpeer.safewrite import read_own, make_folder, write_file
-from rmpeer.tables.load import load_yaml, matrices_digest
+from rmpeer.tables.load import matrices_digest
+from rmpeer.tables.pcie import load_pcie
 
 FORMAT = "rmpeer-fingerprint/1"
 MODULE_NAME = "nvidia"
@@ -170,7 +171,7 @@ def read_iommu(root: str = "/", cards: list[dict] = ()) -> dict:
 
 
 def _pcie_facts() -> dict:
-    return load_yaml(matrices_dir() / "pcie.yaml")
+    return load_pcie(matrices_dir() / "pcie.yaml")
 
 
 def acs_control(config: bytes, facts: dict) -> str:

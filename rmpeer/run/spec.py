@@ -17,8 +17,9 @@ import os
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix, status_names
-from rmpeer.ce.classes import load_engines
+from rmpeer.ce.classes import check_channel, load_engines
 from rmpeer.errors import ConfigError, NoDeviceError, TranscriptError
+from rmpeer.judge.derived import load_efficiencies
 from rmpeer.judge.freshness import parse_valid_for
 from rmpeer.judge.scope import host_view
 from rmpeer.machine.deadline import parse_deadline
@@ -34,8 +35,10 @@ from rmpeer.shim.recording import read_recording
 from rmpeer.tables.channel import load_channel
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.load import matrices_digest
+from rmpeer.tables.pcie import load_pcie
 from rmpeer.tables.topology import TopologyMatrix
 
+MAX_LINKS = "NV2080_CTRL_NVLINK_MAX_LINKS"    # the length of RM's link status array
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
              "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING")
 
@@ -69,14 +72,21 @@ def checked_output(text) -> Path:
 def _matrices_checked(tier: str) -> None:
     """The matrices a run of `tier` reads, checked whole before anything runs: a broken escape,
     status, engine class or channel field is exit 2 naming its key, never a failed check of the
-    run (exit 1) or a crash in it. The topologies' expected statuses are checked here against
-    nvstatus.yaml's names (tables/ sits below abi/ and cannot read them itself). The passive
-    tier drives no copy engine: engines.yaml and channel.yaml are not its to refuse."""
-    DriverMatrix().check_sends()
-    TopologyMatrix(nvstatus_names=status_names())
+    run (exit 1) or a crash in it. What one matrix's loader cannot see of another is checked
+    here (tables/ sits below abi/ and ce/): the topologies' expected statuses and NVLink counts
+    against nvstatus.yaml's names and drivers.yaml's most links, channel.yaml's launch fields
+    and subchannel against engines.yaml's bit fields, efficiencies.yaml's copy classes against
+    drivers.yaml's (read only when the copies are judged, a broken one was exit 2 after the
+    whole run). pcie.yaml is read by a live run's fingerprint, after its checks: now, in every
+    tier. The passive tier drives no copy engine and judges no copy: engines.yaml,
+    channel.yaml and efficiencies.yaml are not its to refuse."""
+    load_pcie()
+    drivers = DriverMatrix().check_sends()
+    links = [e["constants"][MAX_LINKS] for e in drivers.entries if MAX_LINKS in (e.get("constants") or {})]
+    TopologyMatrix(nvstatus_names=status_names(), max_links=max(links, default=None))
     if tier != "passive":
-        load_engines()
-        load_channel()
+        check_channel(load_channel(), load_engines())
+        load_efficiencies(class_names={c for entry in drivers.entries for c in entry.get("classes") or {}})
 
 
 def _some(cases, left_out=()):

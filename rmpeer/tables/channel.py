@@ -21,13 +21,28 @@ SIZES = {
     "max_copy_bytes": (1, WORD),           # one LINE_LENGTH_IN word per chunk; 0 would never end
 }
 LAUNCHES = ("launch_copy", "launch_release")   # LAUNCH_DMA field -> value name, composed per copy
+# timeout_s: how long the host polls for a copy before it is a fault (NOT CERTIFIED). Below a
+# second a healthy copy on a loaded host (the poller descheduled) reads as a fault; from the
+# quick tier's 60 s default deadline up (rmpeer.machine.deadline.DEFAULT_S; tables/ may not
+# import it, tests/tables/test_channel.py keeps the two in step) the deadline ends the run
+# before a hung engine is judged, and past a float's range the live wait's int(timeout_s * 1e9)
+# is an OverflowError at the first copy.
+TIMEOUT_S = (1.0, 60.0)      # [least, below]
+# The semaphore slots rmpeer.traffic releases into: a copy's start and end (0, 1), the first
+# chained copy's start (2) and the gate (3); tests/tables/test_channel.py keeps it in step.
+SEMAPHORE_SLOTS = 4
+TIMESTAMP_BYTES = 8          # the GPU time a four-word release writes is 64 bits
 KEYS = (*SIZES, "timeout_s", *LAUNCHES)
+
+
+def channel_path() -> Path:
+    return MATRICES / "channel.yaml"
 
 
 def load_channel(path: Path | None = None) -> dict:
     """channel.yaml's `channel` mapping, every key the engine reads present and in range
     (callers must not change what comes back: the parsed file is shared)."""
-    path = Path(path or MATRICES / "channel.yaml")
+    path = Path(path or channel_path())
     channel = require(path, "file", load_yaml(path), "channel", dict)
     unknown = [key for key in channel if key not in KEYS]
     if unknown:     # a typo of a key the engine reads is no key it reads
@@ -41,12 +56,19 @@ def load_channel(path: Path | None = None) -> dict:
         if channel[key] >= channel["control_block_size"]:
             raise MatrixError(path, f"channel.{key}", f"{channel[key]:#x} is past the control block "
                               f"(control_block_size {channel['control_block_size']:#x})")
-    if channel["semaphore_timestamp_offset"] >= channel["semaphore_slot_size"]:
-        raise MatrixError(path, "channel.semaphore_timestamp_offset", "must be inside a semaphore slot "
+    if channel["semaphore_timestamp_offset"] + TIMESTAMP_BYTES > channel["semaphore_slot_size"]:
+        raise MatrixError(path, "channel.semaphore_timestamp_offset", f"the {TIMESTAMP_BYTES}-byte timestamp at "
+                          f"{channel['semaphore_timestamp_offset']} must be inside a semaphore slot "
                           f"(semaphore_slot_size {channel['semaphore_slot_size']})")
+    if SEMAPHORE_SLOTS * channel["semaphore_slot_size"] > channel["semaphore_size"]:   # read past the mapping
+        raise MatrixError(path, "channel.semaphore_slot_size", f"{SEMAPHORE_SLOTS} slots of "
+                          f"{channel['semaphore_slot_size']:#x} bytes do not fit semaphore_size "
+                          f"{channel['semaphore_size']:#x}")
     timeout = require(path, "channel", channel, "timeout_s", (int, float))
-    if not _seconds(timeout):
-        raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds above 0, found {quoted(timeout)}")
+    least, below = TIMEOUT_S
+    if not _seconds(timeout) or not least <= timeout < below:
+        raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds from {least:g} to below "
+                          f"{below:g}, found {quoted(timeout)}")
     for key in LAUNCHES:
         fields = require(path, "channel", channel, key, dict)
         if not all(isinstance(k, str) and isinstance(v, (str, int)) and not isinstance(v, bool)

@@ -149,3 +149,16 @@ def parse_bits(path, entry, text) -> tuple[int, int]:
     if len(parts) > 2 or not 0 <= lo <= hi <= 63:
         raise MatrixError(path, entry, f"bit range {text!r} is not 'hi:lo' with 0 <= lo <= hi <= 63")
     return hi, lo
+
+
+def bit_values(path, where, values, hi, lo) -> dict:
+    """A bit field's named values, each a name (YAML reads an unquoted TRUE or 16 as a bool or
+    a number) for a whole number the field's bits hi:lo hold: a wider one would raise mid-run,
+    where the field is composed."""
+    for name, value in (values or {}).items():
+        if not isinstance(name, str):
+            shown = repr(name) if isinstance(name, bool) else quoted(name)
+            raise MatrixError(path, f"{where}.values", f"value name {shown} is not text (YAML reads an unquoted "
+                                                       f"TRUE, NO or 16 as a bool or a number: quote it)")
+        require_below(path, f"{where}.values.{name}", value, 1 << (hi - lo + 1))
+    return dict(values or {})

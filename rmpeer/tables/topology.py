@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.tables.load import MATRICES, load_yaml, require
-from rmpeer.errors import ConfigError, MatrixError
+from rmpeer.errors import ConfigError, MatrixError, quoted
 from rmpeer.tables.layouts import parse_size
 from rmpeer.tables.lines import entry_keys, key_line, with_line
 
@@ -46,6 +47,16 @@ def _unknown(path, where, mapping, known) -> None:
             close = difflib.get_close_matches(str(key), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise MatrixError(path, f"{where}.{key}", f"unknown key {key!r} (known: {', '.join(known)}){hint}")
+
+
+def _gbps(value) -> bool:
+    """A finite figure above 0 (no bool, NaN, infinity, nor an int past a float's range)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -98,7 +109,11 @@ class Topology:
 
 
 class TopologyMatrix:
-    def __init__(self, path: Path | None = None, nvstatus_names=None):
+    def __init__(self, path: Path | None = None, nvstatus_names=None, max_links=None):
+        """nvstatus_names, max_links: nvstatus.yaml's names and the most NVLinks a card reports
+        (NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml), where the caller has them (rmpeer.run.spec):
+        an expected status or link count is checked against them."""
+        self.max_links = max_links
         self.path = Path(path or MATRICES / "topologies.yaml")
         data = load_yaml(self.path)
         try:
@@ -160,6 +175,9 @@ class TopologyMatrix:
             count = require(self.path, f"{where}.links", links, "count", int)
             if count < 0:
                 raise MatrixError(self.path, f"{where}.links.count", f"must be 0 or more, found {count}")
+            if self.max_links is not None and count > self.max_links:   # no card shows more: DEGRADED each run
+                raise MatrixError(self.path, f"{where}.links.count", f"{quoted(count)} is more NVLinks than a card "
+                                  f"reports (at most {self.max_links}: NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml)")
         return links
 
     def _floors(self, where, spec) -> Floors | None:
@@ -174,8 +192,9 @@ class TopologyMatrix:
         rates = {}
         for key in FLOOR_RATES:
             value = require(self.path, at, floors, key, (int, float), optional=True)
-            if value is not None and (isinstance(value, bool) or value <= 0):
-                raise MatrixError(self.path, f"{at}.{key}", f"must be a GB/s figure above 0, found {value!r}")
+            if value is not None and not _gbps(value):     # .nan judged nothing, .inf failed every host
+                raise MatrixError(self.path, f"{at}.{key}", f"must be a finite GB/s figure above 0, "
+                                                            f"found {quoted(value)}")
             rates[key] = value
         if not any(v is not None for v in rates.values()):
             raise MatrixError(self.path, at, f"states no floor (give one of {', '.join(FLOOR_RATES)})")

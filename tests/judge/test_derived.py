@@ -229,6 +229,25 @@ def test_a_wrong_efficiency_file_is_refused_naming_the_entry(tmp_path, change, m
         load_efficiencies(path)
 
 
+def _class_names():
+    from rmpeer.abi import DriverMatrix
+
+    return {c for entry in DriverMatrix().entries for c in entry.get("classes") or {}}
+
+
+def test_a_copy_class_drivers_yaml_does_not_name_is_refused(tmp_path):
+    """A typo of a class name matched no card: every host relying on derived floors (the HGX
+    entries) was DEGRADED, "no floors for this host"."""
+    assert load_efficiencies(class_names=_class_names()).generations["hopper"].copy_classes == ("HOPPER_DMA_COPY_A",)
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    data["generations"]["hopper"]["copy_classes"] = ["HOPPER_DMA_COPY_AX"]
+    path = tmp_path / "efficiencies.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(MatrixError) as err:
+        load_efficiencies(path, class_names=_class_names())
+    assert str(err.value) == f"{path}: generation hopper.copy_classes: 'HOPPER_DMA_COPY_AX' is not a class of drivers.yaml"
+
+
 @pytest.mark.parametrize("where, value", [
     (("same_card", "per_pce_gbps"), "x"), (("same_card", "per_pce_gbps"), [46.58]),
     (("same_card", "per_pce_gbps"), float("nan")), (("same_card", "per_pce_gbps"), -46.58),

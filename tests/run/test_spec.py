@@ -208,6 +208,89 @@ def test_a_live_run_with_a_broken_channel_file_is_refused_before_the_device(brok
         live_spec(tier="passive")
 
 
+@pytest.mark.skipif(not ONE_LAYOUT.is_file(), reason="no one-card recording")
+def test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run(tmp_path, monkeypatch):
+    """A LAUNCH_DMA field of channel.yaml that engines.yaml's copy class lacks was a KeyError at
+    the first copy (exit 5): the spec checks the two files against each other."""
+    import yaml
+
+    import rmpeer.tables.channel as channel
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "channel.yaml").read_text())
+    data["channel"]["launch_copy"]["DATA_TRANSFER_TYP"] = data["channel"]["launch_copy"].pop("DATA_TRANSFER_TYPE")
+    (tmp_path / "channel.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(channel, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.launch_copy.DATA_TRANSFER_TYP: not a field")
+
+
+def _broken_efficiencies(tmp_path, monkeypatch, change):
+    """The matrices' efficiencies.yaml changed by `change`, where its loader looks."""
+    import yaml
+
+    import rmpeer.judge.derived as derived
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    change(data["generations"]["hopper"])
+    (tmp_path / "efficiencies.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(derived, "MATRICES", tmp_path)
+    return tmp_path / "efficiencies.yaml"
+
+
+@pytest.mark.skipif(not ONE_LAYOUT.is_file() or not PASSIVE.is_file(), reason="no recordings")
+@pytest.mark.parametrize("change, problem", [
+    (lambda gen: gen["same_card"].update(efficiency=2), "same_card.efficiency: must be "),
+    (lambda gen: gen.update(copy_classes=["HOPPER_DMA_COPY_AX"]), "copy_classes: 'HOPPER_DMA_COPY_AX' is not a class"),
+], ids=["efficiency-2", "copy-class-typo"])
+def test_a_broken_efficiencies_file_is_refused_before_the_run(tmp_path, monkeypatch, change, problem):
+    """It is read when the copies are judged: a broken one was exit 2 after the whole run had
+    driven the GPUs, and a copy class typo DEGRADED every host on derived floors. The passive
+    tier judges no copy."""
+    from rmpeer.errors import MatrixError
+
+    path = _broken_efficiencies(tmp_path, monkeypatch, change)
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{path}: generation hopper.{problem}")
+    assert replay_spec(str(PASSIVE)).tier == "passive"
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_link_count_no_card_reports_is_refused_before_the_run(tmp_path, monkeypatch):
+    """The spec bounds topologies.yaml's links.count by drivers.yaml's NV2080_CTRL_NVLINK_MAX_LINKS
+    (the most any release reports): 10**20 was every matching host DEGRADED. Every tier judges links."""
+    import rmpeer.tables.topology as topology
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    text = (matrices_dir() / "topologies.yaml").read_text()
+    (tmp_path / "topologies.yaml").write_text(text.replace("{kind: nvlink, count: 18}", "{kind: nvlink, count: 65}"))
+    (tmp_path / "drivers.yaml").write_text((matrices_dir() / "drivers.yaml").read_text())   # its P2P names
+    monkeypatch.setattr(topology, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError, match=r"h200x2-nv18\.links\.count: 65 is more NVLinks than a card reports \(at "
+                                          r"most 64"):
+        replay_spec(str(PASSIVE))
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_broken_pcie_file_is_refused_before_the_run(tmp_path, monkeypatch):
+    """A live run's fingerprint reads pcie.yaml after every check (a KeyError there was exit 5):
+    the spec checks it first, in every tier."""
+    import rmpeer.tables.pcie as pcie
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    text = (matrices_dir() / "pcie.yaml").read_text()
+    (tmp_path / "pcie.yaml").write_text(text.replace("max_hops: 96", "max_hops: 1000000000000"))
+    monkeypatch.setattr(pcie, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError, match=r"pcie.yaml: extended_capabilities.max_hops: must be a whole number"):
+        replay_spec(str(PASSIVE))
+
+
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"

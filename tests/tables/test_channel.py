@@ -112,12 +112,58 @@ def test_a_timeout_that_is_no_positive_finite_number_is_refused(tmp_path, value)
     assert len(str(err.value)) < len(str(path)) + 200
 
 
+@pytest.mark.parametrize("value", [1e300, 60, 3600.0, 0.5, 1e-300, 5e-9], ids=repr)
+def test_a_timeout_no_copy_wait_can_use_is_refused(tmp_path, value):
+    """1e300 was taken: the live wait's int(timeout_s * 1e9) is an OverflowError at the first copy
+    (exit 5); past the quick tier's deadline a hung engine ends as INCOMPLETE, never judged; below a
+    second a healthy copy reads as a fault (NOT CERTIFIED for a broken matrix)."""
+    path = with_channel(tmp_path, "timeout_s", value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value) == (f"{path}: channel.timeout_s: must be a number of seconds from 1 to below 60, "
+                              f"found {value}")
+
+
+@pytest.mark.parametrize("value", [1, 5.0, 59.5])
+def test_a_timeout_inside_its_bounds_is_taken(tmp_path, value):
+    assert load_channel(with_channel(tmp_path, "timeout_s", value))["timeout_s"] == value
+
+
+def test_the_timeout_bound_is_the_quick_tiers_deadline():
+    from rmpeer.machine.deadline import DEFAULT_S
+    from rmpeer.tables.channel import TIMEOUT_S
+
+    assert TIMEOUT_S[1] == DEFAULT_S["quick"] == min(DEFAULT_S[t] for t in DEFAULT_S if t != "passive")
+
+
 @pytest.mark.parametrize("value", ["x", None, [1], {"FLUSH_ENABLE": None}], ids=repr)
 def test_a_launch_that_is_no_field_mapping_is_refused(tmp_path, value):
     path = with_channel(tmp_path, "launch_release", value)
     with pytest.raises(MatrixError) as err:
         load_channel(path)
     assert str(err.value).startswith(f"{path}: channel.launch_release: must ")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("semaphore_slot_size", 0x8000, "channel.semaphore_slot_size: 4 slots of 0x8000 bytes do not fit semaphore_size "
+                                    "0x10000"),
+    ("semaphore_timestamp_offset", 12, "channel.semaphore_timestamp_offset: the 8-byte timestamp at 12 must be inside "
+                                       "a semaphore slot (semaphore_slot_size 16)"),
+], ids=["slots-past-the-mapping", "timestamp-across-slots"])
+def test_the_semaphore_slots_rmpeer_uses_must_fit(tmp_path, key, value, message):
+    """Slot 2 and 3 past a 0x10000 mapping were a read or write past it at the first gated copy
+    (exit 5); a timestamp at 12 of a 16-byte slot read half of the next slot as the GPU's time."""
+    path = with_channel(tmp_path, key, value)
+    with pytest.raises(MatrixError) as err:
+        load_channel(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_the_semaphore_slots_counted_are_the_ones_traffic_uses():
+    from rmpeer.tables.channel import SEMAPHORE_SLOTS
+    from rmpeer.traffic.bandwidth import FIRST_SLOT, GATE_SLOT
+
+    assert SEMAPHORE_SLOTS == max(0, 1, FIRST_SLOT, GATE_SLOT) + 1
 
 
 def test_an_unknown_key_is_refused_naming_it(tmp_path):

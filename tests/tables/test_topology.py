@@ -95,6 +95,15 @@ def test_every_shipped_capability_name_is_a_drivers_yaml_constant():
     ("links:", "count: 18", "cuont: 18", "links.cuont", "unknown key 'cuont' (known: kind, count); did you mean 'count'?"),
     ("p2p:", "READS_SUPPORTED: true", "READS_SUPPORTED: 1", "p2p.READS_SUPPORTED", "must be true or false, found 1"),
     ("cards:", "cards: 2", "cards: 0", "cards", "must be at least 1, found 0"),
+    # a NaN floor judged nothing (every figure passed it), an infinite one failed every host (DEGRADED)
+    ("floors:", "cross_card_gbps: 355", "cross_card_gbps: .nan", "floors.cross_card_gbps",
+     "must be a finite GB/s figure above 0, found nan"),
+    ("floors:", "cross_card_gbps: 355", "cross_card_gbps: .inf", "floors.cross_card_gbps",
+     "must be a finite GB/s figure above 0, found inf"),
+    ("floors:", "same_card_gbps: 500", "same_card_gbps: 1" + "0" * 400, "floors.same_card_gbps",
+     "must be a finite GB/s figure above 0, found 1" + "0" * 56 + "..."),
+    ("floors:", "same_card_gbps: 500", "same_card_gbps: 0", "floors.same_card_gbps",
+     "must be a finite GB/s figure above 0, found 0"),
 ])
 def test_malformed_entry_keys_are_refused_naming_the_line(tmp_path, starts, old, new, entry, problem):
     lines = list(SHIPPED)
@@ -103,6 +112,25 @@ def test_malformed_entry_keys_are_refused_naming_the_line(tmp_path, starts, old,
     lines[at - 1] = lines[at - 1].replace(old, new)
     path = broken(tmp_path, lines)
     assert refused(path) == f"{path}: line {at}: topology h200x2-nv18.{entry}: {problem}"
+
+
+@pytest.mark.parametrize("count, refused_too", [(64, False), (65, True), (10**20, True)])
+def test_more_nvlinks_than_a_card_reports_are_refused(tmp_path, count, refused_too):
+    """links.count 10**20 was taken: no card shows that many ACTIVE, so every host of the entry was
+    DEGRADED (exit 4) for a broken matrix. The bound is drivers.yaml's most links, which the spec
+    passes (tables/ cannot read the ABI)."""
+    lines = list(SHIPPED)
+    at = line_in_entry(lines, "h200x2-nv18", "links:")
+    lines[at - 1] = lines[at - 1].replace("count: 18", f"count: {count}")
+    path = broken(tmp_path, lines)
+    TopologyMatrix(path)        # without the bound: the file alone is well formed
+    if not refused_too:
+        assert TopologyMatrix(path, max_links=64).get("h200x2-nv18").expected_nvlinks == count
+        return
+    with pytest.raises(MatrixError) as err:
+        TopologyMatrix(path, max_links=64)
+    assert str(err.value) == (f"{path}: line {at}: topology h200x2-nv18.links.count: {count} is more NVLinks than "
+                              f"a card reports (at most 64: NV2080_CTRL_NVLINK_MAX_LINKS of drivers.yaml)")
 
 
 def test_an_unknown_top_level_key_is_refused_naming_the_line(tmp_path):

@@ -132,6 +132,7 @@ def test_a_tag_the_clone_lacks_is_a_config_error(tmp_path, clone):
 def test_the_default_tags_are_every_entry_and_each_branchs_first_and_last(tmp_path):
     doc = {"schema": 1, "ioctl_encoding": {"magic": 70, "nr_shift": 0, "type_shift": 8, "size_shift": 16,
                                            "dir_shift": 30, "dir_write": 1, "dir_read": 2},
+           "max_params_size": 0x100000,
            "releases": [{"version": "100.10.01", "source": "made up"},
                         {"version": "100.15.01", "parent": "100.10.01", "source": "made up"},
                         {"version": "102.1.1", "parent": "100.15.01", "source": "made up"}]}

@@ -61,6 +61,7 @@ MATRIX_DOC = {
     "schema": 1,
     "ioctl_encoding": {"magic": 70, "nr_shift": 0, "type_shift": 8, "size_shift": 16, "dir_shift": 30,
                        "dir_write": 1, "dir_read": 2},
+    "max_params_size": 0x100000,
     "releases": [{
         "version": "100.10.01", "source": "made up",
         "escapes": {"DEMO_ESC_OPEN": 0x2B, "DEMO_ESC_INFO": 201},

@@ -27,6 +27,7 @@ typedef struct DEMO_STATE_PARAMS { DEMO_STATE state; } DEMO_STATE_PARAMS;
 DOC = {"schema": 1,
        "ioctl_encoding": {"magic": 70, "nr_shift": 0, "type_shift": 8, "size_shift": 16, "dir_shift": 30,
                           "dir_write": 1, "dir_read": 2},
+       "max_params_size": 0x100000,
        "releases": [{"version": "100.10.01", "source": "made up",
                      # deliberately wrong values: the tree's are what the compiler says
                      "constants": {"DEMO_STATE_SKIP": 0, "DEMO_STATE_READY": 0, "DEMO_STATE_LAST": 0,
