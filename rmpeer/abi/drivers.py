@@ -14,7 +14,7 @@ from pathlib import Path
 from rmpeer.errors import BadVersionError, MatrixError, UnknownDriverError, quoted
 from rmpeer.abi.bitfields import BitField, BitFieldGroup
 from rmpeer.tables.load import MATRICES, bit_values, load_yaml, parse_bits, require, require_below
-from rmpeer.abi.structs import _WIDTH, Field, Struct
+from rmpeer.abi.structs import TYPE_BYTES, Field, Struct
 from rmpeer.abi.used import check_counts, check_sent_sizes
 
 SECTIONS = ("escapes", "classes", "controls", "constants", "bitfields", "structs")
@@ -317,14 +317,14 @@ def _check_struct(path, where, spec, limit):
         if not isinstance(f, list) or len(f) not in (2, 3):
             raise MatrixError(path, at, f"must be [offset, type] or [offset, type, count], found {f!r}")
         offset, kind, count = (f + [1])[:3]
-        if kind not in _WIDTH:
-            raise MatrixError(path, at, f"unknown type {kind!r} (known: {', '.join(_WIDTH)})")
+        if kind not in TYPE_BYTES:
+            raise MatrixError(path, at, f"unknown type {kind!r} (known: {', '.join(TYPE_BYTES)})")
         if not isinstance(offset, int) or not isinstance(count, int) or offset < 0 or count < 1:
             raise MatrixError(path, at, f"offset and count must be whole numbers, found {f!r}")
-        if offset + _WIDTH[kind] * count > size:
-            raise MatrixError(path, at, f"ends at {offset + _WIDTH[kind] * count}, past the struct's size {size}")
+        if offset + TYPE_BYTES[kind] * count > size:
+            raise MatrixError(path, at, f"ends at {offset + TYPE_BYTES[kind] * count}, past the struct's size {size}")
     # C pads a struct to a multiple of its alignment, its widest member's at least
-    align = max((_WIDTH[f[1]] for f in fields.values()), default=1)
+    align = max((TYPE_BYTES[f[1]] for f in fields.values()), default=1)
     if size % align:
         raise MatrixError(path, f"{where}.size", f"{size} is not a multiple of {align}, the width of its widest "
                           f"member (C pads a struct to its alignment)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Widths of the scalar kinds the matrix may name: language facts, not RM ABI.
-_WIDTH = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i32": 4, "ptr": 8, "char": 1}
+TYPE_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i32": 4, "ptr": 8, "char": 1}
 _SIGNED = {"i32"}
 
 
@@ -23,7 +23,7 @@ class Field:
 
     @property
     def width(self) -> int:
-        return _WIDTH[self.type]
+        return TYPE_BYTES[self.type]
 
     @property
     def size(self) -> int:

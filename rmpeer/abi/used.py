@@ -4,7 +4,7 @@ hold was found mid-run, as a request no driver answers or a loop over billions o
 
 from __future__ import annotations
 
-from rmpeer.abi.structs import _WIDTH
+from rmpeer.abi.structs import TYPE_BYTES
 from rmpeer.errors import MatrixError, quoted
 from rmpeer.tables.load import require_below
 
@@ -24,7 +24,10 @@ SENT_WITH = {"NV_ESC_CARD_INFO": ("nv_ioctl_card_info_t", "NV_MAX_DEVICES"),
 # 2**31: a MemoryError after 40 s of decoding; MAX_CES 2**32 - 1: a loop of four billion).
 COUNTS = {"NV2080_CTRL_GPU_ECC_UNIT_COUNT": ("NV2080_CTRL_GPU_QUERY_ECC_STATUS_PARAMS", "units",
                                              "NV2080_CTRL_GPU_QUERY_ECC_UNIT_STATUS"),
+          # the caps table's rows: MAX_CES of them from 545 on, MAX_PCES in 535's headers (rmpeer.rm.host
+          # reads as many rows as the table holds, each NV2080_CTRL_CE_CAPS_TBL_SIZE bytes)
           "NV2080_CTRL_MAX_CES": ("NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS", "capsTbl", "NV2080_CTRL_CE_CAPS_TBL_SIZE"),
+          "NV2080_CTRL_MAX_PCES": ("NV2080_CTRL_CE_GET_ALL_CAPS_PARAMS", "capsTbl", "NV2080_CTRL_CE_CAPS_TBL_SIZE"),
           "NV2080_CTRL_PERF_CLK_MAX_DOMAINS": ("NV2080_CTRL_PERF_GET_LEVEL_INFO_V2_PARAMS", "perfGetClkInfoList",
                                                "NV2080_CTRL_PERF_GET_CLK_INFO"),
           "NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT": ("NV2080_CTRL_GPU_GET_PIDS_PARAMS", "pidTbl", None),
@@ -59,7 +62,7 @@ def check_counts(path, release, merged) -> None:
         if name not in constants or array not in fields:
             continue
         _, kind, n = (fields[array] + [1])[:3]
-        each = _WIDTH[kind] if element is None else (structs[element]["size"] if element in structs
+        each = TYPE_BYTES[kind] if element is None else (structs[element]["size"] if element in structs
                                                      else constants.get(element))
         if each is None:
             continue
@@ -67,6 +70,6 @@ def check_counts(path, release, merged) -> None:
             raise MatrixError(path, f"release {release}: constant {element}", f"must be a number of bytes "
                               f"of at least 1 (a row of {params}.{array}), found {quoted(each)}")
         count = constants[name]
-        if not isinstance(count, int) or count * each > _WIDTH[kind] * n:
+        if not isinstance(count, int) or count * each > TYPE_BYTES[kind] * n:
             raise MatrixError(path, f"release {release}: constant {name}", f"{quoted(count)} elements of {each} "
-                              f"bytes do not fit {params}.{array} ({_WIDTH[kind] * n} bytes)")
+                              f"bytes do not fit {params}.{array} ({TYPE_BYTES[kind] * n} bytes)")

@@ -253,7 +253,9 @@ class Host:
         caps = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", label="host:ce-caps")
         width = abi.const("NV2080_CTRL_CE_CAPS_TBL_SIZE")
         table = bytes(caps["capsTbl"]) if not isinstance(caps["capsTbl"], bytes) else caps["capsTbl"]
-        for lce in range(abi.const("NV2080_CTRL_MAX_CES")):
+        # one row per LCE: the table's own size says how many (NV2080_CTRL_MAX_CES rows from 545
+        # on; 535's headers size it by NV2080_CTRL_MAX_PCES and have no MAX_CES)
+        for lce in range(len(table) // width):
             if not caps["present"] >> lce & 1:
                 continue
             card.ce_caps[lce] = _cap_names(abi, "NV2080_CTRL_CE_CAPS_", table[lce * width:(lce + 1) * width])

@@ -153,7 +153,7 @@ def test_each_escape_is_sent_with_the_struct_the_recordings_show():
 def test_each_count_is_paired_with_the_array_it_counts():
     """COUNTS pairs each constant with its array: in every shipped release that has both, the
     count of elements fills the array exactly, as the header declares it (array[COUNT])."""
-    from rmpeer.abi.structs import _WIDTH
+    from rmpeer.abi.structs import TYPE_BYTES
     from rmpeer.abi.used import COUNTS
 
     matrix, checked = DriverMatrix(), set()
@@ -162,9 +162,12 @@ def test_each_count_is_paired_with_the_array_it_counts():
         structs, constants = merged["structs"], merged["constants"]
         for name, (params, array, element) in COUNTS.items():
             field = (structs.get(params) or {}).get("fields", {}).get(array)
-            if name in constants and field:
-                each = _WIDTH[field[1]] if element is None else (structs[element]["size"] if element in structs
+            # the caps table is declared capsTbl[NV2080_CTRL_MAX_CES][...] from 545.23.06 on, and
+            # [NV2080_CTRL_MAX_PCES][...] before (ctrl2080ce.h at each tag): MAX_PCES sizes 535's alone
+            sized_by_another = name == "NV2080_CTRL_MAX_PCES" and "NV2080_CTRL_MAX_CES" in constants
+            if name in constants and field and not sized_by_another:
+                each = TYPE_BYTES[field[1]] if element is None else (structs[element]["size"] if element in structs
                                                                  else constants[element])
-                assert constants[name] * each == _WIDTH[field[1]] * (field + [1])[2], (release, name)
+                assert constants[name] * each == TYPE_BYTES[field[1]] * (field + [1])[2], (release, name)
                 checked.add(name)
     assert checked == set(COUNTS)

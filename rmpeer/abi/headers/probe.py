@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import ConfigError
-from rmpeer.abi.structs import _WIDTH
+from rmpeer.abi.structs import TYPE_BYTES
 
 # Where NVIDIA keeps the headers user space compiles against (the SDK, the kernel
 # interface, the Unix escapes); searched in this order when a name is in two of them.
@@ -221,9 +221,9 @@ def field_spec(kind: str, is_array: bool, offset: int, size: int, elem: int, sig
     kind drivers.yaml had is kept where it still fits (a u8 list may hold a struct array)."""
     if kind == "char" or (is_array and kind == "u8" and elem != 1):
         return [offset, kind, size]
-    if kind == "ptr" and size == _WIDTH["ptr"]:
+    if kind == "ptr" and size == TYPE_BYTES["ptr"]:
         return [offset, "ptr"]
-    fits = elem == _WIDTH.get(kind) and (kind not in ("u32", "i32") or signed == (kind == "i32"))
+    fits = elem == TYPE_BYTES.get(kind) and (kind not in ("u32", "i32") or signed == (kind == "i32"))
     if not fits:
         kind = "i32" if elem == 4 and signed else _BY_SIZE.get(elem, "u8")
         if kind == "u8" and elem != 1:
