@@ -440,6 +440,12 @@ MUTANTS = {
         '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], 1 << 64)',
         ("tests/tables/test_pcie.py::test_a_broken_pcie_matrix_is_refused_naming_the_key"
          "[extended_capabilities.max_hops=1000000000000]",)),
+    "caps-rows-by-max-ces": M(
+        "the copy engines' caps table is read by NV2080_CTRL_MAX_CES, which 535's headers lack (a KeyError, "
+        "exit 5, at every open of a 535 driver)",
+        "rmpeer/rm/host.py", "        for lce in range(len(table) // width):",
+        '        for lce in range(abi.const("NV2080_CTRL_MAX_CES")):',
+        ("tests/rm/test_host_ce_caps.py::test_a_535_caps_table_is_read_without_max_ces",)),
     "count-constants-unchecked": M(
         "a constant rmpeer loops over (ECC units, CEs, PIDs, clock domains) is taken past the array it counts "
         "(ECC_UNIT_COUNT 2**31: a MemoryError after 40 s of decoding, exit 5)",
