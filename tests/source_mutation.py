@@ -440,6 +440,12 @@ MUTANTS = {
         '    hops = require_below(path, f"{at}.max_hops", ext["max_hops"], 1 << 64)',
         ("tests/tables/test_pcie.py::test_a_broken_pcie_matrix_is_refused_naming_the_key"
          "[extended_capabilities.max_hops=1000000000000]",)),
+    "notifier-size-unchecked": M(
+        "channel.yaml's error notifier is not checked against drivers.yaml's NvNotification (RM writes a "
+        "fault's notification past an 8-byte mapping)",
+        "rmpeer/run/spec.py", "check_channel(load_channel(notifier_bytes=notifier), load_engines())",
+        "check_channel(load_channel(), load_engines())",
+        ("tests/run/test_spec.py::test_an_error_notifier_smaller_than_drivers_nvnotification_is_refused_before_the_run",)),
     "caps-rows-by-max-ces": M(
         "the copy engines' caps table is read by NV2080_CTRL_MAX_CES, which 535's headers lack (a KeyError, "
         "exit 5, at every open of a 535 driver)",

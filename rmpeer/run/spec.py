@@ -39,6 +39,7 @@ from rmpeer.tables.pcie import load_pcie
 from rmpeer.tables.topology import TopologyMatrix
 
 MAX_LINKS = "NV2080_CTRL_NVLINK_MAX_LINKS"    # the length of RM's link status array
+NOTIFIER = "NvNotification"     # what RM writes into a channel's error notifier
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
              "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING")
 
@@ -77,15 +78,17 @@ def _matrices_checked(tier: str) -> None:
     against nvstatus.yaml's names and drivers.yaml's most links, channel.yaml's launch fields
     and subchannel against engines.yaml's bit fields, efficiencies.yaml's copy classes against
     drivers.yaml's (read only when the copies are judged, a broken one was exit 2 after the
-    whole run). pcie.yaml is read by a live run's fingerprint, after its checks: now, in every
-    tier. The passive tier drives no copy engine and judges no copy: engines.yaml,
-    channel.yaml and efficiencies.yaml are not its to refuse."""
+    whole run), channel.yaml's error notifier against drivers.yaml's NvNotification. pcie.yaml
+    is read by a live run's fingerprint, after its checks: now, in every tier. The passive
+    tier drives no copy engine and judges no copy: engines.yaml, channel.yaml and
+    efficiencies.yaml are not its to refuse."""
     load_pcie()
     drivers = DriverMatrix().check_sends()
     links = [e["constants"][MAX_LINKS] for e in drivers.entries if MAX_LINKS in (e.get("constants") or {})]
     TopologyMatrix(nvstatus_names=status_names(), max_links=max(links, default=None))
     if tier != "passive":
-        check_channel(load_channel(), load_engines())
+        notifier = max((drivers.merged(r)["structs"].get(NOTIFIER) or {}).get("size", 0) for r in drivers.releases)
+        check_channel(load_channel(notifier_bytes=notifier), load_engines())
         load_efficiencies(class_names={c for entry in drivers.entries for c in entry.get("classes") or {}})
 
 

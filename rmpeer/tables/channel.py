@@ -39,9 +39,11 @@ def channel_path() -> Path:
     return MATRICES / "channel.yaml"
 
 
-def load_channel(path: Path | None = None) -> dict:
+def load_channel(path: Path | None = None, *, notifier_bytes: int | None = None) -> dict:
     """channel.yaml's `channel` mapping, every key the engine reads present and in range
-    (callers must not change what comes back: the parsed file is shared)."""
+    (callers must not change what comes back: the parsed file is shared). notifier_bytes:
+    the largest NvNotification of drivers.yaml's releases, which the error notifier holds
+    (tables/ sits below abi/: the spec passes it)."""
     path = Path(path or channel_path())
     channel = require(path, "file", load_yaml(path), "channel", dict)
     unknown = [key for key in channel if key not in KEYS]
@@ -64,6 +66,11 @@ def load_channel(path: Path | None = None) -> dict:
         raise MatrixError(path, "channel.semaphore_slot_size", f"{SEMAPHORE_SLOTS} slots of "
                           f"{channel['semaphore_slot_size']:#x} bytes do not fit semaphore_size "
                           f"{channel['semaphore_size']:#x}")
+    if notifier_bytes is not None and channel["notifier_size"] < notifier_bytes:
+        # RM writes a fault's NvNotification there, and the engine clears and reads one: a
+        # smaller mapping is written and read past its end
+        raise MatrixError(path, "channel.notifier_size", f"{channel['notifier_size']:#x} bytes do not hold the "
+                          f"error notifier's NvNotification ({notifier_bytes} bytes in drivers.yaml)")
     timeout = require(path, "channel", channel, "timeout_s", (int, float))
     least, below = TIMEOUT_S
     if not _seconds(timeout) or not least <= timeout < below:

@@ -227,6 +227,25 @@ def test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run(tmp_path,
     assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.launch_copy.DATA_TRANSFER_TYP: not a field")
 
 
+@pytest.mark.skipif(not ONE_LAYOUT.is_file(), reason="no one-card recording")
+def test_an_error_notifier_smaller_than_drivers_nvnotification_is_refused_before_the_run(tmp_path, monkeypatch):
+    """channel.yaml's notifier_size of 8 bytes is a valid size alone; beside drivers.yaml's
+    16-byte NvNotification it is a mapping RM writes past (the spec checks the two files)."""
+    import yaml
+
+    import rmpeer.tables.channel as channel
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+
+    data = yaml.safe_load((matrices_dir() / "channel.yaml").read_text())
+    data["channel"]["notifier_size"] = 8
+    (tmp_path / "channel.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(channel, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError) as err:
+        replay_spec(str(ONE_LAYOUT))
+    assert str(err.value).startswith(f"{tmp_path / 'channel.yaml'}: channel.notifier_size: 0x8 bytes do not hold")
+
+
 def _broken_efficiencies(tmp_path, monkeypatch, change):
     """The matrices' efficiencies.yaml changed by `change`, where its loader looks."""
     import yaml

@@ -170,3 +170,16 @@ def test_an_unknown_key_is_refused_naming_it(tmp_path):
     path = with_channel(tmp_path, "ring_entires", 1024)
     with pytest.raises(MatrixError, match=r"channel\.ring_entires: unknown key"):
         load_channel(path)
+
+
+def test_an_error_notifier_smaller_than_an_nvnotification_is_refused(tmp_path):
+    """RM writes a faulted channel's NvNotification (16 bytes in every release of drivers.yaml,
+    nvgputypes.h) into the error notifier, and the engine clears and reads one there: a notifier of
+    8 bytes was written and read past its mapping. The spec passes drivers.yaml's size."""
+    path = with_channel(tmp_path, "notifier_size", 8)
+    assert load_channel(path)["notifier_size"] == 8          # alone, channel.yaml cannot tell
+    with pytest.raises(MatrixError) as err:
+        load_channel(path, notifier_bytes=16)
+    assert str(err.value) == (f"{path}: channel.notifier_size: 0x8 bytes do not hold the error notifier's "
+                              "NvNotification (16 bytes in drivers.yaml)")
+    assert load_channel(with_channel(tmp_path, "notifier_size", 16), notifier_bytes=16)["notifier_size"] == 16
