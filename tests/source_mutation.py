@@ -381,8 +381,8 @@ MUTANTS = {
     "channel-not-checked-against-the-engines": M(
         "the spec loads channel.yaml and engines.yaml without checking one against the other (a LAUNCH_DMA field "
         "typo in channel.yaml was a KeyError at the first copy, exit 5)",
-        "rmpeer/run/spec.py", "        check_channel(load_channel(), load_engines())",
-        "        load_channel(), load_engines()",
+        "rmpeer/run/spec.py", "        check_channel(load_channel(notifier_bytes=notifier), load_engines())",
+        "        load_channel(notifier_bytes=notifier), load_engines()",
         ("tests/run/test_spec.py::test_a_launch_field_the_copy_class_lacks_is_refused_before_the_run",)),
     "launch-value-names-unchecked": M(
         "a LAUNCH_DMA value name of channel.yaml is taken without the copy class naming it (NON_PIPELINEDX: a "
