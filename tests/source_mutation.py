@@ -324,8 +324,8 @@ MUTANTS = {
     "channel-timeout-unbounded": M(
         "channel.yaml's timeout_s is taken at any positive value (1e300: the live wait's int(timeout_s * 1e9) "
         "raised OverflowError at the first copy, exit 5; 1e-300 made every healthy copy a fault)",
-        "rmpeer/tables/channel.py", "    if not _seconds(timeout) or not least <= timeout < below:",
-        "    if not _seconds(timeout):",
+        "rmpeer/tables/channel.py", "    if not positive_finite(timeout) or not least <= timeout < below:",
+        "    if not positive_finite(timeout):",
         ("tests/tables/test_channel.py::test_a_timeout_no_copy_wait_can_use_is_refused[1e+300]",)),
     "ioctl-struct-size-unchecked": M(
         "the struct an escape is sent with is taken at any size: past the request's 14-bit size slot it spilled "
@@ -394,7 +394,7 @@ MUTANTS = {
     "copy-subchannel-unbounded": M(
         "channel.yaml's copy_subchannel is taken past the method header's 3-bit field (8: a ValueError composing "
         "the first method, exit 5)",
-        "rmpeer/ce/classes.py", '        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):',
+        "rmpeer/ce/classes.py", '        if channel["copy_subchannel"] >= sub.holds_below:',
         "        if False:",
         ("tests/ce/test_classes.py::test_the_copy_subchannel_must_fit_the_method_headers_field[8-True]",)),
     "efficiencies-checked-after-the-run": M(
@@ -412,7 +412,7 @@ MUTANTS = {
     "topology-floor-not-finite": M(
         "a topologies.yaml floor is taken as .nan or .inf (NaN judged nothing: every figure passed it; infinity "
         "failed every host: DEGRADED for a broken matrix)",
-        "rmpeer/tables/topology.py", "            if value is not None and not _gbps(value):",
+        "rmpeer/tables/topology.py", "            if value is not None and not positive_finite(value):",
         "            if value is not None and (isinstance(value, bool) or value <= 0):",
         ("tests/tables/test_topology.py::test_malformed_entry_keys_are_refused_naming_the_line[floors:-cross_card_gbps: "
          "355-cross_card_gbps: .nan-floors.cross_card_gbps-must be a finite GB/s figure above 0, found nan]",)),

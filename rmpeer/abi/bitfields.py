@@ -13,8 +13,13 @@ class BitField:
     values: dict[str, int]
 
     @property
+    def holds_below(self) -> int:
+        """The bound every value of the field stays below (1 << its width)."""
+        return 1 << (self.hi - self.lo + 1)
+
+    @property
     def mask(self) -> int:
-        return ((1 << (self.hi - self.lo + 1)) - 1) << self.lo
+        return (self.holds_below - 1) << self.lo
 
     def encode(self, value) -> int:
         raw = self.values[value] if isinstance(value, str) else int(value)

@@ -186,7 +186,7 @@ def check_channel(channel: dict, engines: dict, path=None) -> None:
                 if isinstance(value, str) and value not in field.values:
                     raise MatrixError(path, at, f"{quoted(value)} is not a value of {gen.copy.name}'s LAUNCH_DMA."
                                                 f"{fname} in engines.yaml (its values: {', '.join(field.values)})")
-                if isinstance(value, int) and not 0 <= value < 1 << (field.hi - field.lo + 1):
+                if isinstance(value, int) and not 0 <= value < field.holds_below:
                     raise MatrixError(path, at, f"{quoted(value)} does not fit {gen.copy.name}'s LAUNCH_DMA.{fname} "
                                                 f"(bits {field.hi}:{field.lo} in engines.yaml)")
         _check_regions(path, channel, gen.gpfifo)
@@ -196,7 +196,7 @@ def check_channel(channel: dict, engines: dict, path=None) -> None:
                 raise MatrixError(path, "channel.usermode_map_size", f"{channel['usermode_map_size']:#x} bytes do not "
                                   f"hold {gen.usermode.name}'s {register} at {at:#x} (engines.yaml)")
         sub = gen.gpfifo.bitfields["DMA"].fields["METHOD_SUBCHANNEL"]
-        if channel["copy_subchannel"] >= 1 << (sub.hi - sub.lo + 1):
+        if channel["copy_subchannel"] >= sub.holds_below:
             raise MatrixError(path, "channel.copy_subchannel", f"{quoted(channel['copy_subchannel'])} does not fit "
                               f"{gen.gpfifo.name}'s DMA.METHOD_SUBCHANNEL (bits {sub.hi}:{sub.lo} in engines.yaml)")
 

@@ -9,14 +9,12 @@ What RM did not report is named in `missing`, never filled in.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmpeer.errors import MatrixError, quoted
 from rmpeer.tables.lce import pick_lce
-from rmpeer.tables.load import MATRICES, load_yaml, require
-from rmpeer.tables.topology import _unknown
+from rmpeer.tables.load import MATRICES, load_yaml, positive_finite, refuse_unknown, require
 
 CALIBRATED, DERIVED, PROVISIONAL = "calibrated", "derived", "provisional"
 STATUSES = (CALIBRATED, PROVISIONAL)
@@ -92,10 +90,10 @@ def load_efficiencies(path: Path | None = None, class_names=None) -> Efficiencie
     With `class_names` (drivers.yaml's, as the spec checks it), a copy class none of them is."""
     path = Path(path or MATRICES / "efficiencies.yaml")
     data = load_yaml(path)
-    _unknown(path, "file", data, ("schema", "pcie_lane_gbps", "generations"))
+    refuse_unknown(path, "file", data, ("schema", "pcie_lane_gbps", "generations"))
     lanes = require(path, "file", data, "pcie_lane_gbps", dict)
     for gen, rate in lanes.items():
-        if not isinstance(gen, int) or not _positive(rate):
+        if not isinstance(gen, int) or not positive_finite(rate):
             raise MatrixError(path, f"pcie_lane_gbps.{gen}", f"must be a generation number: GB/s above 0, "
                               f"found {quoted(rate)}")
     gens = {}
@@ -103,7 +101,7 @@ def load_efficiencies(path: Path | None = None, class_names=None) -> Efficiencie
         where = f"generation {name}"
         if not isinstance(spec, dict):
             raise MatrixError(path, where, f"must be a mapping, found {type(spec).__name__}")
-        _unknown(path, where, spec, GENERATION_KEYS)
+        refuse_unknown(path, where, spec, GENERATION_KEYS)
         classes = require(path, where, spec, "copy_classes", list)
         if not classes or not all(isinstance(c, str) for c in classes):
             raise MatrixError(path, f"{where}.copy_classes", "must list copy-engine class names of drivers.yaml")
@@ -118,7 +116,7 @@ def load_efficiencies(path: Path | None = None, class_names=None) -> Efficiencie
 def _kind(path, where, kind, spec) -> Efficiency:
     if not isinstance(spec, dict):
         raise MatrixError(path, where, f"must be a mapping, found {type(spec).__name__}")
-    _unknown(path, where, spec, KIND_KEYS)
+    refuse_unknown(path, where, spec, KIND_KEYS)
     eff = require(path, where, spec, "efficiency", (int, float))
     if isinstance(eff, bool) or not 0 < eff <= 1:
         raise MatrixError(path, f"{where}.efficiency", f"must be a fraction above 0 and at most 1, found {eff!r}")
@@ -133,13 +131,13 @@ def _kind(path, where, kind, spec) -> Efficiency:
     # every type checked before the agreement checks do arithmetic on it
     measured = require(path, where, spec, "measured", dict, optional=True) or {}
     if status == CALIBRATED:
-        _unknown(path, f"{where}.measured", measured, MEASURED_KEYS)
+        refuse_unknown(path, f"{where}.measured", measured, MEASURED_KEYS)
         for key in ("host", "evidence"):
             require(path, f"{where}.measured", measured, key, str)
         median, margin = (_number(path, f"{where}.measured", measured, key) for key in ("median_gbps", "margin"))
         if kind == "same_card":
             pces = require(path, f"{where}.measured", measured, "pces", int)
-            if not _positive(pces):
+            if not positive_finite(pces):
                 raise MatrixError(path, f"{where}.measured.pces", f"must be a count above 0, found {quoted(pces)}")
             _agree(path, f"{where}.per_pce_gbps", per_pce, median / pces, f"median {median} / {pces} PCEs")
             _agree(path, f"{where}.efficiency", eff, margin, f"the margin {margin}")
@@ -152,22 +150,11 @@ def _kind(path, where, kind, spec) -> Efficiency:
     return Efficiency(kind, float(eff), status, dict(measured), str(spec.get("note", "")), per_pce)
 
 
-def _positive(value) -> bool:
-    """A number above 0 that arithmetic in floats can use (no bool, NaN, infinity, nor an int
-    past a float's range)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value)) and value > 0
-    except OverflowError:
-        return False
-
-
 def _number(path, where, mapping, key) -> float:
     if key not in mapping:
         raise MatrixError(path, where, f"missing key {key!r}")
     value = mapping[key]
-    if not _positive(value):
+    if not positive_finite(value):
         raise MatrixError(path, f"{where}.{key}", f"must be a finite number above 0, found {quoted(value)}")
     return value
 

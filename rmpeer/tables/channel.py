@@ -3,11 +3,10 @@ at load so that a wrong value is named there, not met as a TypeError or a wrong 
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from rmpeer.errors import MatrixError, quoted
-from rmpeer.tables.load import MATRICES, load_yaml, require
+from rmpeer.tables.load import MATRICES, load_yaml, positive_finite, require
 
 WORD, ADDRESS = 1 << 32, 1 << 64     # what a pushbuffer word and a GPU address or size hold
 # key -> (least value, the bound it stays below): what rmpeer.ce.engine does with each
@@ -73,7 +72,7 @@ def load_channel(path: Path | None = None, *, notifier_bytes: int | None = None)
                           f"error notifier's NvNotification ({notifier_bytes} bytes in drivers.yaml)")
     timeout = require(path, "channel", channel, "timeout_s", (int, float))
     least, below = TIMEOUT_S
-    if not _seconds(timeout) or not least <= timeout < below:
+    if not positive_finite(timeout) or not least <= timeout < below:
         raise MatrixError(path, "channel.timeout_s", f"must be a number of seconds from {least:g} to below "
                           f"{below:g}, found {quoted(timeout)}")
     for key in LAUNCHES:
@@ -83,13 +82,3 @@ def load_channel(path: Path | None = None, *, notifier_bytes: int | None = None)
             raise MatrixError(path, f"channel.{key}", f"must map LAUNCH_DMA field names to values, "
                               f"found {quoted(fields)}")
     return channel
-
-
-def _seconds(value) -> bool:
-    """A finite number above 0 (no bool, NaN, infinity, nor an int past a float's range)."""
-    if isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(float(value)) and value > 0
-    except OverflowError:
-        return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from functools import lru_cache
@@ -162,3 +163,26 @@ def bit_values(path, where, values, hi, lo) -> dict:
                                                        f"TRUE, NO or 16 as a bool or a number: quote it)")
         require_below(path, f"{where}.values.{name}", value, 1 << (hi - lo + 1))
     return dict(values or {})
+
+
+def positive_finite(value) -> bool:
+    """A number above 0 that arithmetic in floats can use (no bool, NaN, infinity, nor an int
+    past a float's range): a floor, a rate, a timeout."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
+
+
+def refuse_unknown(path, where, mapping, known) -> None:
+    """A key the schema does not know is a typo someone meant (floor: for floors:), never
+    ignored: refused naming the key, and the right name where one is close."""
+    import difflib      # only on a refusal
+
+    for key in mapping:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise MatrixError(path, f"{where}.{key}", f"unknown key {key!r} (known: {', '.join(known)}){hint}")

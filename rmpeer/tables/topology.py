@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rmpeer.tables.load import MATRICES, load_yaml, require
+from rmpeer.tables.load import MATRICES, load_yaml, positive_finite, refuse_unknown, require
 from rmpeer.errors import ConfigError, MatrixError, quoted
 from rmpeer.tables.layouts import parse_size
 from rmpeer.tables.lines import entry_keys, key_line, with_line
@@ -35,28 +34,6 @@ def p2p_cap_names(drivers_yaml: Path) -> set[str]:
             if name.startswith(P2P_CAP_PREFIX) and name.endswith("_SUPPORTED") and isinstance(value, int):
                 names.add(name[len(P2P_CAP_PREFIX):])
     return names
-
-
-def _unknown(path, where, mapping, known) -> None:
-    """A key the schema does not know is a typo someone meant (floor: for floors:), never
-    ignored: refused naming the key, and the right name where one is close."""
-    import difflib
-
-    for key in mapping:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise MatrixError(path, f"{where}.{key}", f"unknown key {key!r} (known: {', '.join(known)}){hint}")
-
-
-def _gbps(value) -> bool:
-    """A finite figure above 0 (no bool, NaN, infinity, nor an int past a float's range)."""
-    if isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(float(value)) and value > 0
-    except OverflowError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -117,7 +94,7 @@ class TopologyMatrix:
         self.path = Path(path or MATRICES / "topologies.yaml")
         data = load_yaml(self.path)
         try:
-            _unknown(self.path, "file", data, FILE_KEYS)
+            refuse_unknown(self.path, "file", data, FILE_KEYS)
         except MatrixError as exc:
             raise with_line(exc, [exc.entry.removeprefix("file.")]) from None
         entries = require(self.path, "file", data, "topologies", dict)
@@ -138,7 +115,7 @@ class TopologyMatrix:
         where = f"topology {name}"
         if not isinstance(spec, dict):
             raise MatrixError(self.path, where, f"must be a mapping, found {type(spec).__name__}")
-        _unknown(self.path, where, spec, ENTRY_KEYS)
+        refuse_unknown(self.path, where, spec, ENTRY_KEYS)
         cards = require(self.path, where, spec, "cards", int)
         if cards < 1:
             raise MatrixError(self.path, f"{where}.cards", f"must be at least 1, found {cards}")
@@ -168,7 +145,7 @@ class TopologyMatrix:
     def _links(self, where, spec) -> dict:
         links = require(self.path, where, spec, "links", dict, optional=True) or {}
         if links:
-            _unknown(self.path, f"{where}.links", links, LINK_KEYS)
+            refuse_unknown(self.path, f"{where}.links", links, LINK_KEYS)
             kind = require(self.path, f"{where}.links", links, "kind", str)
             if kind not in LINK_KINDS:
                 raise MatrixError(self.path, f"{where}.links.kind", f"{kind!r} is not one of {', '.join(LINK_KINDS)}")
@@ -192,7 +169,7 @@ class TopologyMatrix:
         rates = {}
         for key in FLOOR_RATES:
             value = require(self.path, at, floors, key, (int, float), optional=True)
-            if value is not None and not _gbps(value):     # .nan judged nothing, .inf failed every host
+            if value is not None and not positive_finite(value):     # .nan judged nothing, .inf failed every host
                 raise MatrixError(self.path, f"{at}.{key}", f"must be a finite GB/s figure above 0, "
                                                             f"found {quoted(value)}")
             rates[key] = value
