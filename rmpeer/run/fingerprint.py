@@ -183,11 +183,11 @@ def acs_control(config: bytes, facts: dict) -> str:
     at, hops = ext["start"], 0
     while at and hops < ext["max_hops"]:
         header = int.from_bytes(config[at:at + ext["header_bytes"]], "little")
-        if header in (0, 0xFFFFFFFF):
+        if header in (0, (1 << 8 * ext["header_bytes"]) - 1):     # none, or no device answering
             break
         if header & ((1 << ext["id_bits"]) - 1) == acs["capability_id"]:
             off = at + acs["control_offset"]
-            ctrl = int.from_bytes(config[off:off + 2], "little")
+            ctrl = int.from_bytes(config[off:off + acs["control_bytes"]], "little")
             on = [name for name, bit in acs["control_bits"].items() if ctrl & bit]
             return " ".join(on) if on else "ACS present, every control off"
         at, hops = header >> ext["next_shift"] & ext["next_mask"], hops + 1

@@ -12,9 +12,8 @@ from rmpeer.tables.load import MATRICES, load_yaml, require, require_below
 
 FILE_KEYS = ("schema", "extended_capabilities", "acs")
 EXT_KEYS = ("start", "header_bytes", "id_bits", "next_shift", "next_mask", "max_hops")
-ACS_KEYS = ("capability_id", "control_offset", "control_bits")
-HEADER_MAX_BYTES = 8        # a capability header is one register of config space: at most 64 bits
-CONTROL_BITS = 1 << 16      # the ACS Control register the walk reads is 16 bits
+ACS_KEYS = ("capability_id", "control_offset", "control_bytes", "control_bits")
+REGISTER_MAX_BYTES = 8      # a capability header or register of config space: at most 64 bits
 
 
 def load_pcie(path: Path | None = None) -> dict:
@@ -28,7 +27,7 @@ def load_pcie(path: Path | None = None) -> dict:
     for key in EXT_KEYS:
         require(path, "extended_capabilities", ext, key, int)
     at = "extended_capabilities"
-    width = 8 * require_below(path, f"{at}.header_bytes", ext["header_bytes"], HEADER_MAX_BYTES + 1)
+    width = 8 * require_below(path, f"{at}.header_bytes", ext["header_bytes"], REGISTER_MAX_BYTES + 1)
     if not width:
         raise MatrixError(path, f"{at}.header_bytes", "must be at least 1, found 0")
     require_below(path, f"{at}.id_bits", ext["id_bits"], width + 1)
@@ -44,11 +43,15 @@ def load_pcie(path: Path | None = None) -> dict:
     _known(path, "acs", acs, ACS_KEYS)
     require_below(path, "acs.capability_id", require(path, "acs", acs, "capability_id", int), 1 << ext["id_bits"])
     require_below(path, "acs.control_offset", require(path, "acs", acs, "control_offset", int), offsets)
+    control = require_below(path, "acs.control_bytes", require(path, "acs", acs, "control_bytes", int),
+                            REGISTER_MAX_BYTES + 1)
+    if not control:
+        raise MatrixError(path, "acs.control_bytes", "must be at least 1, found 0 (the walk would read no bit)")
     for name, bit in require(path, "acs", acs, "control_bits", dict).items():
         if not isinstance(name, str) or not bit:
             raise MatrixError(path, f"acs.control_bits.{name}", f"must name a bit of the ACS Control register, "
                                                                 f"found {quoted(bit)}")
-        require_below(path, f"acs.control_bits.{name}", bit, CONTROL_BITS)
+        require_below(path, f"acs.control_bits.{name}", bit, 1 << 8 * control)
     return data
 
 

@@ -16,7 +16,7 @@ REAL = yaml.safe_load((MATRICES / "pcie.yaml").read_text())
 EXT, ACS = ["extended_capabilities"], ["acs"]
 CASES = [
     (ACS, KeyError, "file: missing key 'acs'"),
-    (ACS + ["control_offest"], 6, "acs.control_offest: unknown key (known: capability_id, control_offset, control_bits)"),
+    (ACS + ["control_offest"], 6, "acs.control_offest: unknown key (known: capability_id, control_offset, control_bytes, control_bits)"),
     (ACS + ["control_offset"], "x", "acs.control_offset: must be int, found 'x'"),
     (ACS + ["control_offset"], -1, "acs.control_offset: must be a whole number from 0 to 0xffc, found -1"),
     (ACS + ["capability_id"], 0x10000, "acs.capability_id: must be a whole number from 0 to 0xffff, found 65536"),
