@@ -84,11 +84,11 @@ def render(bench: dict) -> str:
 
 
 def bench(args) -> int:
-    from rmpeer.machine.writable import check_inside
+    from rmpeer.machine.writable import check_inside, writable
     from rmpeer.render.bench_svg import bench_svg
     from rmpeer.run.costmodel import calibration_logs, projection, render_projection
     from rmpeer.run.hostrun import HostRun
-    from rmpeer.run.spec import checked_output, live_spec
+    from rmpeer.run.spec import live_spec
     from rmpeer.safewrite import write_file
     from rmpeer.tables.layouts import LayoutMatrix, parse_size
     from rmpeer.traffic.bandwidth import Rig, measure
@@ -102,7 +102,7 @@ def bench(args) -> int:
             matrix.check_extent(n)
         except ConfigError as exc:
             raise ConfigError(f"--sizes: {exc}") from None
-    out = checked_output(args.output)
+    out = writable("--output", args.output, folder=True)
     check_inside("--output", out, files=("bench.json", "bench.svg"))   # a link there: exit 2 before the run
     try:
         spec = live_spec(layouts=["one-per-card"], extent=max(sizes), boost=not args.no_boost, record=args.record,

@@ -65,11 +65,6 @@ def chooser(spec: RunSpec):
 
 # -- builders ---------------------------------------------------------------------------------
 
-def checked_output(text) -> Path:
-    """The output folder, refused before the run when it cannot be written (nothing is created)."""
-    return writable("--output", text, folder=True)
-
-
 def _matrices_checked(tier: str) -> None:
     """The matrices a run of `tier` reads, checked whole before anything runs: a broken escape,
     status, engine class or channel field is exit 2 naming its key, never a failed check of the
@@ -174,9 +169,9 @@ def tier_of(tier: str | None, quick: bool = False) -> str:
 def from_request(req: CertifyRequest) -> RunSpec:
     """`rmpeer certify`'s options, checked (options first, then the device), as one spec
     that carries what its outputs need (RunSpec.outputs)."""
-    valid_for = parse_valid_for(req.valid_for)     # an option: checked first
-    asked = tier_of(req.tier, req.quick)
-    output = checked_output(req.output)
+    asked = tier_of(req.tier, req.quick)         # options are checked first
+    valid_for = parse_valid_for(req.valid_for)
+    output = writable("--output", req.output, folder=True)     # refused now if it cannot be written; none made
     outputs = Outputs(json=req.json, junit=req.junit, prometheus=req.prometheus, valid_for=valid_for,
                       deadline_s=parse_deadline(req.deadline, asked, replay=bool(req.replay)),
                       require_complete=req.require_complete, ran_because=tuple(req.ran_because), tier_asked=asked)

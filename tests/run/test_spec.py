@@ -9,7 +9,7 @@ from damaged_matrix import write_damaged
 
 from rmpeer.errors import ConfigError
 from rmpeer.paths import transcripts_dir
-from rmpeer.model.spec import Policies
+from rmpeer.model.spec import CertifyRequest, Policies
 from rmpeer.run.spec import replay_spec
 
 pytestmark = pytest.mark.offline
@@ -79,12 +79,13 @@ def test_quick_on_a_replay_takes_the_quick_layouts_it_holds():
 
 
 def test_an_empty_output_is_refused_before_anything(tmp_path, monkeypatch):
-    from rmpeer.run.spec import checked_output
+    from rmpeer.run.spec import from_request
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="--output needs a folder"):
-        checked_output("")
-    assert checked_output("a/b/c") == tmp_path / "a/b/c" and list(tmp_path.iterdir()) == []
+        from_request(CertifyRequest(output="", replay=str(TWO[0])))
+    spec = from_request(CertifyRequest(output="a/b/c", replay=str(TWO[0])))
+    assert spec.output == tmp_path / "a/b/c" and list(tmp_path.iterdir()) == []
 
 
 # A 2-card and a 1-card live host, as targets.live_target would name them (no device is opened:
