@@ -490,8 +490,8 @@ MUTANTS = {
         ("tests/cli/test_calibrate.py::test_calibrate_refuses_in_one_line_with_exit_2[gbps-negative]",)),
     "refused-open-is-no-reason": M(
         "RM refusing the run's first calls is a FAIL that INCOMPLETE outranks: the verdict never says it",
-        "rmpeer/run/assemble.py", "                                str(refused).splitlines()[0], UNFINISHED))",
-        "                                str(refused).splitlines()[0], FAIL))",
+        "rmpeer/run/assemble.py", "\"RM to accept the run's first calls\", said, UNFINISHED))",
+        "\"RM to accept the run's first calls\", said, FAIL))",
         ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
     "refused-open-writes-no-certificate": M(
         "a run whose open RM refused never makes its output folder: no certificate says why",
@@ -500,6 +500,13 @@ MUTANTS = {
         "                if refused is None:\n",
         "                if refused is None:\n                    host.spec.output.mkdir(parents=True, exist_ok=True)\n",
         ("tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate",)),
+    "rm-refusal-line-without-handles": M(
+        "the reason of a run that stopped on an RM refusal names the step and NV_ERR_* but not the object RM "
+        "refused (its handles): nothing else the run leaves says which",
+        "rmpeer/rm/errors.py", 'return f"{self.label}: {self.headline()}; handles: {self.handles_text()}"',
+        'return f"{self.label}: {self.headline()}"',
+        ("tests/run/test_passive.py::test_rm_refusing_a_discovery_control_is_incomplete",
+         "tests/system/test_user_hunt.py::test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate")),
     "empty-replay-runs-live": M(
         "`--replay ''` (a variable left unset) certifies this host's GPUs instead of refusing",
         "rmpeer/run/spec.py", "    if req.replay is not None and not str(req.replay).strip():",

@@ -19,9 +19,7 @@ class RmError(RmpeerError):
         self.status = record.status
         self.status_name = record.status_name or (
             f"errno {errno_names.errorcode.get(record.errno, record.errno)}" if record.errno else "?")
-        lines = [f"{label}: {self.headline()}"]
-        lines.append("  handles: " + " ".join(f"{k}={v:#x}" if isinstance(v, int) else f"{k}={v}"
-                                              for k, v in handles.items()))
+        lines = [f"{label}: {self.headline()}", f"  handles: {self.handles_text()}"]
         if struct is not None:
             req = bytes.fromhex(record.request)
             lines.append(f"  request {struct.name} ({struct.size} bytes), ioctl {record.request_code:#x}:")
@@ -31,6 +29,16 @@ class RmError(RmpeerError):
             lines.append(payload_struct.render(bytes.fromhex(record.payload.request), indent="    "))
         self.detail = "\n".join(lines)
         super().__init__(self.detail)
+
+    def handles_text(self) -> str:
+        return " ".join(f"{k}={v:#x}" if isinstance(v, int) else f"{k}={v}" for k, v in self.handles.items())
+
+    def line(self) -> str:
+        """The failure in one line, as a verdict's reason says it: the step, the NV_ERR_* name and
+        the handles RM was given. Without the handles a refusal of one card's subdevice reads
+        the same as another's, and the reason is all a run that stopped on it leaves (the
+        request's bytes stay in the detail, and in a recording)."""
+        return f"{self.label}: {self.headline()}; handles: {self.handles_text()}"
 
     def headline(self) -> str:
         if self.record.status:

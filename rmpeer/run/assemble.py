@@ -19,6 +19,7 @@ from rmpeer.judge.health import health_findings
 from rmpeer.judge.unchecked import not_checked, refusals
 from rmpeer.judge.verdict import judge
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, Finding, RunResult, node_name
+from rmpeer.rm.errors import RmError
 from rmpeer.tables.load import matrices_digest
 from rmpeer.run.fingerprint import platform_fingerprint, recorded_fingerprint
 
@@ -95,8 +96,8 @@ def host_result(spec, host, checks: list, *, started: float, stopped: str | None
     if refused is not None:    # RM (or the recording) refused the open: judged, never raised
         # no check could run: the verdict is INCOMPLETE, and this is its reason (a FAIL was
         # outranked by "no hardware check ran" and never said)
-        findings.append(Finding("open", "host", "RM to accept the run's first calls",
-                                str(refused).splitlines()[0], UNFINISHED))
+        said = refused.line() if isinstance(refused, RmError) else str(refused).splitlines()[0]
+        findings.append(Finding("open", "host", "RM to accept the run's first calls", said, UNFINISHED))
     result.findings = findings
     if spec.facts is not None:
         links = host.fitness.links_before if host.fitness is not None else None

@@ -127,7 +127,7 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
     except OSError as exc:
         out["problems"].append(f"RM: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
     except RmError as exc:
-        out["problems"].append(f"RM refused {exc.label}: {exc.headline()}")
+        out["problems"].append(f"RM refused {exc.line()}")
     except BaseException:
         try:                     # a failure while closing must not hide the one that stopped the run
             _close(shim, runtime)

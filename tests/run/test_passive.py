@@ -151,8 +151,14 @@ def test_rm_refusing_the_counters_is_incomplete(tmp_path, state):
 def test_rm_refusing_a_discovery_control_is_incomplete(tmp_path, state):
     result = run_passive(replay_target(refused(tmp_path, "host:name")), state_path=state)
     assert result.verdict == INCOMPLETE and result.checks[0].outcome == "error"
-    assert result.reasons == ["rm: host: expected the host's facts through RM, found RM refused host:name: "
-                              "NV_ERR_NOT_SUPPORTED (0x56: Call not supported)"]
+    (reason,) = result.reasons
+    assert reason.startswith("rm: host: expected the host's facts through RM, found RM refused host:name: "
+                             "NV_ERR_NOT_SUPPORTED (0x56: Call not supported); handles: hClient=")
+    # the run stops here and the reason is all it leaves: it names the object RM refused
+    # (card 0's probe subdevice) and the control, as the deeper tiers' RM failure lines do
+    from rmpeer.tables.handles import PROBE_SUBDEVICE_BASE
+
+    assert f" hObject={PROBE_SUBDEVICE_BASE:#x} cmd=NV2080_CTRL_CMD_GPU_GET_NAME_STRING (0x" in reason
     assert not state.exists()      # nothing learnt: the last run's state stays as it was
 
 

@@ -458,6 +458,9 @@ def test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate(tm
     assert any(refusal in ln for ln in said), done.stdout
     cert = json.loads((out / "replay-certificate.json").read_text())
     assert cert["verdict"] == "INCOMPLETE" and any(refusal in r for r in cert["reasons"]), cert["reasons"]
+    # the run stops there, and its reason names the object RM refused (the handles, the class)
+    (line,) = [r for r in cert["reasons"] if refusal in r]
+    assert "; handles: hClient=" in line and " class=NV01_DEVICE_0 (" in line, line
 
 
 @pytest.mark.parametrize("name, shown", [("label-escapes", "\\x1b[2J\\x1b[31mEVIL"),
