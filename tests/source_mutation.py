@@ -127,6 +127,20 @@ MUTANTS = {
         "--require-idle is ignored in the passive tier", "rmpeer/run/execute.py",
         "    if spec.policies.require_idle and not spec.is_replay:", "    if False:",
         ("tests/cli/test_certify_live_rules.py::test_require_idle_refuses_a_busy_host_in_the_passive_tier",)),
+    "hidden-processes-count-as-idle": M(
+        "--require-idle takes the processes /proc hid from this user for idle even when RM refused its own list",
+        "rmpeer/judge/sharedhost.py",
+        '                 unknown=reading.get("unreadable", ()) if reading.get("rm_errors") else ())',
+        "                 unknown=())",
+        ("tests/judge/test_sharedhost.py::test_require_idle_of_one_reading_proves_idle_or_refuses",
+         "tests/cli/test_certify_live_rules.py::test_require_idle_in_the_passive_tier_refuses_a_host_it_cannot_prove_idle",
+         "tests/run/test_hostrun.py::test_processes_hidden_from_this_user_are_refused_when_rm_refused_its_list_too")),
+    "passive-takes-an-unread-list-for-idle": M(
+        "the passive tier's --require-idle takes a process list it could not read for an empty one",
+        "rmpeer/run/execute.py",
+        '        require_idle_of(now if now.get("available") else {"error": now.get("reason", "not read")},',
+        '        require_idle_of(now if now.get("available") else {"processes": []},',
+        ("tests/cli/test_certify_live_rules.py::test_require_idle_in_the_passive_tier_refuses_a_host_it_cannot_prove_idle",)),
     "prolog-drains-on-no-verdict": M(
         "the Slurm prolog drains on exits 5, 6 and 7", "rmpeer/integrations/slurm/rmpeer-prolog",
         '    *) log "no verdict', '    5|6|7) exit 1 ;;\n    *) log "no verdict',

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from rmpeer.errors import NotIdleError
+from rmpeer.judge.scope import count_for_idle
 from rmpeer.model.processes import GpuProcess
 
 HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
@@ -198,6 +199,20 @@ def name_other_users(findings, before=None, after=None) -> list:
         else:
             out.append(replace(f, found=f.found + suffix))
     return out
+
+
+def require_idle_of(reading, selection) -> None:
+    """--require-idle on one reading of the other GPU processes (rm.snapshots' shape: its
+    processes, the pids /proc kept from this user, RM's refusals, or the error that kept it
+    from being read), for a run of the cards `selection` took. Every tier asks this one rule:
+    a reading that failed proves nothing (idle unproven is not idle), and the pids whose
+    files this user may not read count only when RM's own list, which names every holder,
+    was refused too."""
+    if reading is None or reading.get("error"):
+        why = reading["error"] if reading else "not recorded"
+        raise NotIdleError(f"--require-idle: could not tell whether other processes use the GPUs ({why})")
+    require_idle(count_for_idle(reading.get("processes", []), selection),
+                 unknown=reading.get("unreadable", ()) if reading.get("rm_errors") else ())
 
 
 def require_idle(procs, *, unknown=()) -> None:

@@ -14,8 +14,7 @@ import contextlib
 import time
 
 from rmpeer.errors import ReplayMismatch, RmpeerError
-from rmpeer.judge.scope import count_for_idle
-from rmpeer.judge.sharedhost import require_idle
+from rmpeer.judge.sharedhost import require_idle_of
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import Watchdog
@@ -78,8 +77,10 @@ def _passive(spec, *, state_path, save, allowed_xids):
     if seen is None or interrupts.seen():   # cut short before its verdict: nothing certifies
         raise KeyboardInterrupt(interrupts.seen() or "SIGINT")
     if spec.policies.require_idle and not spec.is_replay:
-        require_idle(count_for_idle(((seen.gpu_processes.get("now") or {}).get("processes")) or [],
-                                    seen.host.get("selection")))
+        now = seen.gpu_processes.get("now") or {"reason": "the run stopped before reading them"}
+        # passive's reading says why it is unavailable; the rule reads rm.snapshots' `error`
+        require_idle_of(now if now.get("available") else {"error": now.get("reason", "not read")},
+                        seen.host.get("selection"))
     if spec.output is not None:
         spec.output.mkdir(parents=True, exist_ok=True)
     return assemble.passive_result(spec, seen)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 
 from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS, FAULTED_GROUP
-from rmpeer.errors import ConfigError, NotIdleError
+from rmpeer.errors import ConfigError
 from rmpeer.judge.floors import resolve_floors
-from rmpeer.judge.scope import count_for_idle
-from rmpeer.judge.sharedhost import require_idle, name_other_users
+from rmpeer.judge.sharedhost import name_other_users, require_idle_of
 from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
 from rmpeer.rm.errors import RmError
 from rmpeer.rm.host import read_proc_gpus
@@ -247,18 +246,12 @@ class HostRun:
         """The other processes holding the GPUs (from /proc and RM's own list), recorded so a
         replay serves them; before the run --require-idle refuses a host that has any."""
         snap = snapshot_runtime(self.shim, self.runtime, label=f"gpu-processes:{when}")
-        refuse = when == "before" and self.spec.policies.require_idle and not self.target.is_replay
-        if snap is None or snap.get("error"):
-            why = snap["error"] if snap else "not recorded"
-            if snap is not None:
-                self.gpu_processes[f"{when}_error"] = why
-            if refuse:     # idle unproven is not idle
-                raise NotIdleError(f"--require-idle: could not tell whether other processes use the GPUs ({why})")
-            return
-        self.gpu_processes[when] = snap.get("processes", [])
-        if refuse:
-            require_idle(count_for_idle(snap.get("processes", []), getattr(getattr(self.runtime, "facts", None), "selection", None)),
-                         unknown=snap.get("unreadable", ()) if snap.get("rm_errors") else ())
+        if snap is not None and snap.get("error"):
+            self.gpu_processes[f"{when}_error"] = snap["error"]
+        elif snap is not None:
+            self.gpu_processes[when] = snap.get("processes", [])
+        if when == "before" and self.spec.policies.require_idle and not self.target.is_replay:
+            require_idle_of(snap, getattr(getattr(self.runtime, "facts", None), "selection", None))
 
     def layout_factory(self, layout, extent: int):
         """The layout factory the bandwidth rig builds on: (setup, release)."""

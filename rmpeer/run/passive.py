@@ -84,7 +84,9 @@ def gpu_processes(shim, runtime) -> dict | None:
         return None
     if snap.get("error"):
         return {"available": False, "reason": snap["error"]}
-    return {"available": True, "processes": snap.get("processes", []), "unreadable": snap.get("unreadable", [])}
+    # RM's refusals kept: beside them, the pids /proc hid from this user are holders unproven
+    return {"available": True, "processes": snap.get("processes", []), "unreadable": snap.get("unreadable", []),
+            "rm_errors": snap.get("rm_errors", {})}
 
 
 # -- the run ------------------------------------------------------------------------------

@@ -58,13 +58,15 @@ def test_the_lock_is_held_while_the_run_is_under_way(live_host, monkeypatch):
     assert second_run(lock) == "free"          # and given back when the run ends
 
 
-def passive_result(processes):
-    """What a passive run read on a host where `processes` hold the GPUs (rmpeer.run.passive's shape)."""
+def passive_result(processes, **reading):
+    """What a passive run read on a host where `processes` hold the GPUs (rmpeer.run.passive's
+    shape; `reading` replaces its fields)."""
     from rmpeer.run.passive import PassiveSeen
 
+    now = {"available": True, "processes": processes, "unreadable": [], "rm_errors": {}, **reading}
     return PassiveSeen(started_s=0.0, started="1970-01-01T00:00:00Z",
                        checks=[CheckResult("passive/cards", "cards", "host", "host", "passed")],
-                       gpu_processes={"now": {"available": True, "processes": processes, "unreadable": []}})
+                       gpu_processes={"now": now})
 
 
 @pytest.mark.parametrize("require_idle, want", [(True, EXIT_NOT_IDLE), (False, EXIT_OK)])
@@ -79,6 +81,25 @@ def test_require_idle_refuses_a_busy_host_in_the_passive_tier(live_host, monkeyp
     assert main(argv + (["--require-idle"] if require_idle else [])) == want
     if require_idle:
         assert "pid 4242 (python train.py) on card 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("reading, want, said", [
+    # a non-root run: /proc hid two processes' files and RM refused its own list
+    ({"unreadable": [5, 6], "rm_errors": {"0": "NV_ERR_INSUFFICIENT_PERMISSIONS"}}, EXIT_NOT_IDLE,
+     "2 processes whose open files this user may not read"),
+    ({"available": False, "reason": "/proc could not be read: Permission denied"}, EXIT_NOT_IDLE,
+     "could not tell whether other processes use the GPUs (/proc could not be read: Permission denied)"),
+    # the same hidden processes, RM's list read: it names every holder, and none was there
+    ({"unreadable": [5, 6]}, EXIT_OK, ""),
+], ids=["hidden-and-rm-refused", "unread", "hidden-but-rm-listed"])
+def test_require_idle_in_the_passive_tier_refuses_a_host_it_cannot_prove_idle(live_host, monkeypatch, capsys,
+                                                                             reading, want, said):
+    """The rule the quick and full tiers apply before their run (run/hostrun.py): idle
+    unproven is not idle. The passive tier let both through (exit 0)."""
+    monkeypatch.setattr("rmpeer.run.execute.observe", lambda *a, **k: passive_result([], **reading))
+    argv = ["certify", "--tier", "passive", "--require-idle", "--output", str(live_host / "out")]
+    assert main(argv) == want
+    assert said in capsys.readouterr().err
 
 
 def test_a_refused_run_leaves_no_deadline_armed(live_host, monkeypatch):

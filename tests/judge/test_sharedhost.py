@@ -18,7 +18,7 @@ from rmpeer.model.processes import GpuProcess
 from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
 from rmpeer.model.result import Finding
 from rmpeer.judge.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,
-                               name_other_users, require_idle)
+                               name_other_users, require_idle, require_idle_of)
 
 pytestmark = pytest.mark.offline
 MiB = 1 << 20
@@ -177,6 +177,29 @@ def test_require_idle_passes_an_idle_host_and_refuses_one_it_cannot_see():
     assert require_idle([]) is None
     with pytest.raises(NotIdleError, match="2 processes whose open files"):
         require_idle([], unknown=[5, 6])
+
+
+# One reading of the other processes (rm.snapshots' shape), as every tier hands it to the rule.
+READ_OK = {"processes": [], "unreadable": [], "rm_errors": {}}
+
+
+@pytest.mark.parametrize("reading, refused", [
+    (READ_OK, None),
+    # /proc hid two processes' files, but RM's own list names every holder: none
+    (dict(READ_OK, unreadable=[5, 6]), None),
+    # RM refused its list too: the two hidden processes may hold the GPUs
+    (dict(READ_OK, unreadable=[5, 6], rm_errors={"0": "NV_ERR_INSUFFICIENT_PERMISSIONS"}), "2 processes whose open"),
+    ({"processes": [], "unreadable": [], "error": "/proc could not be read: Permission denied"},
+     r"could not tell.*Permission denied"),
+    (None, "could not tell.*not recorded"),
+    (dict(READ_OK, processes=[SMI_ONE_CARD.as_dict()]), "pid 77"),
+], ids=["idle", "hidden-but-rm-listed", "hidden-and-rm-refused", "unread", "none", "busy"])
+def test_require_idle_of_one_reading_proves_idle_or_refuses(reading, refused):
+    if refused is None:
+        assert require_idle_of(reading, None) is None
+        return
+    with pytest.raises(NotIdleError, match=refused):
+        require_idle_of(reading, None)
 
 
 # ---- the changed checks, replayed ------------------------------------------------------------

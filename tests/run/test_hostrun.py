@@ -40,6 +40,14 @@ def test_processes_that_could_not_be_listed_are_refused_under_require_idle(monke
                  require_idle=True)
 
 
+def test_processes_hidden_from_this_user_are_refused_when_rm_refused_its_list_too(monkeypatch):
+    with pytest.raises(NotIdleError, match="2 processes whose open files"):
+        run_with(monkeypatch, {"processes": [], "unreadable": [5, 6], "rm_errors": {"0": "NV_ERR_NOT_SUPPORTED"}},
+                 require_idle=True)
+    assert run_with(monkeypatch, {"processes": [], "unreadable": [5, 6], "rm_errors": {}},
+                    require_idle=True).gpu_processes == {"before": []}
+
+
 def test_an_idle_host_passes_and_the_others_are_recorded_without_require_idle(monkeypatch):
     assert run_with(monkeypatch, {"processes": [], "unreadable": [], "rm_errors": {}},
                     require_idle=True).gpu_processes == {"before": []}
