@@ -877,6 +877,13 @@ MUTANTS = {
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',
         '        write_file(path, __import__("json").dumps(result.to_dict(), default=str), what="the certificate")',
         ("tests/system/test_shared_host_trust.py::test_a_run_beside_planted_temporary_names_writes_only_its_own_files",)),
+    # -- found since (mutant hunt 5: the judge) ----------------------------------------------------
+    "end-link-reading-refusal-passes": M(
+        "a link reading RM refused at the run's end passes (caps) or says the links were disabled (status)",
+        "rmpeer/judge/verdict.py",
+        '    refused = after.get("reason") if after.get("reason") != NO_NVLINK else None',
+        "    refused = None",
+        ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_at_the_runs_end_is_never_a_pass",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
