@@ -191,8 +191,9 @@ MUTANTS = {
         ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
     "end-counters-unread-pass": M(
         "error counters RM would not give at the run's end pass", "rmpeer/judge/verdict.py",
-        "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
-        ("tests/judge/test_verdict.py::test_link_counter_growth_is_judged_by_the_judge",)),
+        "for r in (before, after) if r), refused]) if why]", "for r in (before,) if r), refused]) if why]",
+        ("tests/judge/test_verdict.py::test_link_counter_growth_is_judged_by_the_judge",),
+        alt=(("for r in (before, after) if r) if why]", "for r in (before,) if r) if why]"),)),
     "excerpt-of-the-expected-bytes": M(
         "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/traffic/bytecheck.py",
         "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
