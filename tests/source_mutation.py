@@ -885,6 +885,15 @@ MUTANTS = {
         '    refused = after.get("reason") if after.get("reason") != NO_NVLINK else None',
         "    refused = None",
         ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_at_the_runs_end_is_never_a_pass",)),
+    "passive-reason-cut-at-300-said-twice": M(
+        "a passive check's reason cut at exactly 300 characters is not read as its finding: said twice",
+        "rmpeer/judge/verdict.py", "(len(reason) >= 300 and t.startswith(reason))",
+        "(len(reason) > 300 and t.startswith(reason))",
+        ("tests/judge/test_reasons_once.py::test_a_passive_finding_longer_than_its_checks_reason_is_one_reason",)),
+    "boost-lowered-one-mhz-passes": M(
+        "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
+        "and now < before:", "and now < before - 1:",
+        ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -293,6 +293,8 @@ def test_a_boost_rm_accepted_that_lowered_the_clocks_degrades():
                               boost=SimpleNamespace(failures={}))
     assert [(f.check, f.subject, f.expected, f.found, f.severity) for f in boost_findings(fitness)] == [
         ("boost", "card 0", "a graphics clock of at least 1980 MHz after the boost", "1950 MHz", DEGRADE)]
+    fitness.clocks["boosted"][0]["graphics_mhz"] = 1979       # "at least": one MHz below is below
+    assert [f.found for f in boost_findings(fitness)] == ["1979 MHz"]
 
 
 def test_a_link_status_rm_refused_on_an_nvlink_card_is_never_a_pass():
