@@ -894,6 +894,66 @@ MUTANTS = {
         "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
         "and now < before:", "and now < before - 1:",
         ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
+    'both-directions-floor-by-card-order': M(
+        "a both-directions figure naming the higher card first is judged by no pair's floor", 'rmpeer/judge/floors.py',
+        'floors.bidirectional.get((min(a, b), max(a, b)), floors.bidirectional.get(ANY))',
+        'floors.bidirectional.get((a, b), floors.bidirectional.get(ANY))',
+        ('tests/judge/test_floors.py::test_both_directions_of_a_pair_are_judged_by_its_floor_whichever_card_is_named_first',)),
+    'one-direction-judged-by-the-other': M(
+        'a one-way figure is judged by the floor of the other direction', 'rmpeer/judge/floors.py',
+        'floors.cross_card.get((a, b), floors.cross_card.get(ANY))',
+        'floors.cross_card.get((b, a), floors.cross_card.get(ANY))',
+        ('tests/judge/test_floors.py::test_one_direction_is_judged_by_its_own_floor',)),
+    'outlier-at-exactly-15-percent': M(
+        'a pair exactly 15% below its siblings is flagged (the rule is more than 15%)', 'rmpeer/judge/floors.py',
+        'if f["gbps"] < middle * (1 - OUTLIER_BELOW):',
+        'if f["gbps"] <= middle * (1 - OUTLIER_BELOW):',
+        ('tests/judge/test_floors.py::test_a_pair_is_an_outlier_only_more_than_15_percent_below_its_siblings',)),
+    'outlier-threshold-16-percent': M(
+        'a pair is flagged only more than 16% below its siblings', 'rmpeer/judge/floors.py',
+        'OUTLIER_BELOW = 0.15',
+        'OUTLIER_BELOW = 0.16',
+        ('tests/judge/test_floors.py::test_a_pair_is_an_outlier_only_more_than_15_percent_below_its_siblings',)),
+    'no-floors-drops-the-calibrated-entry': M(
+        "--no-floors drops a calibrated entry's floors from what the host is judged by", 'rmpeer/judge/floors.py',
+        'return (base if calibrated is not None else None), [absent] if absent else []',
+        'return None, [absent] if absent else []',
+        ('tests/judge/test_derived.py::test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it',)),
+    'certificate-drops-what-was-not-derived': M(
+        "the certificate's floors leave out what could not be derived", 'rmpeer/judge/floors.py',
+        'out["floors"], out["missing"] = each, list(self.missing)',
+        'out["floors"], out["missing"] = each, []',
+        ('tests/judge/test_floors.py::test_the_certificate_keeps_what_could_not_be_derived',)),
+    'derived-floors-matched-by-nothing': M(
+        'floors no topology entry calibrates are not said matched_by derived', 'rmpeer/judge/floors.py',
+        '"matched_by": spec.topology_matched_by if entry is not None else "derived"',
+        '"matched_by": spec.topology_matched_by',
+        ('tests/judge/test_floors.py::test_floors_no_entry_calibrates_are_matched_by_derived',)),
+    'fabric-skip-needs-the-fabric': M(
+        'a fabric state of SKIP makes the fabric facts matter', 'rmpeer/judge/health.py',
+        'if _read(fabric) and fabric.get("state") not in ("SKIP",):',
+        'if _read(fabric):',
+        ('tests/judge/test_judge_health.py::test_a_fabric_state_of_skip_needs_no_fabric',)),
+    'refused-fabric-probe-unsaid': M(
+        'a fabric probe RM refused on a host that needs the fabric is not said unchecked', 'rmpeer/judge/health.py',
+        '        _unread("fabric-probe", subject, fact, needed, out, not_checked)',
+        '        _unread("fabric-probe", subject, fact, False, out, not_checked)',
+        ('tests/judge/test_judge_health.py::test_a_fabric_state_of_skip_needs_no_fabric',)),
+    'route-update-unjudged': M(
+        'a fabric route update in progress (ROUTE_UPDATE TRUE) passes', 'rmpeer/judge/health.py',
+        '                "ROUTE_UPDATE": "a fabric route update is in progress"}',
+        '}',
+        ('tests/judge/test_judge_health.py::test_each_row_gives_its_severity[fabric-route-update]',)),
+    'ecc-disabled-unrecorded': M(
+        'ECC disabled is not recorded', 'rmpeer/judge/health.py',
+        '    if fact.get("units_supported") and not fact.get("enabled"):',
+        '    if False:',
+        ('tests/judge/test_judge_health.py::test_ecc_disabled_is_recorded_not_judged',)),
+    'health-judges-the-first-card-only': M(
+        "the health judge judges only the first card's facts", 'rmpeer/judge/health.py',
+        '    for c in cards:\n        _card(',
+        '    for c in cards[:1]:\n        _card(',
+        ('tests/judge/test_judge_health.py::test_every_card_is_judged_not_only_the_first',)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
