@@ -954,6 +954,21 @@ MUTANTS = {
         '    for c in cards:\n        _card(',
         '    for c in cards[:1]:\n        _card(',
         ('tests/judge/test_judge_health.py::test_every_card_is_judged_not_only_the_first',)),
+    'card-fail-ranks-below-degrade': M(
+        "a card's NOT CERTIFIED ranks below its DEGRADED", 'rmpeer/judge/cards.py',
+        'RANK = {FAIL: (3, NOT_CERTIFIED)',
+        'RANK = {FAIL: (1, NOT_CERTIFIED)',
+        ('tests/judge/test_cards.py::test_a_card_that_failed_and_degraded_is_not_certified',)),
+    'copy-not-run-shown-failed': M(
+        "a copy that was not run (ok None) shows as its pair's failed column", 'rmpeer/judge/cards.py',
+        'if p.src_card != p.dst_card and p.ok is not None',
+        'if p.src_card != p.dst_card',
+        ('tests/judge/test_cards.py::test_a_copy_that_was_not_run_gives_its_pair_no_column',)),
+    'finding-of-an-unknown-card-makes-a-pair': M(
+        'a finding naming a card the run does not have makes a pair (and by_card raises IndexError)', 'rmpeer/judge/cards.py',
+        '        elif kind == "pair" and max(key) < len(hosts):',
+        '        elif kind == "pair":',
+        ('tests/judge/test_cards.py::test_a_finding_about_a_card_the_run_does_not_have_blames_no_pair',)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",
