@@ -205,8 +205,9 @@ MUTANTS = {
         ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_is_never_a_pass",)),
     "end-counters-unread-pass": M(
         "error counters RM would not give at the run's end pass", "rmpeer/judge/verdict.py",
-        "for r in (before, after) if r) if why]", "for r in (before,) if r) if why]",
-        ("tests/judge/test_verdict.py::test_link_counter_growth_is_judged_by_the_judge",)),
+        "for r in (before, after) if r), refused]) if why]", "for r in (before,) if r), refused]) if why]",
+        ("tests/judge/test_verdict.py::test_link_counter_growth_is_judged_by_the_judge",),
+        alt=(("for r in (before, after) if r) if why]", "for r in (before,) if r) if why]"),)),
     "excerpt-of-the-expected-bytes": M(
         "a mismatch's excerpt shows the expected bytes, not those found", "rmpeer/traffic/bytecheck.py",
         "a[first:first + EXCERPT_BYTES]", "b[first:first + EXCERPT_BYTES]",
@@ -898,6 +899,97 @@ MUTANTS = {
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',
         '        write_file(path, __import__("json").dumps(result.to_dict(), default=str), what="the certificate")',
         ("tests/system/test_shared_host_trust.py::test_a_run_beside_planted_temporary_names_writes_only_its_own_files",)),
+    # -- found since (mutant hunt 5: the judge) ----------------------------------------------------
+    "end-link-reading-refusal-passes": M(
+        "a link reading RM refused at the run's end passes (caps) or says the links were disabled (status)",
+        "rmpeer/judge/verdict.py",
+        '    refused = after.get("reason") if after.get("reason") != NO_NVLINK else None',
+        "    refused = None",
+        ("tests/judge/test_verdict.py::test_a_link_reading_rm_refused_at_the_runs_end_is_never_a_pass",)),
+    "passive-reason-cut-at-300-said-twice": M(
+        "a passive check's reason cut at exactly 300 characters is not read as its finding: said twice",
+        "rmpeer/judge/verdict.py", "(len(reason) >= 300 and t.startswith(reason))",
+        "(len(reason) > 300 and t.startswith(reason))",
+        ("tests/judge/test_reasons_once.py::test_a_passive_finding_longer_than_its_checks_reason_is_one_reason",)),
+    "boost-lowered-one-mhz-passes": M(
+        "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
+        "and now < before:", "and now < before - 1:",
+        ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
+    'both-directions-floor-by-card-order': M(
+        "a both-directions figure naming the higher card first is judged by no pair's floor", 'rmpeer/judge/floors.py',
+        'floors.bidirectional.get((min(a, b), max(a, b)), floors.bidirectional.get(ANY))',
+        'floors.bidirectional.get((a, b), floors.bidirectional.get(ANY))',
+        ('tests/judge/test_floors.py::test_both_directions_of_a_pair_are_judged_by_its_floor_whichever_card_is_named_first',)),
+    'one-direction-judged-by-the-other': M(
+        'a one-way figure is judged by the floor of the other direction', 'rmpeer/judge/floors.py',
+        'floors.cross_card.get((a, b), floors.cross_card.get(ANY))',
+        'floors.cross_card.get((b, a), floors.cross_card.get(ANY))',
+        ('tests/judge/test_floors.py::test_one_direction_is_judged_by_its_own_floor',)),
+    'outlier-at-exactly-15-percent': M(
+        'a pair exactly 15% below its siblings is flagged (the rule is more than 15%)', 'rmpeer/judge/floors.py',
+        'if f["gbps"] < middle * (1 - OUTLIER_BELOW):',
+        'if f["gbps"] <= middle * (1 - OUTLIER_BELOW):',
+        ('tests/judge/test_floors.py::test_a_pair_is_an_outlier_only_more_than_15_percent_below_its_siblings',)),
+    'outlier-threshold-16-percent': M(
+        'a pair is flagged only more than 16% below its siblings', 'rmpeer/judge/floors.py',
+        'OUTLIER_BELOW = 0.15',
+        'OUTLIER_BELOW = 0.16',
+        ('tests/judge/test_floors.py::test_a_pair_is_an_outlier_only_more_than_15_percent_below_its_siblings',)),
+    'no-floors-drops-the-calibrated-entry': M(
+        "--no-floors drops a calibrated entry's floors from what the host is judged by", 'rmpeer/judge/floors.py',
+        'return (base if calibrated is not None else None), [absent] if absent else []',
+        'return None, [absent] if absent else []',
+        ('tests/judge/test_derived.py::test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it',)),
+    'certificate-drops-what-was-not-derived': M(
+        "the certificate's floors leave out what could not be derived", 'rmpeer/judge/floors.py',
+        'out["floors"], out["missing"] = each, list(self.missing)',
+        'out["floors"], out["missing"] = each, []',
+        ('tests/judge/test_floors.py::test_the_certificate_keeps_what_could_not_be_derived',)),
+    'derived-floors-matched-by-nothing': M(
+        'floors no topology entry calibrates are not said matched_by derived', 'rmpeer/judge/floors.py',
+        '"matched_by": spec.topology_matched_by if entry is not None else "derived"',
+        '"matched_by": spec.topology_matched_by',
+        ('tests/judge/test_floors.py::test_floors_no_entry_calibrates_are_matched_by_derived',)),
+    'fabric-skip-needs-the-fabric': M(
+        'a fabric state of SKIP makes the fabric facts matter', 'rmpeer/judge/health.py',
+        'if _read(fabric) and fabric.get("state") not in ("SKIP",):',
+        'if _read(fabric):',
+        ('tests/judge/test_judge_health.py::test_a_fabric_state_of_skip_needs_no_fabric',)),
+    'refused-fabric-probe-unsaid': M(
+        'a fabric probe RM refused on a host that needs the fabric is not said unchecked', 'rmpeer/judge/health.py',
+        '        _unread("fabric-probe", subject, fact, needed, out, not_checked)',
+        '        _unread("fabric-probe", subject, fact, False, out, not_checked)',
+        ('tests/judge/test_judge_health.py::test_a_fabric_state_of_skip_needs_no_fabric',)),
+    'route-update-unjudged': M(
+        'a fabric route update in progress (ROUTE_UPDATE TRUE) passes', 'rmpeer/judge/health.py',
+        '                "ROUTE_UPDATE": "a fabric route update is in progress"}',
+        '}',
+        ('tests/judge/test_judge_health.py::test_each_row_gives_its_severity[fabric-route-update]',)),
+    'ecc-disabled-unrecorded': M(
+        'ECC disabled is not recorded', 'rmpeer/judge/health.py',
+        '    if fact.get("units_supported") and not fact.get("enabled"):',
+        '    if False:',
+        ('tests/judge/test_judge_health.py::test_ecc_disabled_is_recorded_not_judged',)),
+    'health-judges-the-first-card-only': M(
+        "the health judge judges only the first card's facts", 'rmpeer/judge/health.py',
+        '    for c in cards:\n        _card(',
+        '    for c in cards[:1]:\n        _card(',
+        ('tests/judge/test_judge_health.py::test_every_card_is_judged_not_only_the_first',)),
+    'card-fail-ranks-below-degrade': M(
+        "a card's NOT CERTIFIED ranks below its DEGRADED", 'rmpeer/judge/cards.py',
+        'RANK = {FAIL: (3, NOT_CERTIFIED)',
+        'RANK = {FAIL: (1, NOT_CERTIFIED)',
+        ('tests/judge/test_cards.py::test_a_card_that_failed_and_degraded_is_not_certified',)),
+    'copy-not-run-shown-failed': M(
+        "a copy that was not run (ok None) shows as its pair's failed column", 'rmpeer/judge/cards.py',
+        'if p.src_card != p.dst_card and p.ok is not None',
+        'if p.src_card != p.dst_card',
+        ('tests/judge/test_cards.py::test_a_copy_that_was_not_run_gives_its_pair_no_column',)),
+    'finding-of-an-unknown-card-makes-a-pair': M(
+        'a finding naming a card the run does not have makes a pair (and by_card raises IndexError)', 'rmpeer/judge/cards.py',
+        '        elif kind == "pair" and max(key) < len(hosts):',
+        '        elif kind == "pair":',
+        ('tests/judge/test_cards.py::test_a_finding_about_a_card_the_run_does_not_have_blames_no_pair',)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -153,11 +153,13 @@ def link_error_findings(card, before: dict | None, after: dict, *, since: str = 
     """No error counter of a card grown, and no link gone down, from `before` (an earlier
     reading: the run's start, or the last run's; None: nothing to compare) to `after`;
     counters RM would not give make the comparison impossible, so they are never a pass.
-    `since` words the span ("" for a run's own, " since the last run")."""
+    `since` words the span ("" for a run's own, " since the last run"); `after` RM refused
+    (its caps or its status) gives no counter either."""
     subject = f"card {card}"
+    refused = after.get("reason") if after.get("reason") != NO_NVLINK else None
     out = [Finding("nvlink-errors", subject, "readable error counters", why, UNFINISHED)
-           for why in dict.fromkeys(r.get("counters_reason") for r in (before, after) if r) if why]
-    if before is not None and before.get("supported") and after.get("supported"):
+           for why in dict.fromkeys([*(r.get("counters_reason") for r in (before, after) if r), refused]) if why]
+    if before is not None and before.get("supported") and after.get("supported") and not refused:
         out += [Finding("nvlink-errors", subject, f"no error counter grown{since}", p, DEGRADE)
                 for p in compare_counters(before, after)]
     return out

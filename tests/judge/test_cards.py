@@ -219,3 +219,28 @@ def test_a_pairs_column_stays_failed_when_a_later_check_of_it_passes():
     for checks in ([read(0, 1, "failed"), read(1, 0, "passed")], [read(1, 0, "passed"), read(0, 1, "failed")]):
         (pair,) = [p for p in by_card(_result(checks=checks))["pairs"] if p["pair"] == "0-1"]
         assert (pair["read"], pair["verdict"]) == ("failed", NOT_CERTIFIED)
+
+
+def test_a_card_that_failed_and_degraded_is_not_certified():
+    """The verdict's order (rmpeer.judge.verdict's docstring): NOT CERTIFIED outranks DEGRADED,
+    for a card as for the host."""
+    r = _result([Finding("clocks", "card 1", "a P-state from RM", "none", "degraded"),
+                 Finding("row-remap", "card 1", "no row-remapping failure", "a row remapping failed", FAIL)])
+    assert [c["verdict"] for c in by_card(r)["cards"]] == [CERTIFIED, NOT_CERTIFIED, CERTIFIED, CERTIFIED]
+
+
+def test_a_copy_that_was_not_run_gives_its_pair_no_column():
+    """A copy not run (ok None: the map refused as the topology expects, or skipped) is neither
+    passed nor failed: no check touched the pair, which has no verdict to give."""
+    from rmpeer.model.result import PairResult
+
+    r = _result(verdict=NOT_CERTIFIED)
+    r.pairs = [PairResult("one-per-card", 0, 1, 0, 1, "read", None)]
+    assert by_card(r)["pairs"] == []
+
+
+def test_a_finding_about_a_card_the_run_does_not_have_blames_no_pair():
+    """A copy finding naming card 9 on a run of 4 cards is the host's, never a pair's."""
+    r = _result([Finding("read", "one-per-card (card 2 -> card 9)", "the bytes written", "bytes differ", FAIL)])
+    per = by_card(r)
+    assert per["pairs"] == [] and {c["verdict"] for c in per["cards"]} == {CERTIFIED}

@@ -207,6 +207,8 @@ def test_a_calibrated_entry_comes_first_and_no_floors_keeps_only_it(recorded):
     assert floors.cross_card[ANY].gbps == 355 and floors.cross_card[ANY].basis == "calibrated"
     only, _ = resolve_floors(*hgx(*recorded["two"]), TopologyMatrix(), no_floors=True)
     assert only is None
+    kept, findings = resolve_floors(facts, links, TopologyMatrix(), no_floors=True)
+    assert findings == [] and kept.name == "h200x2-nv18" and kept.cross_card[ANY].gbps == 355
 
 
 # -- efficiencies.yaml is schema-checked -------------------------------------------------------

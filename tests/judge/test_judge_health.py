@@ -73,6 +73,13 @@ ROWS = {
     "fabric-degraded-bw": (lambda h: (card_fact("fabric_probe", **NVSWITCH_PROBE)(h), mask(DEGRADED_BW="TRUE")(h)),
                            "nvswitch", DEGRADE, "degraded bandwidth",
                            ('MASK_DEGRADE = {"DEGRADED_BW"', 'MASK_DEGRADE = {"DEGRADED_BW_"')),
+    "fabric-access-timeout": (lambda h: (card_fact("fabric_probe", **NVSWITCH_PROBE)(h),
+                                         mask(ACCESS_TIMEOUT_RECOVERY="TRUE")(h)), "nvswitch", DEGRADE,
+                              "recovering from an access timeout",
+                              ('"ACCESS_TIMEOUT_RECOVERY": "the fabric', '"ACCESS_TIMEOUT_RECOVERY_": "the fabric')),
+    "fabric-route-update": (lambda h: (card_fact("fabric_probe", **NVSWITCH_PROBE)(h), mask(ROUTE_UPDATE="TRUE")(h)),
+                            "nvswitch", DEGRADE, "route update is in progress",
+                            ('"ROUTE_UPDATE": "a fabric', '"ROUTE_UPDATE_": "a fabric')),
     "row-remap-failure": (card_fact("remapped_rows", failure=True), None, FAIL, "a row remapping failed",
                           ('if fact.get("failure"):', "if False:")),
     "row-remap-pending": (card_fact("remapped_rows", pending=True), None, DEGRADE, "a row remap is pending",
@@ -248,3 +255,42 @@ def test_a_pcie_link_whose_width_rm_read_as_zero_is_not_checked():
     found, not_checked = judged(card_fact("pcie", width=None))
     assert not_checked == [("pcie-link", "card 0: RM gave no link width")]
     assert [(f.check, f.severity) for f in found] == [("pcie-link", INFO)]
+
+
+def test_every_card_is_judged_not_only_the_first():
+    """Two cards of the real facts, the second needing a reset (docs/health.md: reset
+    required, DEGRADED): the finding is card 1's."""
+    def second_needs_reset(host):
+        host["cards"][1]["health"]["reset"].update(required=True)
+
+    found, not_checked = judged(second_needs_reset, cards=2)
+    assert [(f.check, f.subject, f.severity) for f in found if f.severity != INFO] == [("reset", "card 1", DEGRADE)]
+    refused = {"status": "NV_ERR_NOT_SUPPORTED", "reason": "answered NV_ERR_NOT_SUPPORTED"}
+    _, not_checked = judged(lambda h: h["cards"][1]["health"].__setitem__("ecc", dict(refused)), cards=2)
+    assert not_checked == [("ecc", "card 1: answered NV_ERR_NOT_SUPPORTED")]
+
+
+def test_a_fabric_state_of_skip_needs_no_fabric():
+    """docs/health.md: the fabric facts matter where RM reports a fabric state other than SKIP.
+    The real host's state is SKIP, its probe UNSUPPORTED: a probe RM then refuses is not a check
+    left out; on the same host with the fabric INITIALIZED it is (not_checked, INFO)."""
+    refused = {"status": "NV_ERR_NOT_SUPPORTED", "reason": "answered NV_ERR_NOT_SUPPORTED"}
+
+    def probe_refused(state):
+        def change(host):
+            host["health"]["fabric"]["state"] = state
+            host["cards"][0]["health"]["fabric_probe"] = dict(refused)
+        return change
+
+    assert PROBE["system"]["fabric"]["state"] == "SKIP"
+    found, not_checked = judged(probe_refused("SKIP"))
+    assert not_checked == [] and [f for f in found if f.check == "fabric-probe"] == []
+    found, not_checked = judged(probe_refused("INITIALIZED"))
+    assert not_checked == [("fabric-probe", "card 0: answered NV_ERR_NOT_SUPPORTED")]
+    assert [f.severity for f in found if f.check == "fabric-probe"] == [INFO]
+
+
+def test_ecc_disabled_is_recorded_not_judged():
+    """docs/health.md: ECC disabled is recorded (info), no verdict of its own."""
+    found, _ = judged(card_fact("ecc", enabled=False, units_enabled=0))
+    assert [(f.check, f.subject, f.found, f.severity) for f in found] == [("ecc", "card 0", "ECC is disabled", INFO)]

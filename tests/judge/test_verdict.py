@@ -161,6 +161,26 @@ def test_link_counter_growth_is_judged_by_the_judge():
     assert [f.severity for f in link_findings(1, reading(0, 0), unreadable, None)] == [UNFINISHED]
 
 
+@pytest.mark.parametrize("refused", [
+    {"card": 1, "supported": False, "reason": "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS: errno 5", "links": [],
+     "active": 0},
+    {"card": 1, "supported": True, "reason": "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS: errno 5", "links": [],
+     "active": 0}], ids=["caps", "status"])
+def test_a_link_reading_rm_refused_at_the_runs_end_is_never_a_pass(refused):
+    """The links read whole at the start and refused by RM at the end (the two refusals
+    rm.nvlink.link_health returns): no counter can be compared over the run, so the run has
+    not made its check (verdict.py: counters RM would not give are never a pass): INCOMPLETE,
+    saying RM's refusal; never a pass, and no link said disabled that RM never said was."""
+    from rmpeer.judge.verdict import link_findings
+
+    up = {"index": 3, "state": "ACTIVE", "active": True, "connected": True, "counters": {"crc": 0}}
+    start = {"card": 1, "supported": True, "active": 1, "links": [up], "counters_reason": None}
+    got = link_findings(1, start, refused, None)
+    assert [(f.check, f.subject, f.found, f.severity) for f in got] == [
+        ("nvlink-errors", "card 1", refused["reason"], UNFINISHED)]
+    assert judge(RunResult(findings=got, checks=[check()]))[0] == INCOMPLETE
+
+
 def test_a_link_reading_rm_refused_is_never_a_pass():
     """A card whose NVLink caps RM refused (errno 5) is not a card without NVLink."""
     from rmpeer.judge.verdict import link_state_findings
@@ -273,6 +293,8 @@ def test_a_boost_rm_accepted_that_lowered_the_clocks_degrades():
                               boost=SimpleNamespace(failures={}))
     assert [(f.check, f.subject, f.expected, f.found, f.severity) for f in boost_findings(fitness)] == [
         ("boost", "card 0", "a graphics clock of at least 1980 MHz after the boost", "1950 MHz", DEGRADE)]
+    fitness.clocks["boosted"][0]["graphics_mhz"] = 1979       # "at least": one MHz below is below
+    assert [f.found for f in boost_findings(fitness)] == ["1979 MHz"]
 
 
 def test_a_link_status_rm_refused_on_an_nvlink_card_is_never_a_pass():
