@@ -41,6 +41,14 @@ def compare(actual, expected) -> Mismatch | None:
         return None
     a, b = _as_bytes(actual), _as_bytes(expected)
     n = min(a.size, b.size)
-    diff = np.flatnonzero(a[:n] != b[:n])
-    first = (int(diff[0]) if diff.size else n) & ~7
-    return Mismatch(first, a[first:first + EXCERPT_BYTES].tobytes(), int(diff.size) + abs(a.size - b.size))
+    found = slices.each(lambda at, k: _differing(a[at:at + k], b[at:at + k], at), n, COMPARE_SLICE)
+    first = min((f for f, _ in found if f is not None), default=n) & ~7
+    return Mismatch(first, a[first:first + EXCERPT_BYTES].tobytes(), sum(c for _, c in found) + abs(a.size - b.size))
+
+
+def _differing(a, b, at: int) -> tuple:
+    """(the first differing byte's offset or None, how many differ) of one slice. Counted,
+    never listed: a block that differs throughout would need 8 bytes of index per byte."""
+    neq = a != b
+    count = int(np.count_nonzero(neq))
+    return (at + int(neq.argmax()) if count else None), count

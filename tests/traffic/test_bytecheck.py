@@ -98,3 +98,40 @@ def test_two_flipped_words_report_the_first():
     found = bytecheck.compare(actual, expected)
     assert (found.offset, found.differing) == (80, 16)
     assert found.actual[:8] == actual[10:11].tobytes()
+
+
+def differs_throughout(compare, expected):
+    """A read-back of nothing but wrong bytes (a map that reached no memory): every byte is
+    counted, the first is byte 0, and the count costs no index per byte. ~word differs from
+    word in each of its 8 bytes, so every byte of the block differs."""
+    import tracemalloc
+
+    actual = ~expected
+    tracemalloc.start()
+    try:
+        found = compare(actual, expected)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found is not None and (found.offset, found.differing) == (0, BLOCK)
+    # a list of the differing offsets would be 8 bytes each: 8 x BLOCK
+    assert peak < BLOCK, f"comparing a {BLOCK >> 20} MiB block took {peak >> 20} MiB"
+
+
+def test_a_block_that_differs_throughout_is_counted_without_listing_it(expected):
+    differs_throughout(bytecheck.compare, expected)
+
+
+@pytest.mark.parametrize("mutant,old,new", [
+    ("listed", "neq = a != b\n    count = int(np.count_nonzero(neq))",
+     "neq = a != b\n    count = int(np.flatnonzero(neq).size)"),
+    ("first-slice-counted", "sum(c for _, c in found)", "found[0][1]"),
+])
+def test_the_throughout_test_fails_on_a_listing_or_a_partial_count(expected, mutant, old, new):
+    """Mutation: a count that lists every differing offset (512 MiB for a 64 MiB block), or
+    one that counts the first slice only, is caught."""
+    from source_mutation import mutated
+
+    broken = mutated("rmpeer.traffic.bytecheck", old, new)
+    with pytest.raises(AssertionError):
+        differs_throughout(broken.compare, expected)
