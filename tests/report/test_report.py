@@ -491,7 +491,7 @@ def expected_hosts(run_dirs: dict) -> dict:
     return out
 
 
-def fleet_page(browser, html: Path) -> float:
+def fleet_page(browser, html: Path, timeout: float = 120) -> float:
     """Open the report as a person does; seconds until the host table and Allure's totals show
     (the load event comes first: the host table is plain HTML before Allure's scripts)."""
     import time
@@ -502,7 +502,7 @@ def fleet_page(browser, html: Path) -> float:
     browser.wait_for("document.querySelector('[data-testid=rmpeer-hosts]')", timeout=60)
     table = time.monotonic() - start
     browser.wait_for("document.readyState === 'complete' && "
-                     "document.querySelector('[data-testid=metadata-item-total]')", timeout=120)
+                     "document.querySelector('[data-testid=metadata-item-total]')", timeout=timeout)
     seconds = time.monotonic() - start
     print(f"{html.name}: {html.stat().st_size >> 10} KiB; host table shown after {table:.1f} s, "
           f"the whole report after {seconds:.1f} s")
@@ -576,9 +576,10 @@ def test_fifty_hosts_in_one_report(fleet_runs, browser):
     assert allure_html.main_report([str(folder)], str(html), title="fifty hosts") == 0   # a folder of folders
     hosts = expected_hosts({p.name: p for p in folder.iterdir()})
     assert len(hosts) == 50 and {v for v, _ in hosts.values()} == {"CERTIFIED", "DEGRADED", "NOT CERTIFIED"}
-    seconds = fleet_page(browser, html)
-    # a generous bound, not a benchmark: 7 s on an idle 2-core machine, 17 s on a busy one
-    assert seconds < 30, f"the 50-host report took {seconds:.1f} s to show"
+    # Shown whole, not timed (tests do not time): 4 s on an idle 2-core machine, 9 s beside four
+    # busy loops; fleet_page prints what it took. Its wait is a hang guard, long enough for a CI
+    # machine that runs every other test beside it.
+    fleet_page(browser, html, timeout=240)
     assert_fleet_page(browser, html, hosts)
     assert browser.text("[data-testid=rmpeer-hosts-summary]").startswith("50 hosts: ")
 
