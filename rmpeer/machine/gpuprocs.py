@@ -124,13 +124,6 @@ class RmScan:
                 "errors": {str(c): e for c, e in self.errors.items()}}
 
 
-def _refusal(reply) -> str | None:
-    rec = reply["_record"]
-    if rec.errno:
-        return f"errno {rec.errno}"
-    return rec.status_name if rec.status else None
-
-
 def _missing(abi, *names) -> str | None:
     lacking = [n for n in names if n not in abi.controls]
     return f"{', '.join(lacking)} is not in the ABI of {abi.release}" if lacking else None
@@ -145,7 +138,7 @@ def rm_pids(rm, subdevice: int, *, label: str) -> tuple[list[int], str | None]:
     reply = rm.control(subdevice, GET_PIDS, check=False, label=label,
                        idType=abi.const("NV2080_CTRL_GPU_GET_PIDS_ID_TYPE_CLASS"),
                        id=abi.cls("NV20_SUBDEVICE_0"))
-    failed = _refusal(reply)
+    failed = reply["_record"].refused
     if failed:
         return [], f"{GET_PIDS}: {failed}"
     count = min(reply["pidTblCount"], abi.const("NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT"))
@@ -168,7 +161,7 @@ def rm_vidmem(rm, subdevice: int, pids: list[int], *, label: str) -> tuple[dict,
     for i, pid in enumerate(pids):
         raw[base + i * elem.size: base + (i + 1) * elem.size] = elem.pack(pid=pid, index=index)
     reply = rm.control(subdevice, GET_PID_INFO, check=False, label=label, payload=bytes(raw))
-    failed = _refusal(reply)
+    failed = reply["_record"].refused
     if failed:
         return {}, f"{GET_PID_INFO}: {failed}"
     out, back = {}, reply["_raw"]

@@ -30,13 +30,6 @@ ABSENT = "absent"
 NOT_RECORDED = "not recorded"
 
 
-def _status(reply) -> str:
-    rec = reply["_record"]
-    if rec.errno:
-        return f"errno {rec.errno}"
-    return rec.status_name if rec.status else OK
-
-
 def _named(abi, prefix: str, value: int):
     """The constant named prefix+NAME whose value is `value` ('INITIALIZED'), else the number."""
     for name, v in abi.constants.items():
@@ -74,7 +67,7 @@ class Reader:
         if not recorded(self.rm.shim, label):
             return None, {"status": NOT_RECORDED, "reason": f"the recording has no {control} call ({label})"}
         reply = self.rm.control(obj, control, label=label, check=False, **fields)
-        status = _status(reply)
+        status = reply["_record"].refused or OK
         if status != OK:
             return None, {"status": status, "reason": f"{control} answered {status}"}
         return reply, None

@@ -26,13 +26,6 @@ COUNTER_GROUPS = {
 }
 
 
-def _failed(reply) -> str | None:
-    rec = reply["_record"]
-    if rec.errno:
-        return f"errno {rec.errno}"
-    return rec.status_name if rec.status else None
-
-
 def _names(abi, prefix: str) -> dict[int, str]:
     return {v: n[len(prefix):] for n, v in abi.constants.items() if n.startswith(prefix) and isinstance(v, int)}
 
@@ -78,7 +71,7 @@ def read_counters(rm, subdevice: int, links: list[int]) -> tuple[dict[int, dict]
     if st.has("links.masks"):
         fields.update({"links.lenMasks": 1, "links.masks": [link_word]})
     reply = rm.control(subdevice, COUNTERS, check=False, label="nvlink:counters", **fields)
-    failed = _failed(reply)
+    failed = reply["_record"].refused
     if failed:
         return None, f"{COUNTERS}: {failed}"
     values = abi.struct("NV2080_CTRL_NVLINK_GET_COUNTERS_VALUES")
@@ -95,14 +88,14 @@ def link_health(rm, subdevice: int, *, card: int | None = None) -> dict:
     """Per link: index, state, line rate, far end, counters; the active count; or why RM offers none."""
     abi = rm.abi
     caps = rm.control(subdevice, CAPS, check=False, label="nvlink:caps")
-    failed = _failed(caps)
+    failed = caps["_record"].refused
     if failed:
         return {"card": card, "supported": False, "reason": f"{CAPS}: {failed}", "links": [], "active": 0}
     if not _cap(abi, caps["capsTbl"], "SUPPORTED"):
         return {"card": card, "supported": False, "reason": NO_NVLINK,
                 "links": [], "active": 0}
     status = rm.control(subdevice, STATUS, check=False, label="nvlink:status")
-    failed = _failed(status)
+    failed = status["_record"].refused
     if failed:
         return {"card": card, "supported": True, "reason": f"{STATUS}: {failed}", "links": [], "active": 0}
     _, st = abi.control(STATUS)

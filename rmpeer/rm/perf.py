@@ -47,9 +47,8 @@ class Boost:
         duration = 0 if command == "CLEAR" else abi.const("NV2080_CTRL_PERF_BOOST_DURATION_INFINITE")
         reply = self.rm.control(self.subdevices[card], BOOST_CONTROL, check=False,
                                 label=f"perf:boost:{command.lower()}:card{card}", flags=flags, duration=duration)
-        rec = reply["_record"]
-        ok = not rec.errno and not rec.status
-        return {"ok": ok, "status": "NV_OK" if ok else rec.status_name or f"errno {rec.errno}",
+        refused = reply["_record"].refused
+        return {"ok": not refused, "status": refused or "NV_OK",
                 "flags": f"{flags:#x} ({abi.bits(BOOST_FLAGS).describe(flags)})"}
 
     def start(self) -> "Boost":
@@ -84,13 +83,6 @@ def pstate_name(abi, value: int) -> str | None:
     return None
 
 
-def _status(reply) -> str | None:
-    rec = reply["_record"]
-    if rec.errno:
-        return f"errno {rec.errno}"
-    return rec.status_name if rec.status else None
-
-
 def clock_levels(rm, subdevice: int, level: int = 0) -> tuple[list[dict], str | None]:
     """The clock entries RM reports for a perf level: ([{domain, current, default, min, max}], why not)."""
     abi = rm.abi
@@ -99,7 +91,7 @@ def clock_levels(rm, subdevice: int, level: int = 0) -> tuple[list[dict], str | 
     _, params = abi.control(LEVEL_CONTROL)
     elem = abi.struct("NV2080_CTRL_PERF_GET_CLK_INFO")
     reply = rm.control(subdevice, LEVEL_CONTROL, check=False, label="perf:clock-levels", level=level)
-    failed = _status(reply)
+    failed = reply["_record"].refused
     if failed:
         return [], f"{LEVEL_CONTROL}: {failed}"
     raw, base = reply["_raw"], params.field("perfGetClkInfoList").offset
@@ -120,7 +112,7 @@ def read_clocks(rm, subdevice: int) -> dict:
     out = {"graphics_mhz": None, "memory_mhz": None, "pstate": None, "reasons": {}}
     if PSTATE_CONTROL in abi.controls:
         reply = rm.control(subdevice, PSTATE_CONTROL, check=False, label="perf:pstate")
-        failed = _status(reply)
+        failed = reply["_record"].refused
         if failed:
             out["reasons"]["pstate"] = f"{PSTATE_CONTROL}: {failed}"
         else:

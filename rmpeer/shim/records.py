@@ -60,6 +60,16 @@ class CallRecord:
     duration_ns: int = 0
     extra: dict = field(default_factory=dict)
 
+    @property
+    def refused(self) -> str | None:
+        """Why the call went unanswered ("errno 22", an NV_ERR_* name), None when answered:
+        the one reading of a call's outcome for every caller that goes on without it."""
+        if self.errno:
+            return f"errno {self.errno}"
+        if self.status:
+            return self.status_name or f"status {self.status:#x}"
+        return None
+
     def to_json(self) -> str:
         """Empty and default fields are left out to keep recordings small; an RM status
         is always kept, 0 included."""

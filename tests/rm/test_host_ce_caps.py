@@ -9,6 +9,7 @@ import pytest
 from rmpeer.abi import DriverMatrix
 from rmpeer.model.host import Card
 from rmpeer.rm.host import Host
+from rmpeer.shim.records import CallRecord
 
 pytestmark = pytest.mark.offline
 
@@ -22,7 +23,7 @@ class _Rm:
     def control(self, handle, name, *, label, check=True, **fields):
         if name == "NV2080_CTRL_CMD_CE_GET_ALL_CAPS":
             return {"capsTbl": self.table, "present": self.present}
-        return {"pceMask": 0x3, "_record": type("Record", (), {"status": 0})()}
+        return {"pceMask": 0x3, "_record": CallRecord(0, "ioctl", status=0, status_name="NV_OK")}
 
 
 def _read(release: str, rows: int, present: dict) -> dict:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from rmpeer.abi import DriverMatrix
+from rmpeer.shim.records import CallRecord
 from rmpeer.tables.load import MATRICES
 from rmpeer.judge.floors import judge_bandwidth
 from rmpeer.paths import fixtures_dir
@@ -95,7 +96,7 @@ class ScriptedRm:
         self.calls.append((obj, name, st.decode(sent)))
         status, reply = self.answers.get(name, ("NV_OK", {}))
         raw = reply(st) if callable(reply) else bytes(st.pack(**reply))
-        rec = SimpleNamespace(status=STATUS_CODES[status], status_name=status, errno=0)
+        rec = CallRecord(0, "ioctl", status=STATUS_CODES[status], status_name=status)
         out = st.decode(raw)
         out["_record"], out["_raw"] = rec, raw
         return out

@@ -67,3 +67,19 @@ def test_a_memory_calls_extra_of_another_kind_is_refused_naming_the_field(tmp_pa
     path.write_bytes(gzip.compress("".join(lines).encode()))
     with pytest.raises(TranscriptError, match=rf"line {at + 1}: not a call record \(its extra {field}"):
         read_transcript(path)
+
+
+@pytest.mark.parametrize("fields, refused", [
+    ({"errno": 22}, "errno 22"),                                   # an escape that failed in the kernel
+    ({"status": 0x56, "status_name": "NV_ERR_NOT_SUPPORTED"}, "NV_ERR_NOT_SUPPORTED"),
+    ({"status": 0x1234}, "status 0x1234"),                         # a status nvstatus.yaml does not name
+    ({"status": 0, "status_name": "NV_OK"}, None),
+    ({}, None),                                                    # an escape without an RM status
+])
+def test_a_call_is_refused_by_its_errno_or_any_nonzero_status(fields, refused):
+    """CallRecord.refused, the one reading every caller that goes on without an answer uses.
+    A nonzero status is a refusal whether or not its name is known (0x56 is
+    NV_ERR_NOT_SUPPORTED in nvstatuscodes.h)."""
+    from rmpeer.shim.records import CallRecord
+
+    assert CallRecord(1, "ioctl", **fields).refused == refused
