@@ -107,8 +107,30 @@ MUTANTS = {
         ("tests/judge/test_verdict.py::test_a_figure_on_the_floor_is_a_warning_not_a_failure",)),
     "compare-reports-last-word": M(
         "the byte comparison reports the last differing word, not the first", "rmpeer/traffic/bytecheck.py",
-        "    first = (int(diff[0]) if diff.size else n) & ~7", "    first = (int(diff[-1]) if diff.size else n) & ~7",
+        "(at + int(neq.argmax()) if count else None)", "(at + neq.size - 1 - int(neq[::-1].argmax()) if count else None)",
         ("tests/traffic/test_bytecheck.py::test_two_flipped_words_report_the_first",)),
+    # a reading RM did not answer is no fact (Card.unread, CallRecord.refused)
+    "refused-pce-mask-reads-as-no-pces": M(
+        "a PCE mask RM refused is taken for 0 PCEs, the floor check DEGRADED on a statement RM never made",
+        "rmpeer/judge/derived.py", "        if kind is not None and refused:", "        if False:",
+        ("tests/judge/test_derived.py::test_a_pce_mask_rm_refused_is_no_floor_check_never_no_pces",)),
+    "refused-pce-mask-not-kept": M(
+        "rm.host forgets that RM refused a PCE mask", "rmpeer/rm/host.py",
+        '                card.unread[f"ce_pces[{lce}]"] = f"NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: {refused}"',
+        "                pass",
+        ("tests/judge/test_derived.py::test_a_pce_mask_rm_refused_is_no_floor_check_never_no_pces",)),
+    "unread-floor-check-degrades": M(
+        "a floor that could not be derived for RM's refusal is a DEGRADE, as if the card lacked something",
+        "rmpeer/judge/floors.py", "UNFINISHED if m in derived.unread else DEGRADE", "DEGRADE",
+        ("tests/judge/test_derived.py::test_a_pce_mask_rm_refused_is_no_floor_check_never_no_pces",)),
+    "unanswered-free-memory-judged": M(
+        "free video memory RM did not answer is judged as a reading", "rmpeer/judge/sharedhost.py",
+        "    if unanswered:      #", "    if False:      #",
+        ("tests/judge/test_sharedhost.py::test_free_memory_rm_did_not_answer_is_no_reading_and_never_a_verdict",)),
+    "unnamed-status-is-an-answer": M(
+        "a nonzero RM status without a known name counts as answered", "rmpeer/shim/records.py",
+        '            return self.status_name or f"status {self.status:#x}"', "            return self.status_name",
+        ("tests/shim/test_records.py::test_a_call_is_refused_by_its_errno_or_any_nonzero_status",)),
     "fingerprint-missing-key-ignored": M(
         "a fingerprint key the certificate lacks is ignored", "rmpeer/judge/freshness.py",
         '        if key not in old:\n            out.append(f"the certificate records no {_NAMES.get(key, key)}")',

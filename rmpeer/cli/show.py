@@ -73,11 +73,15 @@ def describe_call(rec, abi) -> str:
 def _card_line(card: dict) -> str:
     caps = card.get("ce_caps") or {}
     pces = card.get("ce_pces") or {}
-    lces = ", ".join(f"LCE {lce}: {bin(pces.get(lce, 0)).count('1')} PCEs"
+    unread = card.get("unread") or {}     # what RM did not answer: said, never shown as 0
+    lces = ", ".join(f"LCE {lce}: " + (f"PCEs not read ({unread[f'ce_pces[{lce}]']})" if f"ce_pces[{lce}]" in unread
+                                       else f"{bin(pces.get(lce, 0)).count('1')} PCEs")
                      + (" NVLink P2P" if "CE_NVLINK_P2P" in lce_caps else "")
                      for lce, lce_caps in caps.items())
-    return (f"  card {card.get('index')}: {card.get('name')} {card.get('pci')} {card.get('uuid')} "
-            f"{int(card.get('fb_bytes') or 0) >> 30} GiB" + (f"; {lces}" if lces else ""))
+    memory = (f"memory not read ({unread['fb_bytes']})" if "fb_bytes" in unread
+              else f"{int(card.get('fb_bytes') or 0) >> 30} GiB")
+    return (f"  card {card.get('index')}: {card.get('name')} {card.get('pci')} {card.get('uuid')} {memory}"
+            + (f"; {lces}" if lces else ""))
 
 
 def _run_line(run: dict) -> str:

@@ -172,6 +172,7 @@ class DerivedFloors:
     cross_card: dict = field(default_factory=dict)      # (src, dst) -> Floor, one direction
     bidirectional: dict = field(default_factory=dict)   # (a, b), a < b -> Floor, both directions in total
     missing: tuple = ()                                 # what could not be derived, and why
+    unread: tuple = ()      # of those, what RM did not answer: the floor check could not run there
 
     @property
     def any(self) -> bool:
@@ -221,7 +222,7 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
     """Floors per card and pair from RM's facts (pure). cards: model.host.Card; p2p: HostFacts.p2p
     ((a, b) -> {caps}); links: card index -> rm.nvlink.link_health; class_numbers: the ABI's
     {class name: number}."""
-    same, cross, both, missing = {}, {}, {}, []
+    same, cross, both, missing, unread = {}, {}, {}, [], []
     gens = {c.index: eff.generation_of(c, class_numbers) for c in cards}
     for c in cards:
         gen = gens[c.index]
@@ -229,7 +230,12 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
             missing.append(f"card {c.index} ({c.name}): its copy-engine class is none of efficiencies.yaml's")
             continue
         kind = gen.kinds.get("same_card")
-        pces = bin(c.ce_pces.get(pick_lce(c), 0)).count("1") if c.ce_caps else 0
+        lce = pick_lce(c) if c.ce_caps else None
+        refused = c.unread.get(f"ce_pces[{lce}]")
+        if kind is not None and refused:       # 0 PCEs read from no answer is no fact
+            unread.append(f"card {c.index}: RM did not answer for its copy engine's PCEs ({refused})")
+            continue
+        pces = bin(c.ce_pces.get(lce, 0)).count("1") if c.ce_caps else 0
         if kind is None or not pces:
             missing.append(f"card {c.index}: " + ("no same_card efficiency for " + gen.name if kind is None
                                                   else "RM reports no PCE of its copy engine"))
@@ -264,4 +270,4 @@ def derive_floors(cards: list, p2p: dict, links: dict, eff: Efficiencies, class_
             if a < b:      # PCIe is full duplex: both directions at once, each at the one-way rate
                 both[(a, b)] = _floor(2 * lanes, f"2 x {lanes} lanes (PCIe gen {pcie_gen})",
                                       eff.lane_gbps[pcie_gen], gen.kinds["pcie"])
-    return DerivedFloors(same, cross, both, tuple(missing))
+    return DerivedFloors(same, cross, both, tuple(missing + unread), tuple(unread))

@@ -13,7 +13,7 @@ from rmpeer.abi import DriverMatrix
 from rmpeer.errors import RmpeerError
 from rmpeer.judge.derived import CALIBRATED, Floor, derive_floors, load_efficiencies
 from rmpeer.judge.scope import host_view
-from rmpeer.model.result import DEGRADE, INFO, Finding
+from rmpeer.model.result import DEGRADE, INFO, UNFINISHED, Finding
 
 # A pair this far below the median of its siblings (same op, same size) is flagged even
 # where no floor exists: one slow link or a card stuck at low clocks shows up this way.
@@ -207,10 +207,12 @@ def resolve_floors(facts, links: dict, matrix, *, expected: str | None = None, n
     if not judged:
         why = "; ".join(derived.missing) or "no card or pair to derive one for"
         found = f"{absent.found if absent else 'no floors for this host'}; none derived: {why}"
-        return None, [Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found, DEGRADE)]
+        # where RM did not answer what a floor needs, the check could not run: never a verdict on the host
+        return None, [Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found,
+                              UNFINISHED if derived.unread else DEGRADE)]
     uncovered = [m for m in derived.missing if not _covered(m, base)]
-    return host, [Finding(FLOOR_CHECK, "host", "a floor for every card and pair", f"no floor derived: {m}", DEGRADE)
-                  for m in uncovered]
+    return host, [Finding(FLOOR_CHECK, "host", "a floor for every card and pair", f"no floor derived: {m}",
+                          UNFINISHED if m in derived.unread else DEGRADE) for m in uncovered]
 
 
 def _covered(missing: str, calibrated: HostFloors) -> bool:

@@ -97,14 +97,15 @@ def _mib(n: int) -> str:
 
 
 def judge_teardown(*, refused, leftover, cards, own: dict | None = None, host: dict | None = None,
-                   others: dict | None = None) -> TeardownJudgement:
+                   others: dict | None = None, host_unread: dict | None = None) -> TeardownJudgement:
     """Judges a setup's teardown from what it allocated and what came back.
 
     refused: the frees RM refused (records with .label and .status_name); leftover: the
     objects the setup allocated that are still in the client's book after teardown;
     own: {'before'|'during'|'after': own_vidmem(...) result or None} (this process);
-    host: {'before'|'during'|'after': {card: free bytes}} (host-wide);
-    others: a snapshot_gpu_processes result or None (unknown)."""
+    host: {'before'|'during'|'after': {card: free bytes}} (host-wide; a card RM did not
+    answer for is left out, host_unread {card: why} says why); others: a
+    snapshot_gpu_processes result or None (unknown)."""
     j = TeardownJudgement()
     for r in refused:
         j.problems.append(f"expected RM to accept every free, found {r.label}: {r.status_name}")
@@ -141,6 +142,12 @@ def judge_teardown(*, refused, leftover, cards, own: dict | None = None, host: d
         return j
     if host is None or any(host.get(ph) is None for ph in phases):
         j.problems.append("expected video memory readings before, during and after the setup, found none")
+        return j
+    unanswered = sorted(c for c in cards if any(c not in host[ph] for ph in phases))
+    if unanswered:      # RM's refusal is no reading: the check cannot tell, it never passes
+        why = "; ".join(f"card {c}: {(host_unread or {}).get(c, 'not read')}" for c in unanswered)
+        j.not_applicable = (f"the video memory teardown returned cannot be told: RM gave no usable per-process "
+                            f"figure and did not answer the cards' free memory ({why})")
         return j
     j.basis = ("the cards' free video memory (host-wide; no other process known to use the cards) "
                + j.basis).strip()

@@ -22,6 +22,9 @@ class Card:
     vbios: str = ""
     ce_caps: dict = field(default_factory=dict)   # LCE -> [cap names]
     ce_pces: dict = field(default_factory=dict)   # LCE -> PCE mask
+    # a reading RM did not answer -> why ("fb_bytes", "vbios", "ce_pces[4]" -> "NV_ERR_..."):
+    # its field above then holds no fact, and no reader may take its 0 or "" for one
+    unread: dict = field(default_factory=dict)
     classes: list = field(default_factory=list)
     # RM's health facts of the card (rm.health): fabric probe, ECC, remapped rows, reset,
     # drain, recovery action, PCIe link ("pcie": gen, width, max_gen, max_width), MIG mode

@@ -202,14 +202,15 @@ class Host:
                          flags=abi.const("NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY"))
         raw = gid["data"][: gid["length"]] if isinstance(gid["data"], bytes) else bytes(gid["data"][: gid["length"]])
         card.uuid = "GPU-" + "-".join([raw[0:4].hex(), raw[4:6].hex(), raw[6:8].hex(), raw[8:10].hex(), raw[10:16].hex()]) if len(raw) >= 16 else raw.hex()
-        card.fb_bytes = self._fb_total(sub)
-        card.vbios = self._vbios(sub)
+        card.fb_bytes = self._fb_total(card, sub)
+        card.vbios = self._vbios(card, sub)
         classes = rm.control(dev, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2", label="host:classes")
         card.classes = sorted(classes["classList"][: classes["numClasses"]])
         self._ce(card, sub)
 
-    def _info_list(self, sub, control, list_field, size_field, elem_struct, indexes, label):
-        """A {index, data} list control (FB_GET_INFO_V2, BIOS_GET_INFO_V2): index -> data."""
+    def _info_list(self, sub, control, list_field, size_field, elem_struct, indexes, label) -> tuple[dict, str | None]:
+        """A {index, data} list control (FB_GET_INFO_V2, BIOS_GET_INFO_V2): ({index: data}, None),
+        or ({}, why RM did not answer)."""
         abi = self.rm.abi
         elem = abi.struct(elem_struct)
         _, pst = abi.control(control)
@@ -219,30 +220,36 @@ class Host:
             at = base + i * elem.size + elem.field("index").offset
             buf[at:at + 4] = idx.to_bytes(4, "little")
         reply = self.rm.control(sub, control, label=label, check=False, payload=bytes(buf))
-        if reply["_record"].status:
-            return {}
+        refused = reply["_record"].refused
+        if refused:
+            return {}, f"{control}: {refused}"
         raw = reply["_raw"]
         return {idx: elem.get(raw[base + i * elem.size:base + (i + 1) * elem.size], "data")
-                for i, idx in enumerate(indexes)}
+                for i, idx in enumerate(indexes)}, None
 
-    def _fb_total(self, sub) -> int:
+    def _fb_total(self, card: Card, sub) -> int:
         idx = self.rm.abi.const("NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE")
-        got = self._info_list(sub, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList", "fbInfoListSize",
-                              "NV2080_CTRL_FB_INFO", [idx], "host:fb-size")
+        got, why = self._info_list(sub, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList", "fbInfoListSize",
+                                   "NV2080_CTRL_FB_INFO", [idx], "host:fb-size")
+        if why:
+            card.unread["fb_bytes"] = why
         return got.get(idx, 0) * 1024  # RM reports KiB
 
-    def heap_free(self, index: int) -> int:
-        """Free video memory of a card, in bytes (FB_GET_INFO_V2 HEAP_FREE)."""
+    def heap_free(self, index: int) -> tuple[int | None, str | None]:
+        """Free video memory of a card, in bytes (FB_GET_INFO_V2 HEAP_FREE): (bytes, None), or
+        (None, why RM did not answer)."""
         idx = self.rm.abi.const("NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE")
-        got = self._info_list(PROBE_SUBDEVICE_BASE + index, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList",
-                              "fbInfoListSize", "NV2080_CTRL_FB_INFO", [idx], f"host:heap-free:card{index}")
-        return got.get(idx, 0) * 1024
+        got, why = self._info_list(PROBE_SUBDEVICE_BASE + index, "NV2080_CTRL_CMD_FB_GET_INFO_V2", "fbInfoList",
+                                   "fbInfoListSize", "NV2080_CTRL_FB_INFO", [idx], f"host:heap-free:card{index}")
+        return (None, why) if why else (got.get(idx, 0) * 1024, None)
 
-    def _vbios(self, sub) -> str:
+    def _vbios(self, card: Card, sub) -> str:
         idx = self.rm.abi.const("NV2080_CTRL_BIOS_INFO_INDEX_REVISION")
         oem = self.rm.abi.const("NV2080_CTRL_BIOS_INFO_INDEX_OEM_REVISION")
-        got = self._info_list(sub, "NV2080_CTRL_CMD_BIOS_GET_INFO_V2", "biosInfoList", "biosInfoListSize",
-                              "NV2080_CTRL_BIOS_INFO", [idx, oem], "host:vbios")
+        got, why = self._info_list(sub, "NV2080_CTRL_CMD_BIOS_GET_INFO_V2", "biosInfoList", "biosInfoListSize",
+                                   "NV2080_CTRL_BIOS_INFO", [idx, oem], "host:vbios")
+        if why:
+            card.unread["vbios"] = why
         if idx not in got:
             return ""
         r = got[idx]
@@ -261,7 +268,10 @@ class Host:
             card.ce_caps[lce] = _cap_names(abi, "NV2080_CTRL_CE_CAPS_", table[lce * width:(lce + 1) * width])
             pce = self.rm.control(sub, "NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK", label="host:ce-pces",
                                   check=False, ceEngineType=engine_type(abi, lce))
-            card.ce_pces[lce] = pce["pceMask"] if not pce["_record"].status else 0
+            refused = pce["_record"].refused
+            card.ce_pces[lce] = 0 if refused else pce["pceMask"]
+            if refused:
+                card.unread[f"ce_pces[{lce}]"] = f"NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: {refused}"
 
     def _p2p(self) -> None:
         abi = self.rm.abi
@@ -276,8 +286,8 @@ class Host:
                 ids = [self.cards[a].gpu_id] if a == b else [self.cards[a].gpu_id, self.cards[b].gpu_id]
                 r = self.rm.control(self.rm.handle, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2", check=False,
                                     label=f"host:p2p-caps:{a}->{b}", gpuIds=ids, gpuCount=len(ids))
-                if r["_record"].errno or r["_record"].status:
-                    self.facts.p2p[(a, b)] = {"caps_word": 0, "caps": [], "error": r["_record"].status_name}
+                if r["_record"].refused:
+                    self.facts.p2p[(a, b)] = {"caps_word": 0, "caps": [], "error": r["_record"].refused}
                     continue
                 statuses = r["p2pCapsStatus"] if isinstance(r["p2pCapsStatus"], list) else list(r["p2pCapsStatus"])
                 self.facts.p2p[(a, b)] = {

@@ -72,3 +72,18 @@ def test_a_line_break_in_a_recording_forges_no_line_of_show(tmp_path, where):
     assert rc == 0 and "Traceback" not in err, err
     assert not [ln for ln in out.splitlines() if ln.lstrip().startswith("card 1: FORGED")], out
     assert "\\n  card 1: FORGED" in out
+
+
+def test_a_card_reading_rm_did_not_answer_is_said_never_shown_as_0():
+    """A recorded card whose FB size and one PCE mask RM refused (Card.unread): `show` says
+    so, where it used to print "0 GiB" and "0 PCEs"."""
+    from rmpeer.cli.show import _card_line
+
+    card = {"index": 0, "name": "NVIDIA H200", "pci": "0000:18:00.0", "uuid": "GPU-x", "fb_bytes": 0,
+            "ce_caps": {"2": ["CE_SUPPORTED"], "4": ["CE_SUPPORTED"]}, "ce_pces": {"2": 0x3, "4": 0},
+            "unread": {"fb_bytes": "NV2080_CTRL_CMD_FB_GET_INFO_V2: NV_ERR_NOT_SUPPORTED",
+                       "ce_pces[4]": "NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: errno 22"}}
+    line = _card_line(card)
+    assert "memory not read (NV2080_CTRL_CMD_FB_GET_INFO_V2: NV_ERR_NOT_SUPPORTED)" in line
+    assert "LCE 2: 2 PCEs" in line and "LCE 4: PCEs not read (NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: errno 22)" in line
+    assert "0 GiB" not in line and "0 PCEs" not in line

@@ -83,7 +83,7 @@ def test_the_one_card_floor_is_derived_the_same_way(recorded):
     ('return rate * width / 8000 if rate and width else None', 'return rate / 8000 if rate and width else None'),
     ('direct_n + switch_n, ', 'direct_n + switch_n // 2, '),
     ('_floor(2 * n, ', '_floor(n, '),
-    ('bin(c.ce_pces.get(pick_lce(c), 0))', 'bin(c.ce_pces.get(0, 0))'),
+    ('bin(c.ce_pces.get(lce, 0))', 'bin(c.ce_pces.get(0, 0))'),
 ])
 def test_mutation_a_wrong_rate_link_count_or_engine_misses_the_calibrated_floors(recorded, old, new):
     facts, links = recorded["two"]
@@ -118,6 +118,43 @@ def test_an_hgx_host_gets_derived_floors_never_no_floors(recorded, entry, model)
     slow = [{"src_card": 3, "dst_card": 6, "op": "read", "bytes": 256 << 20, "gbps": 240.0}]
     (found,) = judge_bandwidth(floors, slow)
     assert found["level"] == "FAIL" and "18 links x 26.562 GB/s x 0.743 = 355.2 GB/s" in found["message"]
+
+
+def _refused_pce_masks(tmp_path):
+    """The facts of TWO as rmpeer.rm.host reads them when RM answers every
+    CE_GET_CE_PCE_MASK with NV_ERR_NOT_SUPPORTED: the recording with those replies changed
+    (tools/status_sweep.py's derive, as the status sweep changes one reply), replayed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("status_sweep", TRANSCRIPTS.parents[1] / "tools" / "status_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    lines = sweep._lines(TWO)
+    abi = DriverMatrix().abi(next(x for x in lines if x.get("note") == "driver")["abi"])
+    for seq in [x["seq"] for x in lines if x.get("op") == "ioctl" and x.get("label") == "host:ce-pces"]:
+        lines, _ = sweep.derive(lines, abi, seq, "NV_ERR_NOT_SUPPORTED")
+    path = sweep.write(lines, tmp_path / "ce-pces-refused.jsonl.gz")
+    r = run_passive(replay_target(str(path)), save=False, state_path=tmp_path / "s.json")
+    return HostFacts.from_dict(r.host), {int(k): v for k, v in r.links.items()}
+
+
+REFUSED_PCES = "RM did not answer for its copy engine's PCEs (NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: NV_ERR_NOT_SUPPORTED)"
+
+
+def test_a_pce_mask_rm_refused_is_no_floor_check_never_no_pces(tmp_path):
+    """An HGX host (no calibrated floor) whose PCE masks RM refused: the same-card floor,
+    which is derived from the PCE count, could not be derived, and the check says why
+    (INCOMPLETE). Before: the mask read as 0 and the run was DEGRADED "RM reports no PCE of
+    its copy engine", a statement about the cards that RM never made."""
+    facts, links = _refused_pce_masks(tmp_path)
+    assert all(c.unread and set(c.unread.values()) == {"NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: NV_ERR_NOT_SUPPORTED"}
+               for c in facts.cards), [c.unread for c in facts.cards]
+    facts, links = hgx(facts, links)
+    floors, findings = resolve_floors(facts, links, TopologyMatrix())
+    assert floors.same_card == {} and len(floors.cross_card) == 8 * 7     # the links need no PCE count
+    assert [(f.severity, f.found) for f in findings] == [
+        ("incomplete", f"no floor derived: card {i}: {REFUSED_PCES}") for i in range(8)]
+    assert not any("RM reports no PCE" in f.found for f in findings)
 
 
 def test_a_card_with_fewer_links_enabled_gets_a_lower_floor_not_a_down_link(recorded):
@@ -297,7 +334,7 @@ def test_the_shipped_efficiencies_agree_with_their_measurements():
 
 
 @pytest.mark.parametrize("old, new", [
-    ('        return None, [Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found, DEGRADE)]', "        return None, []"),
+    ('        return None, [Finding(FLOOR_CHECK, "host", FLOOR_EXPECTED, found,\n', "        return None, [] and [Finding(FLOOR_CHECK, \"host\", FLOOR_EXPECTED, found,\n"),
     ("    uncovered = [m for m in derived.missing if not _covered(m, base)]", "    uncovered = []"),
 ])
 def test_mutation_a_host_left_without_a_floor_is_never_silent(recorded, old, new):

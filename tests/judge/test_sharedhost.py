@@ -127,6 +127,23 @@ def test_refused_frees_and_missing_readings_fail():
                             "expected video memory readings before, during and after the setup, found none"]
 
 
+def test_free_memory_rm_did_not_answer_is_no_reading_and_never_a_verdict():
+    """Without a usable per-process figure, the host-wide free memory decides; where RM did
+    not answer it for a card (rm.host.Host.heap_free: no bytes, why), the memory part cannot
+    tell and says why. Before: the unanswered reading was 0 bytes free, and the teardown
+    failed "expected the setup's buffers to take video memory" (exit 1) on RM's refusal."""
+    why = "NV2080_CTRL_CMD_FB_GET_INFO_V2: NV_ERR_NOT_SUPPORTED"
+    readings = host(9, 8, 9)
+    del readings["during"][1]
+    got = judge_teardown(refused=[], leftover=[], cards=[0, 1], own=None, host=readings, others=snapshot(),
+                         host_unread={1: why})
+    assert got.ok and got.problems == [], got.problems
+    assert f"card 1: {why}" in got.not_applicable
+    left = judge_teardown(refused=[], leftover=SETUP, cards=[0, 1], own=None, host=readings, others=snapshot(),
+                          host_unread={1: why})
+    assert not left.ok and "2 never freed" in left.problems[0]    # objects still count
+
+
 def test_a_per_process_figure_that_ignores_the_buffers_is_set_aside_not_trusted():
     """RM's figure did not move with the setup: it proves nothing, so the host-wide figures decide."""
     flat = own(5, 5, 5, cards=(0,))
