@@ -916,6 +916,12 @@ MUTANTS = {
         "a stop signal that lands in a finalizer is swallowed there: the run goes on to its end",
         "rmpeer/machine/interrupts.py", "            _record.again = True\n", "",
         ("tests/machine/test_interrupts.py::test_a_signal_inside_a_finalizer_still_stops_the_run_and_prints_nothing",)),
+    "late-signal-dropped": M(
+        "a stop signal after the run (while the outputs are written) is dropped, not noted: the run "
+        "exits 0 CERTIFIED though it was told to stop before it had said so",
+        "rmpeer/machine/interrupts.py", "    if not again:\n        _record.seen.append(name)",
+        "    if not again and _record.raising:\n        _record.seen.append(name)",
+        ("tests/system/test_signal_sweep.py::test_a_signal_at_any_moment_gives_incomplete_and_no_certified_file[SIGTERM]",)),
     "certificate-unsigned": M(
         "certify writes its certificate unsigned", "rmpeer/run/outputs.py",
         '        write_file(path, signed_text(result.to_dict()), what="the certificate")',

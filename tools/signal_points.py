@@ -6,12 +6,20 @@ says CERTIFIED, and the GPUs' memory used afterwards against the baseline taken 
   python3 tools/signal_points.py OUT_DIR --tier quick --signals INT,TERM,HUP
 
 One summary line per point on stdout ("ok" when exit 5, no CERTIFIED file and the memory
-back to its baseline; "FAIL ..." otherwise), and a last line with the counts."""
+back to its baseline; "FAIL ..." otherwise), and a last line with the counts.
+
+A signal may come after the process's last check: rmpeer blocks the stop signals in its
+last step (rmpeer.machine.interrupts.finish) and one that arrives then dies with the
+process, which exits with its verdict. Such an exit 0 is believed only when the verdict line
+was already written when the signal was sent (`signalled` reads what the pipe holds just
+before it sends); an exit 0 with the verdict line still unwritten is a signal lost.
+`signalled` and `problems` serve tests/system/test_signal_sweep.py too."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -20,7 +28,8 @@ import time
 from pathlib import Path
 
 PROGRESS = re.compile(r"^  +\d+\.\ds  ")
-VERDICT = re.compile(r"^(CERTIFIED|DEGRADED|NOT CERTIFIED|INCOMPLETE) \(")
+# a live run's verdict line, or a replay's ("REPLAY of NAME: CERTIFIED (...")
+VERDICT = re.compile(r"^(?:REPLAY of .*: )?(CERTIFIED|DEGRADED|NOT CERTIFIED|INCOMPLETE) \(", re.M)
 CERTIFIED_MARK = re.compile(r'"verdict":\s*"CERTIFIED"|name="verdict" value="CERTIFIED"|verdict="CERTIFIED"')
 
 
@@ -43,29 +52,81 @@ def certify(out: Path, tier: str) -> list:
             "--prometheus", str(out)]
 
 
+def _drain(fd: int, into: bytearray) -> None:
+    """What the pipe holds now, without waiting for more."""
+    os.set_blocking(fd, False)
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            into += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.set_blocking(fd, True)
+
+
+def signalled(command: list, sigs, *, after_line, delay_s: float = 0.0, gap_s: float = 0.2, env=None,
+              timeout: float = 600) -> dict:
+    """Runs `command`; delay_s after its `after_line`-th output line (None: its verdict line)
+    sends `sigs`, gap_s apart. Returns its exit code, the signals sent, its whole output, and
+    whether its verdict line was written before the first signal was sent."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    fd, out = proc.stdout.fileno(), bytearray()
+    while sigs and not (out.count(b"\n") >= after_line if after_line is not None
+                        else VERDICT.search(out.decode(errors="replace"))):
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        out += chunk
+    time.sleep(delay_s if sigs else 0)
+    sent, verdict_first = [], None
+    for i, sig in enumerate(sigs):
+        if i:
+            time.sleep(gap_s)
+        if proc.poll() is None:
+            if not sent:
+                _drain(fd, out)       # written before the signal: read before it is sent
+                before = len(out)
+            proc.send_signal(sig)
+            sent.append(sig.name)
+    if sent:
+        verdict_first = bool(VERDICT.search(out[:before].decode(errors="replace")))
+    while chunk := os.read(fd, 1 << 16):
+        out += chunk
+    proc.stdout.close()
+    proc.wait(timeout=timeout)
+    return {"rc": proc.returncode, "sent": sent, "text": out.decode(errors="replace"), "verdict_first": verdict_first}
+
+
+def problems(done: dict, certified: list, *, may_end_first: bool) -> list:
+    """What is wrong with one point's outcome (`certified`: its files that say CERTIFIED)."""
+    if not done["sent"]:
+        return [] if may_end_first else ["the run ended before the signal"]
+    found = []
+    if done["rc"] == 0 and certified and "SIG" not in done["text"] and done["verdict_first"]:
+        return []         # after the last check: it died blocked with the process
+    if done["rc"] != 5:
+        found.append(f"exit {done['rc']}, not 5" + ("" if done["verdict_first"] else
+                                                    " (the signal came before the verdict line)"))
+    if certified:
+        found.append(f"CERTIFIED on disk: {certified}")
+    if "Traceback" in done["text"]:
+        found.append("a traceback")
+    return found
+
+
+def certified_files(out: Path) -> list:
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.is_symlink()
+                  and CERTIFIED_MARK.search(p.read_text(errors="replace")))
+
+
 def run_point(out: Path, tier: str, sig, after_line, delay_s: float, twice: bool):
     """sig None: no signal (the baseline run)."""
-    proc = subprocess.Popen(certify(out, tier), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen = []
-    for line in proc.stdout:
-        seen.append(line)
-        if len(seen) == after_line or (after_line is None and VERDICT.match(line)):
-            break
-    time.sleep(delay_s)
-    sent = 0
-    for _ in range((2 if twice else 1) if sig is not None else 0):
-        if proc.poll() is None:
-            proc.send_signal(sig)
-            sent += 1
-        time.sleep(0.2)
-    rest, _ = proc.communicate(timeout=600)
-    text = "".join(seen) + rest
-    (out.parent / f"{out.name}.log").write_text(text)
+    sigs = [sig] * (2 if twice else 1) if sig is not None else []
+    done = signalled(certify(out, tier), sigs, after_line=after_line, delay_s=delay_s)
+    (out.parent / f"{out.name}.log").write_text(done["text"])
     cert = out / ("replay-certificate.json" if REPLAY else "certificate.json")
     verdict = json.loads(cert.read_text())["verdict"] if cert.is_file() else "none"
-    certified = [str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()
-                 and CERTIFIED_MARK.search(p.read_text(errors="replace"))]
-    return proc.returncode, sent, verdict, certified, "Traceback" in text
+    return done, verdict, certified_files(out)
 
 
 def main() -> int:
@@ -80,10 +141,10 @@ def main() -> int:
     root = Path(args.folder)
     root.mkdir(parents=True, exist_ok=True)
     baseline = memory_used()
-    code, _, verdict, _, _ = run_point(root / "unsignalled", args.tier, None, -1, 0.0, False)
-    lines = (root / "unsignalled.log").read_text().splitlines()
+    done, verdict, _ = run_point(root / "unsignalled", args.tier, None, -1, 0.0, False)
+    lines = done["text"].splitlines()
     last = 1 + max(i for i, line in enumerate(lines) if PROGRESS.match(line))
-    print(f"baseline memory used {baseline} MiB; unsignalled {args.tier} run: exit {code}, {verdict}, "
+    print(f"baseline memory used {baseline} MiB; unsignalled {args.tier} run: exit {done['rc']}, {verdict}, "
           f"last progress line {last}")
     points = [("after line 2", 2, 0.0, False), (f"after line {last // 2}", last // 2, 0.0, False),
               (f"after line {last // 2}, twice", last // 2, 0.0, True),
@@ -94,26 +155,17 @@ def main() -> int:
         sig = getattr(signal, f"SIG{name}")
         for i, (where, line, delay, twice) in enumerate(points):
             out = root / f"{name.lower()}-{i}"
-            rc, sent, verdict, certified, traceback = run_point(out, args.tier, sig, line, delay, twice)
+            done, verdict, certified = run_point(out, args.tier, sig, line, delay, twice)
             time.sleep(0.5)
             memory = memory_used()
-            problems = []
-            if rc == 0 and line is None and certified and "SIG" not in (root / f"{out.name}.log").read_text():
-                sent = 0    # it came after the process's last check: blocked, it died with the process
-            if not sent and line is not None:
-                problems.append("the run ended before the signal")
-            elif sent and rc != 5:
-                problems.append(f"exit {rc}, not 5")
-            if sent and certified:
-                problems.append(f"CERTIFIED on disk: {certified}")
-            if traceback:
-                problems.append("a traceback")
+            found = problems(done, certified, may_end_first=line is None or line == last)
             if memory != baseline:
-                problems.append(f"memory used {memory} MiB, baseline {baseline}")
-            ok, bad = ok + (not problems), bad + bool(problems)
-            late = " (after the last check: not taken)" if not sent else ""
-            print(f"SIG{name:<4} {where:<38} exit {rc}  certificate {verdict:<10} memory after {memory} MiB  "
-                  + ("ok" + late if not problems else "FAIL " + "; ".join(problems)), flush=True)
+                found.append(f"memory used {memory} MiB, baseline {baseline}")
+            ok, bad = ok + (not found), bad + bool(found)
+            late = " (after the verdict line: not taken)" if done["sent"] and done["rc"] == 0 else ""
+            first = "" if not done["sent"] else " verdict line before the signal" if done["verdict_first"] else ""
+            print(f"SIG{name:<4} {where:<38} exit {done['rc']}  certificate {verdict:<10} memory after {memory} MiB "
+                  f"{first} " + ("ok" + late if not found else "FAIL " + "; ".join(found)), flush=True)
     print(f"{ok} points ok, {bad} failed")
     return 0 if not bad else 1
 

@@ -10,18 +10,19 @@ checks'), then 0, 30, 60 and 100 ms after that last progress line (the window be
 verdict and the process's exit that issue 23 found unguarded: the judge and the outputs),
 and right after the verdict line. From the last progress line on, the process may pass its
 last check before the signal arrives (the reader lags the writer; a signal after that check
-stays blocked and dies with the process): such a point must be exit 0, CERTIFIED, with no
-signal named. Every other point must be exit 5 with no CERTIFIED file, and at least 20
+stays blocked and dies with the process): such a point may be exit 0, CERTIFIED, with no
+signal named, but only if its verdict line was already written when the signal was sent
+(what the pipe held then: tools/signal_points.py's `signalled`); an exit 0 before it is a
+signal lost. Every other point must be exit 5 with no CERTIFIED file, and at least 20
 points per signal must have taken it. (A signal before the interpreter reaches rmpeer's
 entry, in Python's own start-up, kills the process by default: nothing is open or written
 then; the sweep starts at the first line.) The runs go in parallel to keep CI time down."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import re
 import signal
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,16 +32,18 @@ import pytest
 
 from rmpeer.paths import transcripts_dir
 
+# the signalling and the rule of each point, shared with the device's sweep
+_spec = importlib.util.spec_from_file_location("signal_points", Path(__file__).resolve().parents[2] / "tools"
+                                               / "signal_points.py")
+signal_points = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(signal_points)
+
 pytestmark = pytest.mark.offline
 RECORDING = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 needs_recording = pytest.mark.skipif(not RECORDING.is_file(), reason=f"no {RECORDING.name} in fixtures/transcripts/")
 POINTS = 20
 AFTER_LAST_PROGRESS_S = (0.0, 0.03, 0.06, 0.1)
-PROGRESS_LINE = re.compile(r"^  +\d+\.\ds  ")
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-VERDICT_LINE = re.compile(r"^REPLAY of .*: (CERTIFIED|DEGRADED|NOT CERTIFIED|INCOMPLETE) \(")
-# what says CERTIFIED in each output: the certificate's JSON, JUnit's property, the .prom label
-CERTIFIED_MARK = re.compile(r'"verdict":\s*"CERTIFIED"|name="verdict" value="CERTIFIED"|verdict="CERTIFIED"')
 POOL = max(2, min(8, os.cpu_count() or 2))   # CPU-bound runs: one per core
 
 
@@ -54,32 +57,12 @@ def _env():
     return dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
-def certified_files(out: Path) -> list:
-    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.is_symlink()
-                  and CERTIFIED_MARK.search(p.read_text(errors="replace")))
-
-
 def _run(out: Path, sigs, *, after_line: int | None = None, delay_s: float = 0.0, gap_s: float = 0.2) -> dict:
     """One run, signalled delay_s after its `after_line`-th output line (None: its verdict
     line); `sigs` are sent gap_s apart."""
-    proc = subprocess.Popen(_command(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=_env())
-    seen, sent = [], []
-    if sigs:
-        for line in proc.stdout:
-            seen.append(line)
-            if len(seen) == after_line or (after_line is None and VERDICT_LINE.match(line)):
-                break
-        time.sleep(delay_s)
-    for i, sig in enumerate(sigs):
-        if i:
-            time.sleep(gap_s)
-        if proc.poll() is None:
-            proc.send_signal(sig)
-            sent.append(sig.name)
-    rest, _ = proc.communicate(timeout=300)
-    return {"rc": proc.returncode, "sent": sent, "text": "".join(seen) + (rest or ""),
-            "certified": certified_files(out), "lines": len(seen)}
+    done = signal_points.signalled(_command(out), sigs, after_line=after_line, delay_s=delay_s, gap_s=gap_s,
+                                   env=_env(), timeout=300)
+    return dict(done, certified=signal_points.certified_files(out))
 
 
 @pytest.fixture(scope="module")
@@ -91,43 +74,37 @@ def whole_run(tmp_path_factory):
     done["wall_s"] = time.monotonic() - started
     assert done["rc"] == 0 and done["certified"], done["text"][-2000:]
     lines = done["text"].splitlines()
-    done["last_progress"] = 1 + max(i for i, line in enumerate(lines) if PROGRESS_LINE.match(line))
+    done["last_progress"] = 1 + max(i for i, line in enumerate(lines) if signal_points.PROGRESS.match(line))
     return done
 
 
-def _points(last: int) -> list:
+def _line_counts(last: int) -> list:
     """POINTS line counts spread from the first line to the last progress line."""
     return sorted({1 + round(i * (last - 1) / (POINTS - 1)) for i in range(POINTS)})
 
 
 def _check(point: str, done: dict, *, may_end_first: bool) -> str | None:
     """A problem with one point's outcome, or None."""
-    if not done["sent"]:
-        return None if may_end_first else f"{point}: the run ended before the signal was sent"
-    if done["rc"] == 0 and may_end_first and done["certified"] and "SIG" not in done["text"]:
-        return None     # the signal came after the process's last check: it died blocked with it
-    if done["rc"] != 5:
-        return f"{point}: exit {done['rc']}, not 5: {done['text'][-600:]}"
-    if done["certified"]:
-        return f"{point}: exit 5 but CERTIFIED on disk: {done['certified']}"
-    if "Traceback" in done["text"]:
-        at = done["text"].index("Traceback")      # the traceback itself, whatever follows it
-        return f"{point}: a traceback: {done['text'][max(0, at - 300):at + 2000]}"
-    return None
+    found = signal_points.problems(done, done["certified"], may_end_first=may_end_first)
+    if not found:
+        return None
+    text = done["text"]
+    at = text.find("Traceback")      # the traceback itself, whatever follows it
+    return f"{point}: {'; '.join(found)}: " + (text[max(0, at - 300):at + 2000] if at >= 0 else text[-600:])
 
 
 @needs_recording
 @pytest.mark.parametrize("sig", SIGNALS, ids=[s.name for s in SIGNALS])
 def test_a_signal_at_any_moment_gives_incomplete_and_no_certified_file(tmp_path, whole_run, sig):
     last = whole_run["last_progress"]
-    points = _points(last)
-    assert len(points) >= POINTS, points
-    jobs = [(f"after line {k}", dict(after_line=k), [sig], k == last) for k in points]
+    counts = _line_counts(last)
+    assert len(counts) >= POINTS, counts
+    jobs = [(f"after line {k}", dict(after_line=k), [sig], k == last) for k in counts]
     jobs += [(f"{s * 1000:.0f} ms after the last progress line", dict(after_line=last, delay_s=s), [sig], True)
              for s in AFTER_LAST_PROGRESS_S]
     jobs += [("right after the verdict line", dict(after_line=None), [sig], True)]
     jobs += [(f"twice, after line {k}", dict(after_line=k), [sig, sig], False)
-             for k in (points[len(points) // 3], points[2 * len(points) // 3])]
+             for k in (counts[len(counts) // 3], counts[2 * len(counts) // 3])]
 
     def one(i_job):
         i, (name, when, sigs, may_end_first) = i_job

@@ -1,7 +1,9 @@
 # Part "failclosed" (issue 23, part A) of tools/device-evidence.sh, on the 1 x H200 machine:
 # - SIGINT, SIGTERM and SIGHUP at 5 points of a live quick run each (line 2, half way, half way
 #   twice, 30 ms after the last progress line, right after the verdict line): every line of
-#   the summary says exit 5, no CERTIFIED file, the GPUs' memory back to its baseline ("ok");
+#   the summary says exit 5, no CERTIFIED file, the GPUs' memory back to its baseline ("ok"),
+#   or exit 0 CERTIFIED where the verdict line was already written when the signal was sent
+#   (it came after the last check, blocked: "ok (after the verdict line: not taken)");
 # - the deadline ending a full run early (--deadline 3 of a ~9 s run): exit 5, INCOMPLETE,
 #   the deadline named, memory back to its baseline;
 # - a non-root run (a user made with useradd): its verdict line names what it could not
