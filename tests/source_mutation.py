@@ -943,6 +943,39 @@ MUTANTS = {
         "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
         "and now < before:", "and now < before - 1:",
         ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
+    # hunt6-a: judge/passive, judge/unchecked, judge/freshness
+    "unread-proc-gpu-list-is-info": M(
+        "the kernel module's GPU list not read is an INFO note, not a check that could not tell",
+        "rmpeer/judge/passive.py",
+        '"the kernel module\'s list of GPUs", "not recorded", UNFINISHED))',
+        '"the kernel module\'s list of GPUs", "not recorded", INFO))',
+        ("tests/judge/test_judge_passive.py::test_a_reading_the_passive_run_could_not_make_is_incomplete_never_a_pass",)),
+    "unread-clocks-are-info": M(
+        "clocks the passive run could not read are an INFO note, not a check that could not tell",
+        "rmpeer/judge/passive.py",
+        '"not read (see the rm finding)",\n                        UNFINISHED)',
+        '"not read (see the rm finding)",\n                        INFO)',
+        ("tests/judge/test_judge_passive.py::test_a_reading_the_passive_run_could_not_make_is_incomplete_never_a_pass",)),
+    "clocks-without-mhz-pass": M(
+        "a card whose clocks NVML did not give passes the passive clocks check", "rmpeer/judge/passive.py",
+        '        if r.get("graphics_mhz") is None:', "        if False:",
+        ("tests/judge/test_judge_passive.py::test_a_reading_the_passive_run_could_not_make_is_incomplete_never_a_pass",)),
+    "process-list-without-available-passes": M(
+        "a GPU-process reading that does not say it is available passes", "rmpeer/judge/passive.py",
+        '    if not procs.get("available"):', '    if procs.get("available") is False:',
+        ("tests/judge/test_judge_passive.py::test_a_reading_the_passive_run_could_not_make_is_incomplete_never_a_pass",)),
+    "valid-for-of-366-days-refused": M(
+        "--valid-for 366d, the documented most, is refused", "rmpeer/judge/freshness.py",
+        "    if seconds > MAX_VALID_FOR_S:", "    if seconds >= MAX_VALID_FOR_S:",
+        ("tests/judge/test_judge_freshness.py::test_valid_for_holds_up_to_366_days_and_no_longer",)),
+    "valid-for-most-365-days": M(
+        "--valid-for's most is 365 days, not the documented 366", "rmpeer/judge/freshness.py",
+        "MAX_VALID_FOR_S = 366 * 86400", "MAX_VALID_FOR_S = 365 * 86400",
+        ("tests/judge/test_judge_freshness.py::test_valid_for_holds_up_to_366_days_and_no_longer",)),
+    "not-recorded-fingerprint-value-matches-itself": M(
+        "a fingerprint value a recording did not hold matches the same in the certificate", "rmpeer/judge/freshness.py",
+        'value.startswith(("unreadable", "not recorded"))', 'value.startswith("unreadable")',
+        ("tests/judge/test_judge_freshness.py::test_a_value_a_recording_did_not_hold_matches_nothing_itself_included",)),
     'both-directions-floor-by-card-order': M(
         "a both-directions figure naming the higher card first is judged by no pair's floor", 'rmpeer/judge/floors.py',
         'floors.bidirectional.get((min(a, b), max(a, b)), floors.bidirectional.get(ANY))',

@@ -38,3 +38,17 @@ def test_rms_platform_facts_are_compared_when_both_fingerprints_have_them():
     old, new = {"health": {"card 0": {"pcie_max": "Gen5 x16"}}}, {"health": {"card 0": {"pcie_max": "Gen5 x8"}}}
     assert fingerprint_changes(old, new) == ["RM's card 0 pcie_max changed Gen5 x16 -> Gen5 x8"]
     assert fingerprint_changes(old, {}) == []
+
+
+def test_valid_for_holds_up_to_366_days_and_no_longer():
+    """README: --valid-for past 366 days is exit 2; 366 days itself is allowed."""
+    assert parse_valid_for("366d").total_seconds() == 366 * 86400
+    with pytest.raises(ConfigError, match="at most 366 days"):
+        parse_valid_for("367d")
+
+
+def test_a_value_a_recording_did_not_hold_matches_nothing_itself_included():
+    """A replay's fingerprint says "not recorded" where the recording holds no value: like an
+    unreadable one, it matches nothing, not even the same "not recorded" in the certificate."""
+    assert fingerprint_changes({"kernel": "not recorded"}, {"kernel": "not recorded"}) == [
+        "kernel could not be read on this host (not recorded): an unread value matches nothing"]

@@ -66,3 +66,18 @@ def test_the_kernel_modules_account_of_the_cards_must_match_rms():
     assert [(f.subject, f.found, f.severity) for f in swapped] == [("card 1", "GPU-x there", "fail")]
     extra = rules._card_findings(FACTS, proc("GPU-a", "GPU-b", "GPU-c"), None)
     assert [(f.subject, f.found, f.severity) for f in extra] == [("host", "3", "fail")]
+
+
+def test_a_reading_the_passive_run_could_not_make_is_incomplete_never_a_pass():
+    """Fail closed (the module's rule): the kernel module's GPU list not read, the clocks not
+    read, a card's MHz that NVML did not give, a process list without its `available` flag:
+    each is a finding that could not tell (incomplete), never INFO nor silence."""
+    (f,) = rules._card_findings(FACTS, None, None)
+    assert (f.check, f.found, f.severity) == ("cards", "not recorded", "incomplete")
+    (f,) = rules._clock_findings(None)
+    assert (f.check, f.severity) == ("clocks", "incomplete")
+    (f,) = rules._clock_findings({0: {"pstate": "P0", "graphics_mhz": None, "nvml_reason": "NVML: Not Supported"}})
+    assert (f.subject, f.found, f.severity) == ("card 0", "NVML: Not Supported", "incomplete")
+    assert rules._clock_findings({0: {"pstate": "P0", "graphics_mhz": 1980}}) == []
+    (f,) = rules._process_findings({}, replay=False)
+    assert (f.check, f.severity) == ("gpu-processes", "incomplete")
