@@ -294,3 +294,57 @@ def test_a_process_on_another_card_leaves_the_host_wide_figure_judged():
                          others=snapshot(SMI_ONE_CARD))
     assert got.not_applicable == "" and [p.split(",")[0] for p in got.problems] == [
         "expected card 0's free video memory back to 9.0 MiB after teardown"]
+
+
+# ---- hunt6-b: the readings a judgement cannot use, and whom a finding or a map blames ----------
+
+def test_a_per_process_reading_that_lacks_a_card_leaves_the_host_wide_figure_to_judge():
+    """RM gave its per-process figure for card 0 but not card 1 (an error for 1): the figure is
+    not complete, so the host-wide one decides (never a KeyError, never a pass on half of it)."""
+    partial = {ph: {"bytes": {0: v}, "errors": {1: "NV_ERR_INSUFFICIENT_PERMISSIONS"}}
+               for ph, v in (("before", 100 * MiB), ("during", 164 * MiB), ("after", 100 * MiB))}
+    got = judge_teardown(refused=[], leftover=[], cards=[0, 1], own=partial,
+                         host=host(80_000 * MiB, 79_936 * MiB, 80_000 * MiB), others=snapshot())
+    assert got.ok and got.basis.startswith("the cards' free video memory (host-wide")
+    shared = judge_teardown(refused=[], leftover=[], cards=[0, 1], own=partial,
+                            host=host(80_000 * MiB, 79_936 * MiB, 70_000 * MiB), others=snapshot(CUDA))
+    assert "card 1: NV_ERR_INSUFFICIENT_PERMISSIONS" in shared.not_applicable
+
+
+def test_a_host_wide_reading_missing_one_phase_is_no_reading():
+    """The free memory after teardown was not read: the teardown cannot be shown, so it fails
+    (it does not raise, and it does not pass)."""
+    partial = dict(host(9 * MiB, 8 * MiB, 9 * MiB, cards=(0,)), after=None)
+    got = judge_teardown(refused=[], leftover=[], cards=[0], own=None, host=partial, others=snapshot())
+    assert got.problems == ["expected video memory readings before, during and after the setup, found none"]
+
+
+def test_more_free_memory_after_teardown_than_before_is_not_back_where_it_was():
+    got = judge_teardown(refused=[], leftover=[], cards=[0], own=None, host=host(9 * MiB, 8 * MiB, 10 * MiB, cards=(0,)),
+                         others=snapshot())
+    assert [p.split(",")[0] for p in got.problems] == ["expected card 0's free video memory back to 9.0 MiB after teardown"]
+
+
+def test_a_finding_dict_naming_its_cards_names_a_user_of_either_card():
+    f = {"src_card": 0, "dst_card": 1, "level": "FAIL", "message": "120.0 GB/s"}
+    [named] = name_other_users([f], after=[SMI_ONE_CARD])
+    assert named["message"] == "120.0 GB/s while pid 77 (monitor --card 1) held card 1"
+
+
+def test_a_driver_client_holding_another_cards_node_cannot_pair_these_cards():
+    """Holding /dev/nvidiactl and the node of a card outside the pair (an other job's card) is a
+    card node: only an RM client holding no card node at all reaches every card."""
+    other_card = GpuProcess(6, "other job", (), True, (7,))
+    got = judge_map_before_pair("NV_OK", (0, 1), snapshot(other_card))
+    assert got.kind == VIOLATED and "no other process holds the GPUs" in got.reason
+
+
+def test_require_idle_of_a_run_of_some_cards_ignores_another_jobs_card():
+    """A run of card 1 of the 8-card board (tests/board_host.py): a process holding only card 0's
+    node is another job's; one on card 1 is refused."""
+    from board_host import HOST, subset_facts
+    sel = subset_facts((1,)).selection
+    other_job = {"pid": 10, "command": "other job", "cards": [], "minors": [HOST[0].minor], "driver": True}
+    assert require_idle_of(dict(READ_OK, processes=[other_job]), sel) is None
+    with pytest.raises(NotIdleError, match="pid 10"):
+        require_idle_of(dict(READ_OK, processes=[other_job]), None)      # the whole host: counted

@@ -4,7 +4,7 @@ findings say."""
 
 import pytest
 
-from rmpeer.model.result import FAIL, NOT_CERTIFIED, Finding, RunResult
+from rmpeer.model.result import CERTIFIED, CUT_SHORT, FAIL, INCOMPLETE, NOT_CERTIFIED, Finding, RunResult
 from rmpeer.render.verdict import compact, unchecked_phrase, verdict_text
 
 pytestmark = pytest.mark.offline
@@ -31,3 +31,56 @@ def test_the_checks_not_made_are_named_with_their_reasons():
     items = [{"check": "xid", "subject": "host", "reason": "/dev/kmsg: Permission denied"},
              {"check": "gpu-processes", "subject": "after", "reason": "no /proc"}]
     assert unchecked_phrase(items) == "xid (/dev/kmsg: Permission denied), gpu-processes (no /proc)"
+
+
+# ---- hunt6-b: how much of the blame the line shows ---------------------------------------------
+
+def _row(card, verdict=NOT_CERTIFIED, reasons=("row-remap: bad",), uuid="GPU-x"):
+    return {"card": card, "uuid": uuid, "pci": "", "verdict": verdict, "reasons": list(reasons)}
+
+
+def _pair(name, verdict=NOT_CERTIFIED):
+    return {"pair": name, "verdict": verdict, "reasons": ["read: bad"]}
+
+
+def test_three_bad_cards_are_all_shown_and_more_are_counted():
+    three = {"cards": [_row(i) for i in range(3)], "pairs": []}
+    text = verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card=three))
+    assert text.count("card ") == 3 and "more cards" not in text
+    five = {"cards": [_row(i) for i in range(5)], "pairs": []}
+    assert verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card=five)).endswith("; and 2 more cards")
+
+
+def test_a_card_without_a_uuid_says_so():
+    per = {"cards": [_row(2, uuid="")], "pairs": []}
+    assert verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card=per)) == \
+        "NOT CERTIFIED: card 2 (uuid unknown): row-remap: bad"
+
+
+def test_eight_bad_pairs_are_named_and_a_ninth_is_an_ellipsis():
+    eight = {"cards": [], "pairs": [_pair(f"0-{i}") for i in range(1, 9)]}
+    assert verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card=eight)) == \
+        "NOT CERTIFIED: pairs 0-1, 0-2, 0-3, 0-4, 0-5, 0-6, 0-7, 0-8"
+    nine = {"cards": [], "pairs": [_pair(f"0-{i}") for i in range(1, 10)]}
+    assert verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card=nine)) == \
+        "NOT CERTIFIED: pairs 0-1, 0-2, 0-3, 0-4, 0-5, 0-6, 0-7, 0-8, ..."
+
+
+def test_a_card_incomplete_for_its_own_reason_as_well_as_the_cut_short_run_is_blamed():
+    per = {"cards": [_row(1, INCOMPLETE, ("xid: card 1: unreadable", CUT_SHORT)), _row(0, INCOMPLETE, (CUT_SHORT,))],
+           "pairs": []}
+    assert verdict_text(RunResult(verdict=INCOMPLETE, by_card=per)) == \
+        "INCOMPLETE: card 1 (GPU-x): xid: card 1: unreadable"
+
+
+def test_the_json_share_keeps_three_reasons_of_a_bad_card_and_none_of_a_certified_one():
+    per = {"cards": [_row(0, reasons=("a", "b", "c", "d")), _row(1, CERTIFIED, ())], "pairs": []}
+    got = compact(RunResult(verdict=NOT_CERTIFIED, by_card=per))
+    assert got["cards"] == [{"card": 0, "uuid": "GPU-x", "verdict": NOT_CERTIFIED, "reasons": ["a", "b", "c"]},
+                            {"card": 1, "uuid": "GPU-x", "verdict": CERTIFIED}]
+
+
+def test_the_json_share_says_how_the_cards_were_chosen():
+    sel = {"cards": [1], "uuids": ["GPU-1"], "how": "--cards 1", "of": [], "source": "cli"}
+    got = compact(RunResult(host={"selection": sel}, verdict=CERTIFIED))
+    assert got["selection"] == {"cards": [1], "uuids": ["GPU-1"], "how": "--cards 1"}
