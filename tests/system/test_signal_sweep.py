@@ -5,16 +5,19 @@ CERTIFIED certificate, JUnit or Prometheus file.
 
 The signal times follow the run's own progress, not the clock (a loaded CI machine stretches
 a run): an unsignalled run first counts its output lines; the sweep then signals after line
-k for 20 values of k spread from the first line to the last progress line (the fitness
-checks'), then 0, 30, 60 and 100 ms after that last progress line (the window between the
+k for 10 values of k per signal spread from the first line to the last progress line (the
+fitness checks'), the three signals' values interleaved so that together they stop the run
+at 30 moments (one handler takes all three: each signal at every one of them would be the
+same test three times over), then 0, 30, 60 and 100 ms after that last progress line (the window between the
 verdict and the process's exit that issue 23 found unguarded: the judge and the outputs),
 and right after the verdict line. From the last progress line on, the process may pass its
 last check before the signal arrives (the reader lags the writer; a signal after that check
 stays blocked and dies with the process): such a point may be exit 0, CERTIFIED, with no
 signal named, but only if its verdict line was already written when the signal was sent
 (what the pipe held then: tools/signal_points.py's `signalled`); an exit 0 before it is a
-signal lost. Every other point must be exit 5 with no CERTIFIED file, and at least 20
-points per signal must have taken it. (A signal before the interpreter reaches rmpeer's
+signal lost. Every other point must be exit 5 with no CERTIFIED file, and at least 10
+points per signal must have taken it; each signal also comes twice once, at a quarter, half
+or three quarters of the run. (A signal before the interpreter reaches rmpeer's
 entry, in Python's own start-up, kills the process by default: nothing is open or written
 then; the sweep starts at the first line.) The runs go in parallel to keep CI time down."""
 
@@ -41,7 +44,7 @@ _spec.loader.exec_module(signal_points)
 pytestmark = pytest.mark.offline
 RECORDING = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 needs_recording = pytest.mark.skipif(not RECORDING.is_file(), reason=f"no {RECORDING.name} in fixtures/transcripts/")
-POINTS = 20
+POINTS = 10     # per signal, interleaved: 30 moments of the run in all
 AFTER_LAST_PROGRESS_S = (0.0, 0.03, 0.06, 0.1)
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 POOL = max(2, min(8, os.cpu_count() or 2))   # CPU-bound runs: one per core
@@ -78,9 +81,11 @@ def whole_run(tmp_path_factory):
     return done
 
 
-def _line_counts(last: int) -> list:
-    """POINTS line counts spread from the first line to the last progress line."""
-    return sorted({1 + round(i * (last - 1) / (POINTS - 1)) for i in range(POINTS)})
+def _line_counts(last: int, nth: int) -> list:
+    """The nth signal's POINTS line counts: every len(SIGNALS)-th of len(SIGNALS) x POINTS
+    moments spread from the first line to the last progress line, from the nth on."""
+    slots = len(SIGNALS) * POINTS
+    return sorted({1 + round(i * (last - 1) / (slots - 1)) for i in range(nth, slots, len(SIGNALS))})
 
 
 def _check(point: str, done: dict, *, may_end_first: bool) -> str | None:
@@ -97,14 +102,15 @@ def _check(point: str, done: dict, *, may_end_first: bool) -> str | None:
 @pytest.mark.parametrize("sig", SIGNALS, ids=[s.name for s in SIGNALS])
 def test_a_signal_at_any_moment_gives_incomplete_and_no_certified_file(tmp_path, whole_run, sig):
     last = whole_run["last_progress"]
-    counts = _line_counts(last)
+    nth = SIGNALS.index(sig)
+    counts = _line_counts(last, nth)
     assert len(counts) >= POINTS, counts
     jobs = [(f"after line {k}", dict(after_line=k), [sig], k == last) for k in counts]
     jobs += [(f"{s * 1000:.0f} ms after the last progress line", dict(after_line=last, delay_s=s), [sig], True)
              for s in AFTER_LAST_PROGRESS_S]
     jobs += [("right after the verdict line", dict(after_line=None), [sig], True)]
-    jobs += [(f"twice, after line {k}", dict(after_line=k), [sig, sig], False)
-             for k in (counts[len(counts) // 3], counts[2 * len(counts) // 3])]
+    twice = counts[(nth + 1) * len(counts) // (len(SIGNALS) + 1)]     # a quarter, half, three quarters in
+    jobs += [(f"twice, after line {twice}", dict(after_line=twice), [sig, sig], False)]
 
     def one(i_job):
         i, (name, when, sigs, may_end_first) = i_job
