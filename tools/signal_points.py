@@ -101,9 +101,9 @@ def problems(done: dict, certified: list, *, may_end_first: bool) -> list:
     """What is wrong with one point's outcome (`certified`: its files that say CERTIFIED)."""
     if not done["sent"]:
         return [] if may_end_first else ["the run ended before the signal"]
-    found = []
     if done["rc"] == 0 and certified and "SIG" not in done["text"] and done["verdict_first"]:
         return []         # after the last check: it died blocked with the process
+    found = []
     if done["rc"] != 5:
         found.append(f"exit {done['rc']}, not 5" + ("" if done["verdict_first"] else
                                                     " (the signal came before the verdict line)"))

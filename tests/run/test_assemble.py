@@ -35,10 +35,16 @@ def spec(**outputs):
     return dataclasses.replace(s, outputs=Outputs(**outputs)) if outputs else s
 
 
-def result_of(s, *, stopped=None, code=0, checks=PASSED):
-    r = assemble.host_result(s, HostRun(s), list(checks), started=datetime.now().timestamp(), stopped=stopped,
-                             code=code, internal_error=False, refused=None)
+def result_of(s, *, stopped=None):
+    r = assemble.host_result(s, HostRun(s), list(PASSED), started=datetime.now().timestamp(), stopped=stopped,
+                             code=0, internal_error=False, refused=None)
     return assemble.judged(r)
+
+
+def what_a_host_run_saw(**seen) -> SimpleNamespace:
+    """A HostRun's readings as host_result reads them: nothing built, nothing found, but `seen`."""
+    return SimpleNamespace(**{"layout_results": [], "pairs": [], "gpu_processes": {}, "host_facts": {},
+                              "findings": [], "fitness": None, "floors": (None, []), "close_problems": [], **seen})
 
 
 @needs_recording
@@ -99,8 +105,7 @@ def test_the_fitness_findings_a_host_run_already_holds_are_not_added_twice():
         def summary(self):
             return {"clocks": {}, "boost": {}, "links": {}, "bandwidth": [], "xids": {}}
 
-    host = SimpleNamespace(layout_results=[], pairs=[], gpu_processes={}, host_facts={}, findings=[miss],
-                           fitness=Fitness(), fitness_findings=lambda: [miss], floors=None, close_problems=[])
+    host = what_a_host_run_saw(findings=[miss], fitness=Fitness(), fitness_findings=lambda: [miss])
     s = SimpleNamespace(tier="quick", is_replay=False, target=SimpleNamespace(label="h"), outputs=Outputs(),
                         left_out=(), facts=None, topology=None, topology_name=None, topology_problems=lambda: [])
     r = assemble.host_result(s, host, list(PASSED), started=0.0, stopped=None, code=0, internal_error=False,
@@ -138,8 +143,7 @@ def test_the_health_findings_come_first_in_the_reasons():
     facts = s.facts.as_dict()
     facts["cards"][0]["health"]["remapped_rows"].update(failure=True, rows=3)
     wrong = Finding("read", "s0->t0", "every byte as written", "12 bytes differ", "fail")
-    host = SimpleNamespace(layout_results=[], pairs=[], gpu_processes={}, host_facts=facts, findings=[wrong],
-                           fitness=None, floors=(None, []), close_problems=[])
+    host = what_a_host_run_saw(host_facts=facts, findings=[wrong])
     r = assemble.judged(assemble.host_result(s, host, list(PASSED), started=0.0, stopped=None, code=0,
                                              internal_error=False, refused=None))
     assert r.reasons[0].startswith("row-remap: card 0") and r.reasons[1].startswith("read: s0->t0")
