@@ -43,7 +43,8 @@ def test_bandwidth_meets_the_floor(fitness, host_run, topology, figure, request)
     assert mine, f"expected a {op} figure for {src}->{dst}, found none measured"
     request.node.user_properties.append(("fitness_bandwidth", mine[0]))
     floors = host_run.floors[0]
-    findings = [f for f in bandwidth_findings(floors if floors is not None else topology, figures, fitness.clocks)
+    findings = [f for f in bandwidth_findings(floors if floors is not None else topology, figures, fitness.clocks,
+                                              boost_asked=fitness.boost_asked)
                 if f.subject == figure_subject(src, dst, op)]
     assert not findings, _text(findings)
 

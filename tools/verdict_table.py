@@ -1,8 +1,9 @@
 """Replay every committed recording and print what rmpeer made of it, as one table.
 
-The table pins behaviour across a restructuring: it is made once with the code
-before the move (tests/data/verdicts-before-move.json), and the tests replay with
-today's code and compare. Each recording is replayed twice, in the passive tier and in the
+The table pins behaviour across a restructuring: it was made with the code before the
+one-run-path move (tests/data/verdicts-before-move.json), and the tests replay with today's
+code and compare. A change that means to reword a verdict (issue 44: one reason per root
+cause) makes it anew with this command, and its diff is the change a reviewer reads. Each recording is replayed twice, in the passive tier and in the
 tier its own layouts cover (certify's default), each in its own process, as a
 user runs it.
 

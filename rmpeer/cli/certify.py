@@ -176,6 +176,7 @@ def _deadline_lines(started, out_stream):
 
     def at_deadline(result, spec, seconds):
         path = write_files(result, spec)
+        _verdict_results(result, spec)
         replay_of = _replay_of(spec)
         say(f"\n{replay_of + ': ' if spec.is_replay else ''}{result.verdict} (the deadline of {seconds:g} s "
             f"passed) in {time.time() - started:.1f} s; " + (f"written to {escaped(path)}" if path else "no certificate written"))
@@ -198,6 +199,7 @@ def _report(result, spec, say, started) -> int:
     at("writing the outputs")
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
+    _verdict_results(result, spec)
     written = write_files(result, spec)
 
     def late(name):
@@ -206,6 +208,15 @@ def _report(result, spec, say, started) -> int:
             write_files(result, spec)
     interrupts.after_late_signal(late)
     return _say_verdict(result, spec, say, started, written)
+
+
+def _verdict_results(result, spec) -> None:
+    """The report's verdict and findings (rmpeer.render.entries), once pytest has made its
+    results folder: a report never shows a run's checks without the verdict they led to."""
+    if spec.tier != "passive" and spec.allure_dir.is_dir():
+        from rmpeer.pytest_plugin.reporting import write_verdict_results
+
+        write_verdict_results(result, spec.allure_dir, spec.target)
 
 
 def _say_verdict(result, spec, say, started, path) -> int:

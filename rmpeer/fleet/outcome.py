@@ -14,7 +14,7 @@ from pathlib import Path
 from rmpeer.errors import EXIT_DEGRADED, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 from rmpeer.judge.cards import host_subject
 from rmpeer.machine.signing import BAD, read_certificate, verify
-from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult
+from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult, short
 from rmpeer.model.spec import CERTIFICATE, REPLAY_CERTIFICATE
 from rmpeer.safewrite import json_input, read_found
 
@@ -57,8 +57,7 @@ def certificate_in(folder: Path) -> Path | None:
 
 
 def reason_line(check: str, detail: str) -> str:
-    text = " ".join(f"{REASON_PREFIX} {check}: {detail}".split())
-    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
+    return short(f"{REASON_PREFIX} {check}: {detail}", REASON_LIMIT)     # cut between words
 
 
 def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeOutcome:

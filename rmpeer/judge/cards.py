@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from rmpeer.judge.verdict import check_findings
+from rmpeer.judge.verdict import check_findings, reasons_of
 from rmpeer.model.result import (
     CERTIFIED, CUT_SHORT, DEGRADE, DEGRADED, FAIL, INCOMPLETE, NOT_CERTIFIED, UNFINISHED, short)
 
@@ -24,6 +24,8 @@ RANK = {FAIL: (3, NOT_CERTIFIED), UNFINISHED: (4, INCOMPLETE), DEGRADE: (2, DEGR
 DIMENSIONS = ("setup", "read", "write", "bandwidth")
 _CARD = re.compile(r"^card (\d+)\b")
 _ARROW = re.compile(r"\bcard (\d+) -> .*?\bcard (\d+)\b")
+# a window's byte check (rmpeer.run.hostrun.pair_finding): "interleaved s0 (card 0) -> t1 (card 1)"
+_WINDOW_CARDS = re.compile(r"\bs\d+ \(card (\d+)\) -> t\d+ \(card (\d+)\)")
 _FIGURE = re.compile(r"^(read|write|bidirectional|same-card|all) (\d+)->(\d+)$")
 _WINDOW = re.compile(r"^(?:(\S+) )?s(\d+)->t(\d+)")
 
@@ -60,7 +62,7 @@ def _place(subject: str, layout: str | None, s, t, layouts: dict):
     if m:
         a, b = int(m[2]), int(m[3])
         return ("card", a) if a == b else ("pair", tuple(sorted((a, b))))
-    m = _ARROW.search(subject)
+    m = _ARROW.search(subject) or _WINDOW_CARDS.search(subject)
     if m:
         a, b = int(m[1]), int(m[2])
         return ("card", a) if a == b else ("pair", tuple(sorted((a, b))))
@@ -76,12 +78,10 @@ def _place(subject: str, layout: str | None, s, t, layouts: dict):
 
 
 def _verdict(findings: list) -> tuple[str, list]:
-    worst, reasons = (0, CERTIFIED), {}       # a dict keeps the order and looks up in one step
-    for f in findings:
-        if f.severity in RANK:
-            worst = max(worst, RANK[f.severity])
-            reasons.setdefault(short(f.found if f.expected == "the check to pass" else f.text, 160))
-    return worst[1], list(reasons)
+    ranked = [f for f in findings if f.severity in RANK]
+    worst = max((RANK[f.severity] for f in ranked), default=(0, CERTIFIED))
+    # one reason per root cause, the card's or pair's own (rmpeer.judge.verdict.reasons_of)
+    return worst[1], reasons_of(ranked, 160)
 
 
 def by_card(result) -> dict:
@@ -106,8 +106,10 @@ def by_card(result) -> dict:
                 d = dims.setdefault(key, {})
                 d[dimension] = "failed" if finding is not None and finding.severity in RANK else d.get(dimension)
 
-    failed = {id(c): f for c, f in zip([c for c in result.checks if c.outcome in ("failed", "error")],
-                                       check_findings(result.checks))}
+    # a failed check whose reason restates a finding of the run (a read's byte check) is that
+    # finding, put on its card or pair below with its cause: said once
+    failed = {id(c): made[0] for c in result.checks if c.outcome in ("failed", "error")
+              for made in [check_findings([c], result.findings)] if made}
     for c in result.checks:
         place = _place(c.subject, c.layout, c.s, c.t, layouts)
         if place is None:

@@ -15,7 +15,8 @@ from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.judge.scope import xids_by_card
 from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (
-    CERTIFIED, DEGRADE, DEGRADED, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, UNFINISHED, Finding, short)
+    CERTIFIED, DEGRADE, DEGRADED, ELLIPSIS, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, REASON_CHARS, UNFINISHED, Finding,
+    short)
 
 FITNESS_AREA = "fitness"
 
@@ -38,9 +39,12 @@ def check_findings(checks: list, findings: list = ()) -> list:
 
 
 def _restates(reason: str, texts: set) -> bool:
-    """Whether `reason` is findings' texts joined by "; " (cut at 300 characters), from the first."""
+    """Whether `reason` is findings' texts joined by "; " (cut by short(), between words), from the first."""
     reason = reason or ""
-    return any(reason == t or reason.startswith(t + "; ") or (len(reason) >= 300 and t.startswith(reason))
+    # cut by short() (between words, then "...") or at REASON_CHARS exactly (judge.passive's checks)
+    cut = None if len(reason) < REASON_CHARS - 40 else reason.removesuffix(ELLIPSIS) if reason.endswith(
+        ELLIPSIS) else reason if len(reason) >= REASON_CHARS else None
+    return any(reason == t or reason.startswith(t + "; ") or (cut is not None and t.startswith(cut))
                for t in texts) if reason else False
 
 
@@ -60,20 +64,40 @@ def verdict(findings: list, checks: list) -> tuple[str, list]:
 
 
 def _reasons(findings: list) -> list:
-    seen: dict = {}
+    return reasons_of(findings)
+
+
+def _said(f: Finding) -> str:
+    return f.found if f.expected == "the check to pass" else f.text
+
+
+def reasons_of(findings: list, limit: int = REASON_CHARS) -> list:
+    """One reason per root cause: findings that share a cause are one reason, counted, naming
+    their checks and the first of their subjects ("32 checks (read, write): wrong memory: ...");
+    a finding without a cause is one reason per distinct text, counting its repeats. The
+    certificate keeps every finding; this is what a reader reads first."""
+    groups: dict = {}
     for f in findings:
-        text = f.found if f.expected == "the check to pass" else f.text
-        key = short(text)
-        if key not in seen:
-            seen[key] = {"subjects": [], "check": f.check}
-        if f.subject not in seen[key]["subjects"]:
-            seen[key]["subjects"].append(f.subject)
+        key = ("cause", f.cause) if f.cause else ("text", short(_said(f), limit))
+        g = groups.setdefault(key, {"subjects": [], "checks": [], "first": f, "members": set()})
+        g["members"].add((f.check, f.subject))
+        if f.subject not in g["subjects"]:
+            g["subjects"].append(f.subject)
+        if f.check not in g["checks"]:
+            g["checks"].append(f.check)
     out = []
-    for text, g in seen.items():
-        n = len(g["subjects"])
-        more = f" ({n} checks: {', '.join(g['subjects'][:3])}{' and more' if n > 3 else ''})" if n > 1 else (
-            "" if g["subjects"][0] in text else f" ({g['check']}: {g['subjects'][0]})")
-        out.append(text + more)
+    for (kind, key), g in groups.items():
+        n, subjects = len(g["subjects"]), g["subjects"]
+        listed = f"{', '.join(subjects[:3])}{f' and {n - 3} more' if n > 3 else ''}"
+        if kind == "cause" and len(g["members"]) > 1:
+            out.append(short(f"{len(g['members'])} {'/'.join(g['checks'])} checks: {key} ({listed})", limit))
+        elif kind == "cause":
+            out.append(short(_said(g["first"]), limit))
+        else:
+            text = key
+            more = f" ({n} checks: {listed})" if n > 1 else (
+                "" if subjects[0] in text else f" ({g['checks'][0]}: {subjects[0]})")
+            out.append(text + more)
     return out
 
 
@@ -111,9 +135,12 @@ def boost_findings(fitness) -> list:
     return out
 
 
-def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
-    """Figures below the topology's floor, or far below their siblings (floors.judge_bandwidth)."""
+def bandwidth_findings(topology, figures: list, clocks: dict, *, boost_asked: bool | None = None) -> list:
+    """Figures below the topology's floor, or far below their siblings (floors.judge_bandwidth).
+    The figures one cause holds down share it: the clocks they were measured at, and whether
+    the boost was asked (a run with --no-boost measures at whatever clocks the card idles at)."""
     out = []
+    cause = floor_cause(clocks, boost_asked)
     for x in judge_bandwidth(topology, figures):
         if x["level"] not in (BELOW, OUTLIER):
             continue
@@ -123,11 +150,24 @@ def bandwidth_findings(topology, figures: list, clocks: dict) -> list:
             below = (f"below the floor of {x['floor']:g} GB/s ({getattr(topology, 'name', '?')})"
                      if x["basis"] == "calibrated" else f"below {x['formula']}")
             found = f"{x['gbps']:.1f} GB/s, {below}; {clocks_text(clocks)}"
+            said = f"below the floor ({x['basis']}): {cause}"
         else:
             expected = f"within 15% of its siblings' median {x['median']:.1f} GB/s"
             found = f"{x['gbps']:.1f} GB/s; {clocks_text(clocks)}"
-        out.append(Finding("bandwidth-floor", f"{x['op']} {x['pair']}", expected, found, DEGRADE))
+            said = f"far below their siblings: {cause}"
+        out.append(Finding("bandwidth-floor", f"{x['op']} {x['pair']}", expected, found, DEGRADE, cause=said))
     return out
+
+
+def floor_cause(clocks: dict, boost_asked: bool | None) -> str:
+    """What the figures were measured at, as one phrase: 'the clocks stayed at 345 MHz graphics
+    (the boost was not asked: --no-boost)', or 'at 1980 MHz graphics' when the boost was asked."""
+    phase = "after-traffic" if "after-traffic" in clocks else next(reversed(clocks), None)
+    mhz = sorted({r.get("graphics_mhz") for r in clocks.get(phase, {}).values()}, key=str)
+    at = "/".join(str(m) for m in mhz) if mhz else "unread"
+    if boost_asked is False:
+        return f"the clocks stayed at {at} MHz graphics (the boost was not asked: --no-boost)"
+    return f"measured at {at} MHz graphics" + (" with the boost asked" if boost_asked else "")
 
 
 def figure_subject(src: int, dst: int, op: str) -> str:

@@ -47,10 +47,18 @@ REASON_CHARS = 300
 CUT_SHORT = "the run did not finish"   # a card's or pair's reason when the host's run was cut short
 
 
+ELLIPSIS = "..."
+
+
 def short(text: str, limit: int = REASON_CHARS) -> str:
-    """A reason on one line, cut to `limit` characters (the judge's reasons, the renderers' blame)."""
+    """A reason on one line, at most `limit` characters (the judge's reasons, the renderers'
+    blame), cut between words, never inside one: "... buffer patte..." reads as a typo."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(ELLIPSIS) + 1]
+    words = cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut[:-1]
+    return words.rstrip(" ,;:(") + ELLIPSIS
 
 
 def node_name() -> str:
@@ -75,6 +83,9 @@ class Finding:
     expected: str
     found: str
     severity: str       # FAIL, DEGRADE, UNFINISHED or INFO
+    # the root cause in words, shared by the findings one fault makes ("wrong memory: ...",
+    # "the clocks stayed at 345 MHz ..."): the judge says them as one reason, with a count
+    cause: str = ""
 
     @property
     def text(self) -> str:

@@ -15,8 +15,9 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from datetime import datetime, timezone
 
-from rmpeer.model.result import CERTIFIED, DEGRADE, INCOMPLETE, UNFINISHED, RunResult
+from rmpeer.model.result import CERTIFIED, INCOMPLETE, RunResult
 from rmpeer.model.selection import selection_line
+from rmpeer.render.entries import BROKEN, FAILED, finding_entries
 from rmpeer.render.verdict import compact
 
 # XML 1.0 cannot carry these characters at all (not even escaped): a reason quoting raw bytes
@@ -122,11 +123,14 @@ def testsuite(result: RunResult) -> ET.Element:
             _outcome(case, "skipped", "skipped", check.reason)
         elif check.outcome != "passed":
             _outcome(case, "error", check.outcome, f"unknown outcome {check.outcome!r}: {check.reason}")
-    for f in result.findings:
-        if f.severity == DEGRADE:
-            _outcome(_case(suite, "rmpeer.finding", f"{f.check}: {f.subject}"), "failure", "DEGRADED", f.text)
-        elif f.severity == UNFINISHED:
-            _outcome(_case(suite, "rmpeer.finding", f"{f.check}: {f.subject}"), "error", "INCOMPLETE", f.text)
+    # the findings no check stands for (health, topology, deadline, ...), once each, as the
+    # report shows them (rmpeer.render.entries): a failed check already says its own
+    for e in finding_entries(result):
+        if e.kind != "finding":
+            continue
+        tag, kind = {FAILED: ("failure", "NOT CERTIFIED"), BROKEN: ("failure", "DEGRADED")}.get(
+            e.status, ("error", "INCOMPLETE"))
+        _outcome(_case(suite, "rmpeer.finding", e.name), tag, kind, e.text)
     verdict = _case(suite, "rmpeer", "verdict", result.duration_s)
     if result.verdict != CERTIFIED:
         why = "\n".join([result.verdict, *result.reasons])

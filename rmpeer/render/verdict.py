@@ -9,6 +9,9 @@ from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, short
 from rmpeer.render.text import escaped
 
 SHOWN = 3
+LINE_CHARS = 400         # the verdict text at most: a log line a person reads whole
+CARD_REASON_CHARS = 120  # a blamed card's reason, at most, and at least (when 3 cards share the line)
+CARD_REASON_MIN = 40
 NO_CARDS = {"cards": [], "pairs": []}   # the per-card verdict of a result never judged
 
 
@@ -20,21 +23,26 @@ def _to_blame(row: dict) -> bool:
 
 def verdict_text(result) -> str:
     """The host's verdict, naming its bad cards and pairs when it is not CERTIFIED:
-    'NOT CERTIFIED: card 3 (GPU-...): <reason>; pairs 0-3, 1-3'. The verdict alone when no
-    card or pair is to blame (the fault is the host's). A reason may quote what a recording
-    or the kernel log holds (an Xid's text): escaped, as every line of certify's is."""
+    'NOT CERTIFIED: card 3 (GPU-...): <its first root cause>; pairs 0-3, 1-3', at most
+    LINE_CHARS long, each reason cut between words. The verdict alone when no card or pair
+    is to blame (the fault is the host's). A reason may quote what a recording or the kernel
+    log holds (an Xid's text): escaped, as every line of certify's is."""
     if result.verdict == CERTIFIED:
         return result.verdict
     per = result.by_card or NO_CARDS
     bad_cards = [c for c in per["cards"] if _to_blame(c)]
     bad_pairs = [p for p in per["pairs"] if _to_blame(p)]
-    parts = [f"card {c['card']} ({c['uuid'] or 'uuid unknown'}): {short(c['reasons'][0], 90) if c['reasons'] else c['verdict']}"
-             for c in bad_cards[:SHOWN]]
+    tail = []
     if len(bad_cards) > SHOWN:
-        parts.append(f"and {len(bad_cards) - SHOWN} more cards")
+        tail.append(f"and {len(bad_cards) - SHOWN} more cards")
     if bad_pairs:
         names = ", ".join(p["pair"] for p in bad_pairs[:8]) + (", ..." if len(bad_pairs) > 8 else "")
-        parts.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
+        tail.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
+    heads = [f"card {c['card']} ({c['uuid'] or 'uuid unknown'})" for c in bad_cards[:SHOWN]]
+    fixed = len(result.verdict) + 2 + sum(len(h) + 4 for h in heads) + sum(len(t) + 2 for t in tail)
+    room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS, (LINE_CHARS - fixed) // max(1, len(heads))))
+    parts = [f"{h}: {short(c['reasons'][0], room) if c['reasons'] else c['verdict']}"
+             for h, c in zip(heads, bad_cards)] + tail
     return escaped(f"{result.verdict}: {'; '.join(parts)}") if parts else result.verdict
 
 

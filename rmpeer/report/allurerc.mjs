@@ -24,6 +24,15 @@ export default {
     },
   },
   categories: [
+    // The run's verdict, a result of its own (rmpeer/render/entries.py): first, so that its
+    // reasons (which quote the failures below) file it under nothing else.
+    rule("Verdict", /^(NOT CERTIFIED|DEGRADED)(:|$)/),
+    // INCOMPLETE and every finding that could not be established are "unknown": no verdict,
+    // and a scheduler never drains a node for it.
+    { name: "No verdict (INCOMPLETE: never drained)", matchers: { statuses: ["unknown"] } },
+    rule("Floor misses", /below the floor/),
+    rule("Xids", /Xid \d+/),
+    rule("Clocks and boost", /boost|P-state|graphics clock/),
     // A request differs from the recording, field by field: the ABI in matrices/drivers.yaml
     // does not match the driver the recording was made on.
     rule("ABI mismatch", /replay of [\s\S]*(field|bytes, the recording sent)/),
@@ -34,5 +43,7 @@ export default {
     rule("Map refused", /(^|: )dma-map-(peer|window): /),
     rule("Data mismatch", /bytes differ/),
     rule("Engine fault or timeout", /did not finish within/),
+    // what is left of the findings no check stands for: RM's health facts (docs/health.md)
+    rule("Health facts", /row.remap|ECC|fabric|PCIe|MIG|reset|recovery/i),
   ],
 };

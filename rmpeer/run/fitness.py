@@ -171,7 +171,8 @@ class Fitness:
         """What was measured, judged (rmpeer.judge.verdict turns these into the verdict); `floors`:
         the host's floors.HostFloors (else the topology's own floors)."""
         out = boost_findings(self)
-        out += bandwidth_findings(floors if floors is not None else topology, self._bandwidth or [], self.clocks)
+        out += bandwidth_findings(floors if floors is not None else topology, self._bandwidth or [], self.clocks,
+                                  boost_asked=self.boost_asked)
         for card, before in self.links_before.items():
             out += link_findings(card, before, self.links_after.get(card), topology)
         if self._xids is not None:

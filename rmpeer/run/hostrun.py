@@ -165,7 +165,7 @@ def pair_finding(pair: PairResult, spots: dict | None = None) -> Finding:
     else:
         bad = sorted(name for name, good in (spots or {}).items() if not good)
         expected, found = "the window's edges and 2 MiB boundary intact", f"{', '.join(bad)} wrong"
-    return Finding(pair.op, where, expected, found, FAIL)
+    return Finding(pair.op, where, expected, found, FAIL, cause=(m or {}).get("cause", ""))
 
 
 class HostRun:

@@ -76,18 +76,33 @@ class Word:
         return f"{kind} pattern of session {self.owner}{where}, pattern seed {self.pattern_seed:#06x}, word {self.index}"
 
 
+# What a mismatching word says went wrong, one cause per kind of fault: every block a fault
+# spoils says the same cause, so the judge says the fault once (Finding.cause).
+WRONG_MEMORY = "wrong memory: another session's pattern where the session's own belongs"
+STALE = "stale data: a pattern of another run (another pattern seed)"
+UNRECOGNISED = "data this suite never wrote"
+SHIFTED = "shifted: the session's own pattern at another offset"
+NO_DATA = "no data read back"
+
+
 def explain(actual: bytes, offset: int, *, pattern_seed: int, kind: int, owner: int, cards) -> str:
     """What a mismatching word at byte `offset` actually is, in words a person can act on."""
+    return diagnose(actual, offset, pattern_seed=pattern_seed, kind=kind, owner=owner, cards=cards)[1]
+
+
+def diagnose(actual: bytes, offset: int, *, pattern_seed: int, kind: int, owner: int, cards) -> tuple[str, str]:
+    """(the cause, shared by every block the same fault spoils; what this word is, in words)."""
     if len(actual) < 8:
-        return "no data"
+        return NO_DATA, "no data"
     got = Word.decode(int.from_bytes(actual[:8], "little"))
     want = Word(pattern_seed & 0xFFFF, kind, owner, offset // 8)
     if got == want:
-        return "matches"
+        return "", "matches"
     if got.pattern_seed != want.pattern_seed and got.kind in KIND_NAMES:
-        return f"stale data from another run: found the {got.describe(cards)}"
+        return STALE, f"stale data from another run: found the {got.describe(cards)}"
     if got.kind not in KIND_NAMES:
-        return f"unrecognised data {int.from_bytes(actual[:8], 'little'):#018x} (never written by this suite)"
+        return UNRECOGNISED, (f"unrecognised data {int.from_bytes(actual[:8], 'little'):#018x} "
+                              "(never written by this suite)")
     if (got.kind, got.owner) != (want.kind, want.owner):
-        return f"wrong memory: found the {got.describe(cards)} where the {want.describe(cards)} belongs"
-    return f"shifted: word {want.index} holds word {got.index} ({(got.index - want.index) * 8:+#x} bytes)"
+        return WRONG_MEMORY, f"wrong memory: found the {got.describe(cards)} where the {want.describe(cards)} belongs"
+    return SHIFTED, f"shifted: word {want.index} holds word {got.index} ({(got.index - want.index) * 8:+#x} bytes)"

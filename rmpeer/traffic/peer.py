@@ -137,12 +137,12 @@ class PeerTraffic:
         check = Check(op, s, t, mismatch is None, first_gbps=first, steady_gbps=steady, length=self.extent)
         if mismatch is not None:
             found = patterns.Word.decode(int.from_bytes(bytes(mismatch.actual[:8]).ljust(8, b"\0"), "little"))
+            cause, explanation = patterns.diagnose(mismatch.actual, mismatch.offset, pattern_seed=self.pattern_seed,
+                                                   kind=kind, owner=owner, cards=self.cards)
             check.mismatch = {"offset": mismatch.offset, "differing_bytes": mismatch.differing,
                               "found": mismatch.actual[:8].hex(), "expected_owner": owner,
                               "found_owner": found.owner if found.kind in patterns.KIND_NAMES else None,
-                              "explanation": patterns.explain(mismatch.actual, mismatch.offset,
-                                                              pattern_seed=self.pattern_seed, kind=kind,
-                                                              owner=owner, cards=self.cards)}
+                              "explanation": explanation, "cause": cause}
         raw = want.view("u1")
         for name, at in self.spots().items():
             check.spots[name] = bytes(have[at:at + 16]) == bytes(raw[at:at + 16])

@@ -218,7 +218,7 @@ def test_a_reason_counts_the_subjects_it_stands_for():
     assert verdict([], [failed("pair 0->1"), failed("pair 1->0")] * 2) == (
         NOT_CERTIFIED, ["wrong memory (2 checks: pair 0->1, pair 1->0)"])
     four = [failed(f"pair {s}->{t}") for s, t in ((0, 1), (1, 0), (0, 0), (1, 1))]
-    assert verdict([], four) == (NOT_CERTIFIED, ["wrong memory (4 checks: pair 0->1, pair 1->0, pair 0->0 and more)"])
+    assert verdict([], four) == (NOT_CERTIFIED, ["wrong memory (4 checks: pair 0->1, pair 1->0, pair 0->0 and 1 more)"])
 
 
 def test_a_card_without_a_p_state_degrades():

@@ -610,7 +610,7 @@ def test_results_name_their_host_and_the_declared_check(tmp_path):
         r = json.loads(path.read_text())
         by_name[r["name"]] = ({l["name"]: l.get("value") for l in r["labels"]},
                            {p["name"]: p.get("value") for p in r["parameters"]})
-    labels, params = by_name["test_marked"]
+    labels, params = by_name["read host"]       # its check and subject, not its function's name
     assert (labels["epic"], labels["feature"]) == ("read/write", "read")
     assert labels["parentSuite"] == labels["rmpeer_host"] == "rack7-node3" and "rack7-node3" in params["host"]
     labels, _ = by_name["test_plain"]
