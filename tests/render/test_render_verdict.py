@@ -84,3 +84,21 @@ def test_the_json_share_says_how_the_cards_were_chosen():
     sel = {"cards": [1], "uuids": ["GPU-1"], "how": "--cards 1", "of": [], "source": "cli"}
     got = compact(RunResult(host={"selection": sel}, verdict=CERTIFIED))
     assert got["selection"] == {"cards": [1], "uuids": ["GPU-1"], "how": "--cards 1"}
+
+
+def test_the_verdict_line_is_at_most_400_characters_and_cuts_no_word():
+    """Three bad cards with long reasons (an 8-card host's floor misses) and nine bad pairs:
+    the line keeps every card's uuid and the pairs, and shortens the reasons between words."""
+    reason = ("bandwidth-floor: read 0->7: expected at least 355 GB/s, found 231.8 GB/s below 18 links x 26.562 "
+              "GB/s x 0.743 = 355.2 GB/s (derived; efficiency calibrated on 2 x H200)")
+    cards = [{"card": i, "uuid": f"GPU-{i:08x}-5c4d-b517-0aa7-11896c02ea0f", "pci": "", "verdict": NOT_CERTIFIED,
+              "reasons": [reason]} for i in range(4)]
+    pairs = [{"pair": f"{i}-{i + 1}", "verdict": NOT_CERTIFIED, "reasons": [reason]} for i in range(9)]
+    text = verdict_text(RunResult(verdict=NOT_CERTIFIED, by_card={"cards": cards, "pairs": pairs}))
+    assert len(text) <= 400, (len(text), text)
+    assert all(f"card {i} (GPU-{i:08x}-5c4d-b517-0aa7-11896c02ea0f): bandwidth-floor: read 0->7" in text for i in range(3))
+    assert "and 1 more cards" in text and "pairs 0-1, 1-2" in text
+    words = set(reason.split())
+    for part in text.split("; "):
+        if part.startswith("card ") and part.endswith("..."):
+            assert part.removesuffix("...").split()[-1] in words, part
