@@ -180,13 +180,14 @@ def bandwidth_heatmap_svg(pairs: dict) -> str:
         counts = {step: _counts(table[(s, t)], step) for step in STEPS}
         failed = [step for step, (p, n) in counts.items() if p < n]
         marks = "  ".join(f"{step[0].upper()}{CROSS if step in failed else TICK}"
-                          + (f" {p}/{n}" if step in failed else "") for step, (p, n) in counts.items() if n)
+                          + (f" {n - p}/{n}" if step in failed else "") for step, (p, n) in counts.items() if n)
         median = medians[(s, t)]
         fill = NO_DATA_FILL if median is None else scale_colour(median, low, high)
         dark = median is not None and (high <= low or (median - low) / (high - low) > 0.45)
         ink = "#ffffff" if dark else "#222"
         stroke = f' stroke="{FAIL_STROKE}" stroke-width="4"' if failed else ""
-        tip = f"card {s} {ARROW} card {t}: " + ", ".join(f"{step} {p}/{n} passed" for step, (p, n) in counts.items())
+        # failed of total, as the terminal's table counts ("R:FAIL 4/5")
+        tip = f"card {s} {ARROW} card {t}: " + ", ".join(f"{step} {n - p}/{n} failed" for step, (p, n) in counts.items())
         if median is not None:
             tip += f"; {len(table[(s, t)]['gbps'])} copies, median {median:.1f} GB/s"
         return (f'<g data-testid="bw-cell-{s}-{t}" data-status="{"fail" if failed else "pass"}" '

@@ -62,8 +62,11 @@ def render_table(result) -> str:
     width = max(len(v) for v in cells.values()) + 3
     lines = ["session on \\ window of".ljust(24) + "".join(f"card {b}".ljust(width) for b in cards)]
     lines += [f"card {a}".ljust(24) + "".join(cells[(a, b)].ljust(width) for b in cards) for a in cards]
-    lines.append("S setup (pair, reservation, map), R read, W write through the windows: ok when every check "
-                 "passed; GB/s: median steady copy rate at the checks' extent (fitness figures below)")
+    extents = sorted({l.extent for l in result.layouts if l.name != "bandwidth"}) or [None]
+    size = "/".join(f"{e >> 20} MiB" for e in extents if e) or "the checks' extent"
+    lines.append(f"S setup (pair, reservation, map), R read, W write through the windows: ok when every check "
+                 f"passed, else failed/total; GB/s: median steady copy rate at {size} (the fitness figures "
+                 f"below are at their own size)")
     return "\n".join(lines)
 
 
@@ -87,13 +90,15 @@ def render_fitness(result) -> str:
     floors = ((result.topology or {}).get("floors") or {})
     if figures:
         lines.append(f"bandwidth at {figures[0]['bytes'] >> 20} MiB (median steady GB/s; first copy apart; "
-                     f"the floor it met):")
+                     f"its floor, BELOW where it missed it):")
         for f in figures:
             pair = "all cards" if f["op"] == "all" else f"{f['src_card']}->{f['dst_card']}"
             met = figure_floor(floors, f)
+            below = met is not None and f["gbps"] < met["gbps"]
             lines.append(f"  {f['op']:<14} {pair:<10} {f['gbps']:7.1f}   (first {f['first_gbps']:.1f}, "
                          f"spread {f['spread']:.1%})"
-                         + (f"   floor {met['gbps']:g} {met['basis']}" if met else "   no floor"))
+                         + (f"   {'BELOW ' if below else ''}floor {met['gbps']:g} {met['basis']}" if met
+                            else "   no floor"))
     for formula in dict.fromkeys(x["formula"] for x in floors.get("floors", []) if x["basis"] != "calibrated"):
         lines.append(f"  floor: {formula}")
     for card, h in (result.links or {}).items():

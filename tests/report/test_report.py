@@ -92,7 +92,8 @@ def test_bandwidth_heatmap_shows_the_median_and_orders_colours_by_it():
     grid = cells(bandwidth_heatmap_svg(pairs), "bw-cell-")
     assert "150.0 GB/s" in shown(grid["bw-cell-0-1"]) and grid["bw-cell-0-1"].get("data-gbps") == "150.0"
     assert "250.0 GB/s" in shown(grid["bw-cell-0-0"])                          # the median, not the mean
-    assert "R\u2717 0/1" in shown(grid["bw-cell-1-1"]) and grid["bw-cell-1-1"].get("data-status") == "fail"
+    # failed of total, as the terminal counts ("R:FAIL 1/1")
+    assert "R\u2717 1/1" in shown(grid["bw-cell-1-1"]) and grid["bw-cell-1-1"].get("data-status") == "fail"
     assert grid["bw-cell-1-1"].find(f"{SVG}rect").get("stroke")             # a failed check is framed
     assert grid["bw-cell-0-1"].get("data-status") == "pass" and "S\u2713 R\u2713 W\u2713" in shown(
         grid["bw-cell-0-1"]).replace("  ", " ")
@@ -113,7 +114,7 @@ def test_bandwidth_heatmap_of_a_run_result_and_certificate_keys():
                                            layout="x", s=1, t=0)])
     table = pair_cells(result)
     grid = cells(bandwidth_heatmap_svg(table), "bw-cell-")
-    assert "232.0 GB/s" in shown(grid["bw-cell-0-1"]) and "W\u2717 0/1" in shown(grid["bw-cell-0-1"])
+    assert "232.0 GB/s" in shown(grid["bw-cell-0-1"]) and "W\u2717 1/1" in shown(grid["bw-cell-0-1"])
     assert "no copies" in shown(grid["bw-cell-1-0"]) and grid["bw-cell-1-0"].get("data-status") == "pass"
     assert "not tested" in shown(grid["bw-cell-0-0"])
     as_certificate = {f"{a}->{b}": v for (a, b), v in table.items()}      # certificate.json's "pairs"
