@@ -172,6 +172,16 @@ CATEGORY_CASES = {
     "semaphore 0x3": "Engine fault or timeout",
     "AssertionError: host is not h200x8: 2 cards, expected 8": "Host does not match topology",
     "host does not match the expected topology: 2 cards": "Host does not match topology",
+    # the verdict's own result and the findings no check stands for (rmpeer/render/entries.py)
+    "NOT CERTIFIED: 32 read/write checks: wrong memory: another session's pattern where the session's own belongs "
+    "(interleaved s0 (card 0) -> t0 (card 0))": "Verdict",
+    "DEGRADED: 7 bandwidth-floor checks: below the floor (calibrated): the clocks stayed at 345 MHz graphics": "Verdict",
+    "bandwidth-floor: read 0->1: expected at least 355 GB/s, found 233.1 GB/s, below the floor of 355 GB/s "
+    "(h200x2-nv18); clocks (after-traffic): card 0 345 MHz graphics": "Floor misses",
+    "xid: card 0: expected no Xid but those a detection test provokes, found Xid 79: GPU has fallen off the bus":
+        "Xids",
+    "boost: card 1: expected RM to accept the boost, found RM refused it: NV_ERR_NOT_SUPPORTED": "Clocks and boost",
+    "row-remap: card 1: expected no failed row remapping, found a row remapping failed": "Health facts",
     # not one of ours: Allure's own default sorts it
     "rmpeer.errors.ReplayMismatch: replay of t: the run reached 'test:x', which the recording never did": "Test errors",
 }
