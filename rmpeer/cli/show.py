@@ -4,19 +4,48 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rmpeer.errors import EXIT_OK, TranscriptError, UnknownDriverError
+from rmpeer.errors import EXIT_OK, ConfigError, TranscriptError, UnknownDriverError
 
 
 def add_parser(sub):
-    s = sub.add_parser("show", help="print a recording readably, field by field")
-    s.add_argument("transcript", metavar="RECORDING")
+    s = sub.add_parser("show", help="print a recording readably, field by field; --list: the bundled recordings")
+    s.add_argument("transcript", metavar="RECORDING", nargs="?")
     s.add_argument("--calls", action="store_true", help="every call, not only the summary")
+    s.add_argument("--list", action="store_true",
+                   help="the recordings shipped with rmpeer, to replay with certify --replay NAME")
     return s
 
 
 def run(args) -> int:
+    if args.list:
+        print(bundled_list())
+        return EXIT_OK
+    if not args.transcript:
+        raise ConfigError("rmpeer show needs a RECORDING, or --list for the bundled ones")
     show_transcript(args.transcript, calls=args.calls)
     return EXIT_OK
+
+
+def bundled_list() -> str:
+    """The bundled recordings, a line each: what to pass to certify --replay, the host, when,
+    and what it shows."""
+    from rmpeer.paths import transcripts_dir
+    from rmpeer.run.targets import BUNDLED_KINDS, bundled_recordings
+    from rmpeer.shim.records import read_transcript
+
+    root = transcripts_dir()
+    lines = [f"recordings of real hosts shipped with rmpeer ({root}); replay one with "
+             "rmpeer certify --replay NAME:"]
+    for path in bundled_recordings():
+        header, _ = read_transcript(str(path))
+        name = path.relative_to(root).as_posix().removesuffix(".jsonl.gz")
+        kind = BUNDLED_KINDS.get(path.parent.name if path.parent != root else "", "")
+        derived = header.get("derived")
+        if isinstance(derived, dict) and derived.get("from"):
+            kind = f"derived from {derived['from']}, one thing changed: {derived.get('verdict', '?')}"
+        lines.append(f"  {name:<52} {header.get('label', '?')}, {header.get('cards', '?')} card(s), "
+                     f"recorded {header.get('created', '?')}: {kind}")
+    return "\n".join(lines)
 
 
 def _abi_for(lines):

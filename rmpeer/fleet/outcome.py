@@ -64,7 +64,11 @@ def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeO
     state = STATE_OF_VERDICT.get(result.verdict, ERROR)
     bad = [f for f in result.findings if f.severity in (FAIL, DEGRADE)]
     first = next((f for f in bad if f.severity == FAIL), bad[0] if bad else None)
-    if first:
+    same = [f for f in bad if first is not None and first.cause and f.cause == first.cause]
+    if len(same) > 1:     # one fault, one reason: its cause, counted, and the first card it names
+        line = reason_line(first.check, f"{len(same)} checks: {first.cause} (first: "
+                                        f"{host_subject(result, first.subject)})")
+    elif first:
         line = reason_line(first.check, f"{host_subject(result, first.subject)}: expected {first.expected}, "
                                         f"found {first.found}")
     else:

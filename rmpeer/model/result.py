@@ -61,16 +61,28 @@ def short(text: str, limit: int = REASON_CHARS) -> str:
     return words.rstrip(" ,;:(") + ELLIPSIS
 
 
-def node_name() -> str:
+def node_name(replay: str | None = None) -> str:
     """The node a run reports, the same in its certificate, its Allure results and a fleet's
     status.json: RMPEER_NODE_NAME when set (a fleet test standing in for many hosts), else the
     scheduler's name for it (Slurm's SLURMD_NODENAME: several node names can share a host;
-    Kubernetes' NODE_NAME from the downward API), else this machine's short host name."""
+    Kubernetes' NODE_NAME from the downward API), else, for a replay, the recording's name
+    (a replay tests no machine, and two replays are two hosts in one report), else this
+    machine's short host name."""
     for variable in (NODE_ENV, "SLURMD_NODENAME", "NODE_NAME"):
         value = os.environ.get(variable, "").strip()
         if value:
             return value
+    if replay:
+        return replay_node(replay)
     return socket.gethostname().split(".")[0]
+
+
+def replay_node(recording: str) -> str:
+    """'h200x2-20261130T151653Z' for .../h200x2-20261130T151653Z.jsonl.gz."""
+    name = Path(recording).name
+    for suffix in (".gz", ".jsonl"):
+        name = name.removesuffix(suffix)
+    return name or "replay"
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,10 @@ def target_of(spec) -> dict:
             "note": "a replay of a recording: this is NOT a certificate of the machine it ran on"}
 
 
+def _node(spec) -> str:
+    return node_name(spec.target.path if spec.is_replay else None)
+
+
 def _valid_until(spec, started: float):
     return valid_until(started, spec.outputs.valid_for or parse_valid_for(None))
 
@@ -60,7 +64,7 @@ def host_result(spec, host, checks: list, *, started: float, stopped: str | None
     """A quick or full run's result: the HostRun's layouts, pairs and findings, the fitness
     readings, the floors it was judged by, the health facts, and why it did not finish."""
     matrices = matrices_digest()
-    result = RunResult(node=node_name(), tier=spec.tier, target=target_of(spec), version=__version__,
+    result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
                        matrices=matrices, started=_iso(started), certificate_id=str(uuid.uuid4()),
                        valid_until=_valid_until(spec, started), ran_because=list(spec.outputs.ran_because),
                        left_out=list(spec.left_out), layouts=list(host.layout_results), pairs=list(host.pairs),
@@ -121,7 +125,7 @@ def close_findings(problems, stopped, code, internal_error: bool, checks) -> lis
 
 def passive_result(spec, seen) -> RunResult:
     """A passive run's result, from what rmpeer.run.passive.observe read and found."""
-    return RunResult(node=node_name(), tier=spec.tier, target=target_of(spec), version=__version__,
+    return RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
                      started=seen.started, valid_until=_valid_until(spec, seen.started_s), matrices=seen.matrices,
                      certificate_id=str(uuid.uuid4()), ran_because=list(spec.outputs.ran_because),
                      host=seen.host, fingerprint=seen.fingerprint, topology=seen.topology, clocks=seen.clocks,
@@ -131,7 +135,7 @@ def passive_result(spec, seen) -> RunResult:
 
 def deadline_result(spec, started: float, checks: list, seconds: float) -> RunResult:
     """The run its deadline ended: the checks that ended before it, and INCOMPLETE."""
-    result = RunResult(node=node_name(), tier=spec.tier, target=target_of(spec), version=__version__,
+    result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
                        matrices=matrices_digest(), certificate_id=str(uuid.uuid4()), started=_iso(started),
                        host=spec.facts.as_dict() if spec.facts else {}, checks=list(checks),
                        findings=[Finding("deadline", "host", f"the run to end within {seconds:g} s (--deadline)",

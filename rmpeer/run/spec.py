@@ -30,7 +30,8 @@ from rmpeer.model.result import TIERS
 from rmpeer.model.selection import Selection
 from rmpeer.model.spec import CertifyRequest, Outputs, Policies, RunSpec
 from rmpeer.model.host import HostFacts
-from rmpeer.run.targets import cases_for, committed_transcripts, live_target, recorded_cases, recorded_target
+from rmpeer.run.targets import (
+    bundled, cases_for, committed_transcripts, live_target, recorded_cases, recorded_target)
 from rmpeer.shim.recording import read_recording
 from rmpeer.tables.channel import load_channel
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
@@ -41,7 +42,8 @@ from rmpeer.tables.topology import TopologyMatrix
 MAX_LINKS = "NV2080_CTRL_NVLINK_MAX_LINKS"    # the length of RM's link status array
 NOTIFIER = "NvNotification"     # what RM writes into a channel's error notifier
 NO_DEVICE = ("no NVIDIA device: /dev/nvidiactl does not exist on this machine (no GPU, or the nvidia kernel "
-             "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING")
+             "module is not loaded). To see a certification of a recorded host: rmpeer certify --replay RECORDING "
+             "(the bundled ones: rmpeer show --list)")
 
 
 def with_facts(spec: RunSpec, facts) -> RunSpec:
@@ -195,7 +197,10 @@ def from_request(req: CertifyRequest) -> RunSpec:
         if refused:
             raise ConfigError(f"{', '.join(refused)}: a replay repeats the recorded run exactly "
                               f"(its ABI, extent, boost, cards and calls); these options cannot apply to it")
-        spec = replay_spec(str(Path(req.replay).resolve()), layouts=list(req.layouts),
+        given = Path(req.replay)
+        # a bundled recording by its name (rmpeer show --list), where no such file is here
+        path = given if os.path.lexists(given) else Path(bundled(str(req.replay)) or given)
+        spec = replay_spec(str(path.resolve()), layouts=list(req.layouts),
                            topology_name=req.expect_topology, tier=asked, output=output, policies=policies)
     else:
         extent = parse_size(req.extent) if req.extent else None

@@ -54,6 +54,28 @@ def committed_transcripts() -> list[str]:
     return sorted(str(p) for p in transcripts_dir().glob("*.jsonl*"))
 
 
+# what each folder of the bundled recordings shows (fixtures/transcripts/README.md says more)
+BUNDLED_KINDS = {"": "a healthy host: CERTIFIED", "degraded": "recorded with --no-boost (idle clocks): DEGRADED",
+                 "passive": "a passive run", "derived": "derived from a real recording, one thing changed "
+                 "(its header's `derived` says what)"}
+
+
+def bundled_recordings() -> list[Path]:
+    """Every recording shipped with rmpeer (fixtures/transcripts/ and its folders)."""
+    return sorted(transcripts_dir().rglob("*.jsonl.gz"))
+
+
+def bundled(name: str) -> str | None:
+    """A bundled recording named by its file name or its path under fixtures/transcripts/
+    ('h200x2-20261130T151653Z.jsonl.gz', 'degraded/h200x2-20261130T003733Z-noboost'), for a
+    --replay that names no file here; None when no one recording is meant."""
+    wanted = name.removesuffix(".gz").removesuffix(".jsonl")
+    root = transcripts_dir()
+    found = [p for p in bundled_recordings()
+             if wanted in (p.relative_to(root).as_posix().removesuffix(".jsonl.gz"), p.name.removesuffix(".jsonl.gz"))]
+    return str(found[0]) if len(found) == 1 else None
+
+
 def cases_for(target: Target, layout_options: list, extent: int | None,
               matrix: LayoutMatrix) -> tuple[list[Case], list[str]]:
     """The cases this host runs, and what was left out and why: the layouts asked for (names

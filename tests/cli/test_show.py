@@ -87,3 +87,52 @@ def test_a_card_reading_rm_did_not_answer_is_said_never_shown_as_0():
     assert "memory not read (NV2080_CTRL_CMD_FB_GET_INFO_V2: NV_ERR_NOT_SUPPORTED)" in line
     assert "LCE 2: 2 PCEs" in line and "LCE 4: PCEs not read (NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: errno 22)" in line
     assert "0 GiB" not in line and "0 PCEs" not in line
+
+
+# -- the bundled recordings (issue 44, part 7) ----------------------------------------------------
+
+def _rmpeer(cwd, *args):
+    done = subprocess.run([sys.executable, "-m", "rmpeer", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ, NO_COLOR="1"))
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_show_list_names_every_bundled_recording_and_what_it_shows(tmp_path):
+    rc, out, err = _rmpeer(tmp_path, "show", "--list")
+    assert rc == 0, err
+    root = transcripts_dir()
+    for path in sorted(root.rglob("*.jsonl.gz")):
+        assert path.relative_to(root).as_posix().removesuffix(".jsonl.gz") in out, path
+    assert "DEGRADED" in out and "NOT CERTIFIED" in out and "CERTIFIED" in out
+    rc, _, err = _rmpeer(tmp_path, "show")
+    assert rc == 2 and "--list" in err and "Traceback" not in err
+
+
+def test_a_bundled_recording_replays_by_its_name_from_any_folder(tmp_path):
+    rc, out, err = _rmpeer(tmp_path, "certify", "--replay", "derived/h200x2-20261130T005408Z-derived-wrong-memory",
+                           "--output", str(tmp_path / "out"))
+    assert rc == 1, (out + err)[-2000:]
+    cert = json.loads((tmp_path / "out" / "replay-certificate.json").read_text())
+    assert cert["target"]["transcript"].endswith("derived/h200x2-20261130T005408Z-derived-wrong-memory.jsonl.gz")
+    assert cert["reasons"][0].startswith("32 read/write checks: wrong memory")
+    # a name that is a file here is that file, never the bundled one of the same name
+    here = tmp_path / "h200x2-20261130T005408Z.jsonl.gz"
+    here.write_text("not a recording\n")
+    rc, _, err = _rmpeer(tmp_path, "certify", "--replay", here.name, "--output", str(tmp_path / "o2"))
+    assert rc == 2 and str(here) in err
+
+
+def test_the_bundled_not_certified_example_is_its_derivation_byte_for_byte(tmp_path):
+    """The committed derived recording is what tests/slurm/recordings.py's wrong_memory makes
+    of the committed real one now: derived, never written by hand."""
+    import sys as _sys
+    from pathlib import Path
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from slurm.recordings import wrong_memory
+
+    committed = transcripts_dir() / "derived" / "h200x2-20261130T005408Z-derived-wrong-memory.jsonl.gz"
+    made = wrong_memory(tmp_path / "made.jsonl.gz")
+    assert gzip.open(committed).read() == gzip.open(made).read()
+    header = json.loads(gzip.open(committed, "rt").readline())["header"]
+    assert header["derived"]["from"] == "h200x2-20261130T005408Z.jsonl.gz" and header["derived"]["verdict"] == "NOT CERTIFIED"

@@ -32,7 +32,8 @@ def test_each_node_exits_with_its_verdict_and_says_why(sweep):
     assert {n: r[0] for n, r in runs.items()} == {"gpu-ok": 0, "gpu-slow": 4, "gpu-bad": 1, "gpu-tool": 2}
     assert runs["gpu-ok"][1] == ""
     assert runs["gpu-slow"][1].startswith("rmpeer: bandwidth-floor: ") and "below the floor" in runs["gpu-slow"][1]
-    assert runs["gpu-bad"][1].startswith("rmpeer: ") and "bytes differ" in runs["gpu-bad"][1]
+    # one fault, one reason: the cause of its 32 failed byte checks, counted (issue 44)
+    assert runs["gpu-bad"][1].startswith("rmpeer: read: 32 checks: wrong memory: ")
     assert runs["gpu-tool"][1].startswith("rmpeer: tool: certify exit 2: ")
     assert all(len(r[1].strip()) <= oc.REASON_LIMIT for r in runs.values())
     assert "REPLAY of h200x2" in runs["gpu-ok"][2], "a stand-in says it is a replay"

@@ -16,8 +16,20 @@ HEALTHY = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 IDLE_CLOCKS = transcripts_dir() / "degraded" / "h200x2-20261130T003733Z-noboost.jsonl.gz"
 
 
+WRONG_MEMORY_CHANGE = ("every mem.view reply (a block read back) from the first quarter of the recording's "
+                       "read-backs on (past the staging checks, into the windows' reads): the second half of its "
+                       "words re-owned, +1 in the owner field (bit 40): another session's pattern where the "
+                       "session's own belongs")
+
+
 def wrong_memory(dest: Path) -> Path:
+    """The healthy quick recording with its later read-backs holding another session's pattern
+    (fixtures/transcripts/derived/ commits the result; its header's `derived` says so)."""
     lines = gzip.open(HEALTHY, "rt").read().splitlines()
+    header = json.loads(lines[0])
+    header["header"]["derived"] = {"from": HEALTHY.name, "changed": WRONG_MEMORY_CHANGE,
+                                   "by": "tests/slurm/recordings.py: wrong_memory", "verdict": "NOT CERTIFIED"}
+    lines[0] = json.dumps(header)
     views = [i for i, line in enumerate(lines) if '"mem.view"' in line]
     start = views[len(views) // 4]          # past the staging checks, into the windows' reads
     out = []
@@ -29,6 +41,7 @@ def wrong_memory(dest: Path) -> Path:
             rec["extra"]["runs"] = [[first, half, value], [first + half, count - half, value + (1 << 40)]]
             line = json.dumps(rec)
         out.append(line)
-    with gzip.open(dest, "wt") as f:
-        f.write("\n".join(out) + "\n")
+    # mtime 0: the same derivation gives the same bytes (the committed copy is checked against it)
+    with gzip.GzipFile(dest, "wb", mtime=0) as f:
+        f.write(("\n".join(out) + "\n").encode())
     return dest
