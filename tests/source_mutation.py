@@ -192,9 +192,9 @@ MUTANTS = {
         ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
         "the certificate's tier is always written as full", "rmpeer/run/assemble.py",
-        "    result = RunResult(node=node_name(), tier=spec.tier, target=target_of(spec), version=__version__,\n"
+        "    result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,\n"
         "                       matrices=matrices,",
-        '    result = RunResult(node=node_name(), tier="full", target=target_of(spec), version=__version__,\n'
+        '    result = RunResult(node=_node(spec), tier="full", target=target_of(spec), version=__version__,\n'
         "                       matrices=matrices,",
         ("tests/render/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(

@@ -179,6 +179,8 @@ def host_table(hosts: list[HostResults]) -> str:
         shown = h.reasons[:REASONS_SHOWN] + ([f"... and {len(h.reasons) - REASONS_SHOWN} more"]
                                              if len(h.reasons) > REASONS_SHOWN else [])
         reasons = "<br>".join(e(r) for r in shown) or "&ndash;"
+        if h.verdict == "INCOMPLETE":       # its own colour and words: it never drains a node
+            reasons = "no verdict: not drained" + ("<br>" + reasons if shown else "")
         rows.append(f'<tr data-testid="rmpeer-host-row" data-host="{e(h.host)}" data-verdict="{e(h.verdict)}">'
                     f'<td>{e(h.host)}</td><td class="v v-{e(h.verdict.replace(" ", "-").lower())}">{e(h.verdict)}</td>'
                     f'<td>{reasons}</td><td>{e(duration_text(h))}</td><td>{e(h.driver or "unknown")}</td></tr>')
@@ -191,9 +193,15 @@ def host_table(hosts: list[HostResults]) -> str:
 #rmpeer-hosts summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; }}
 #rmpeer-hosts .v {{ font-weight: 600; white-space: nowrap; }}
 #rmpeer-hosts .v-certified {{ color: #1a7f37; }} #rmpeer-hosts .v-degraded {{ color: #9a6700; }}
-#rmpeer-hosts .v-not-certified, #rmpeer-hosts .v-incomplete {{ color: #cf222e; }}
+#rmpeer-hosts .v-not-certified {{ color: #cf222e; }}
+#rmpeer-hosts .v-incomplete {{ color: #8250df; }}
 </style>
-<details open><summary data-testid="rmpeer-hosts-summary">{len(hosts)} hosts: {e(summary)}</summary>
+<script>
+// the table belongs to the overview: a test's page (a route after '#') shows its error first
+(function () {{ const show = () => {{ const s = document.getElementById("rmpeer-hosts");
+  if (s) s.hidden = location.hash.length > 1; }}; addEventListener("hashchange", show); show(); }})();
+</script>
+<details open><summary data-testid="rmpeer-hosts-summary">{len(hosts)} host{"" if len(hosts) == 1 else "s"}: {e(summary)}</summary>
 <table><thead><tr><th>host</th><th>verdict</th><th>reasons</th><th>duration</th><th>driver</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}

@@ -363,7 +363,7 @@ def test_the_categories_tab_counts_the_abi_mismatches(report, browser):
 
 def test_a_test_page_shows_labels_parameters_and_attachments(report, browser):
     """test_host_facts attaches the host facts (JSON) and the P2P matrix (SVG)."""
-    host = next((r for r in report["results"] if r["name"].startswith("test_host_facts") and r.get("attachments")
+    host = next((r for r in report["results"] if "test_host_facts" in r.get("fullName", "") and r.get("attachments")
                  and r["status"] == "passed"), None)
     if host is None:
         pytest.skip("the host suite did not pass in this replay (recorded without it?)")
