@@ -25,6 +25,9 @@ ISO = "%Y-%m-%dT%H:%M:%SZ"
 MAX_VALID_FOR_S = 366 * 86400
 
 
+MIN_VALID_FOR_S = 1
+
+
 def parse_valid_for(text: str | None) -> timedelta:
     """'24h', '90m', '2d', '1h30m' (s, m, h, d, w) -> a timedelta; 0, negative or garbage: exit 2."""
     text = DEFAULT_VALID_FOR if text is None else str(text).strip().lower()
@@ -35,8 +38,9 @@ def parse_valid_for(text: str | None) -> timedelta:
     if seconds > MAX_VALID_FOR_S:
         raise ConfigError(f"--valid-for {text!r}: at most {MAX_VALID_FOR_S // 86400} days (a certificate of a "
                           f"host holds until its platform changes, and never for longer than a year)")
-    if seconds <= 0:
-        raise ConfigError(f"--valid-for {text!r}: a certificate must be valid for some time (found 0)")
+    if seconds < MIN_VALID_FOR_S:
+        # under a second rounds to a zero timedelta, which callers took for "not given" (24 h)
+        raise ConfigError(f"--valid-for {text!r}: a certificate must be valid for at least {MIN_VALID_FOR_S} s")
     return timedelta(seconds=seconds)
 
 

@@ -178,7 +178,9 @@ def verify(doc: dict, key: bytes | None = None, *, local: bool = True) -> Trust:
     if sig.get("key_id") != key_id(key):
         return Trust(OTHER_KEY, f"signed by key {sig.get('key_id')} ({sig.get('signer')}), not by this host's "
                                 f"key {key_id(key)}: another host or user signed it, it cannot be checked here")
-    if not hmac.compare_digest(sig["mac"], _mac(key, doc)):
+    # bytes, never text: compare_digest refuses text that is not ASCII with a TypeError, and a
+    # planted certificate's mac is whatever its author wrote (a "BAD" signature, never a crash)
+    if not hmac.compare_digest(sig["mac"].encode("utf-8", "surrogatepass"), _mac(key, doc).encode()):
         return Trust(BAD, f"the signature does not verify with this host's key {key_id(key)}: "
                           "the certificate was changed after it was signed")
     return Trust(VERIFIED, f"signature verified with this host's key {key_id(key)} ({sig.get('signer')})")

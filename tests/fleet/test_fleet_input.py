@@ -123,3 +123,26 @@ def test_a_folder_name_with_a_line_break_cannot_forge_a_row(tmp_path):
     shared = sweep(tmp_path, node=name)
     rc, out, err = collect(shared)
     assert "\x1b" not in out + err and not any(line.startswith("fake") for line in out.splitlines()), out
+
+
+@pytest.mark.parametrize("mac", ["\u00e9" * 64, "\udcff" * 64, "0" * 63 + "\u0661"],
+                         ids=["non-ascii", "lone-surrogate", "arabic-digit"])
+def test_a_planted_signature_that_is_not_ascii_makes_its_node_an_error_and_the_sweep_goes_on(tmp_path, mac):
+    """Issue 47, row 1: a mac of non-ASCII text beside this machine's key_id (public in any
+    certificate) made hmac.compare_digest raise, and collect exit 5 with no table. Now that node's
+    signature does not verify, and every other node is collected."""
+    from rmpeer.machine.signing import key_id, load_key
+
+    mine = key_id(load_key(create=True))
+    shared = sweep(tmp_path, _set(("signature",), {"alg": "HMAC-SHA256", "key_id": mine, "signer": "x", "mac": mac}),
+                   node="planted")
+    good = shared / "vm"
+    good.mkdir()
+    (good / "certificate.json").write_text(REAL.read_text())
+    (good / oc.STATUS).write_text(json.dumps({"node": "vm", "exit": 0, "duration_s": 1.4}))
+    rc, out, err = collect(shared)
+    assert "internal error" not in err and "Traceback" not in out + err, err
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in (["planted"], ["vm"])}
+    assert " error " in rows["planted"] and "does not verify" in rows["planted"], out
+    assert " pass " in rows["vm"], out           # the rest of the sweep is collected
+    assert (shared / "summary.jsonl").is_file()

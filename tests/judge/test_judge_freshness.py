@@ -27,6 +27,15 @@ def test_valid_for_refuses_zero_negative_and_garbage(text):
         parse_valid_for(text)
 
 
+@pytest.mark.parametrize("text", ["0.0000001s", "0.5s", "0.001m"])
+def test_a_validity_under_a_second_is_refused_never_the_default_24_hours(text):
+    """Issue 47, row 4: 0.0000001s rounded to a zero timedelta, which the assembler took for
+    "not given": the certificate held for 24 hours. 1 s is the least."""
+    with pytest.raises(ConfigError, match="at least 1 s"):
+        parse_valid_for(text)
+    assert parse_valid_for("1s").total_seconds() == 1
+
+
 def test_valid_until_is_start_plus_duration():
     assert valid_until("2026-11-30T23:30:00Z", parse_valid_for("90m")) == "2026-12-01T01:00:00Z"
     assert valid_until(STARTED.timestamp(), parse_valid_for("2d")) == "2026-12-02T12:00:00Z"
