@@ -104,14 +104,14 @@ def test_the_live_path_without_a_gpu_is_a_tool_error(tmp_path):
     assert oc.load_node(tmp_path / "live").state == "error"
 
 
-def nhc(tmp_path, recording) -> tuple[int, str]:
+def nhc(tmp_path, recording, **settings) -> tuple[int, str]:
     """The NHC check sourced by bash as NHC does, with NHC's `die` recording its message."""
     files = tmp_path / "files"
     copy_out("slurm", files)
     script = (f'die() {{ echo "DIE $1 $2"; return 1; }}; log() {{ echo "LOG $*"; }}; '
               f'. {files}/check_rmpeer.nhc; check_rmpeer; echo "rc=$?"')
     env = {"PATH": os.environ["PATH"], "RMPEER": RMPEER, "RMPEER_STATE_DIR": str(tmp_path / "state"),
-           "NODE_NAME": "n1", **({"RMPEER_STAND_IN": str(recording)} if recording else {})}
+           "NODE_NAME": "n1", **({"RMPEER_STAND_IN": str(recording)} if recording else {}), **settings}
     done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout
 
@@ -119,6 +119,16 @@ def nhc(tmp_path, recording) -> tuple[int, str]:
 def test_the_nhc_check_dies_with_an_rmpeer_reason(tmp_path):
     _, out = nhc(tmp_path, IDLE_CLOCKS)
     assert "DIE 1 rmpeer: bandwidth-floor: " in out and "rc=1" in out
+
+
+@pytest.mark.parametrize("value, dies", [("drain", True), ("pass", False), ("keep", False), ("PASS", False)])
+def test_the_nhc_check_fails_a_degraded_node_only_when_told_drain(tmp_path, value, dies):
+    """Issue 47, row 3: a word the check does not know is the safe choice, never a drain, and
+    is logged as it is."""
+    _, out = nhc(tmp_path, IDLE_CLOCKS, RMPEER_HEALTH_DEGRADED=value)
+    assert ("DIE 1 rmpeer: bandwidth-floor: " in out) == dies and ("rc=1" in out) == dies, out
+    if value not in ("drain", "pass"):
+        assert f"RMPEER_HEALTH_DEGRADED={value} is neither drain nor pass" in out, out
 
 
 @pytest.mark.parametrize("recording", [HEALTHY, "garbage"])
