@@ -7,6 +7,17 @@ import argparse
 from rmpeer.cli.cards import add_options as add_card_options, passed_on
 from rmpeer.model.result import TIERS
 
+
+def minutes(text: str) -> int:
+    """A job's time limit: whole minutes, at least 1 (Slurm reads --time=0 as no limit at all)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of minutes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: at least 1 minute (Slurm reads 0 as no time limit)")
+    return value
+
 HELP = """Run rmpeer across a fleet from the cluster's own hooks. Files for Slurm (prolog,
 HealthCheckProgram, NHC check) and Kubernetes (Indexed Job, node-problem-detector plugin,
 RBAC) come with `rmpeer fleet files ENGINE DIR`. Exit codes of `fleet node` are certify's:
@@ -39,7 +50,7 @@ def add_parser(sub) -> None:
     s.add_argument("--tier", choices=TIERS, default="full")
     s.add_argument("--shared", required=True, help="a folder every node can write: <shared>/<node>/")
     s.add_argument("--max-nodes", type=int, default=300, help="nodes per job (default 300)")
-    s.add_argument("--time", type=int, default=30, help="the job's time limit in minutes (default 30)")
+    s.add_argument("--time", type=minutes, default=30, help="the job's time limit in minutes (default 30)")
     s.add_argument("--partition")
     s.add_argument("--rmpeer", help="the rmpeer command on the nodes (default: this one's path)")
     s.add_argument("--wait", action="store_true", help="return when the jobs have ended (sbatch --wait)")
@@ -51,7 +62,7 @@ def add_parser(sub) -> None:
                         "resume passing nodes whose reason starts with 'rmpeer:'")
     c.add_argument("--degraded", choices=("drain", "keep"), default="drain",
                    help="what --drain does with a DEGRADED node (default drain)")
-    c.add_argument("--time", type=int, default=30, help="time limit of a re-run in minutes (default 30)")
+    c.add_argument("--time", type=minutes, default=30, help="time limit of a re-run in minutes (default 30)")
     c.add_argument("--rmpeer", help="the rmpeer command on the nodes, for a re-run (default: this one's path)")
     c.add_argument("--no-report", action="store_true", help="do not build the merged HTML report")
 

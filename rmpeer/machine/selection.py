@@ -300,10 +300,13 @@ def request_of(cards: str | None, *, all_cards: bool = False, cards_env: str | N
     """The Request of --cards LIST, --all-cards and --cards-env VAR[,VAR] (the variables a
     fleet hook reads, in order; default CUDA_VISIBLE_DEVICES)."""
     env = cards_env
-    variables = tuple(v.strip() for v in env.split(",") if v.strip()) if env else CERTIFY_ENV
+    variables = tuple(v.strip() for v in env.split(",") if v.strip()) if env is not None else CERTIFY_ENV
+    if env is not None and not variables:
+        # ',,' or ' ' named no variable: never read as "every card"
+        raise ConfigError(f"--cards-env {env!r}: names no variable (one or more of {', '.join(VARIABLES)})")
     unknown = [v for v in variables if v not in VARIABLES]
-    if unknown:
-        raise ConfigError(f"--cards-env {env!r}: {', '.join(unknown)} is none of {', '.join(VARIABLES)}")
+    if unknown:      # repr: a name with a line break is still one line
+        raise ConfigError(f"--cards-env {env!r}: {', '.join(map(repr, unknown))} is none of {', '.join(VARIABLES)}")
     return request_from(cards, all_cards=all_cards, variables=variables, environ=environ)
 
 
