@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from rmpeer.errors import ConfigError
+from rmpeer.machine.writable import writable
 from rmpeer.safewrite import make_folder, write_file
 
 ENGINES = ("slurm", "kubernetes")
@@ -21,15 +22,26 @@ def shipped(engine: str):
     return resources.files("rmpeer.integrations") / engine
 
 
-def _copy_tree(src, dest: Path, written: list) -> None:
-    make_folder(dest)
+def _plan(src, dest: Path, out: list) -> list:
+    """(the file to write, the shipped file) for every file of the tree, folders first."""
     for item in sorted(src.iterdir(), key=lambda p: p.name):
         if item.name.startswith(("_", ".")):
             continue
         if item.is_dir():
-            _copy_tree(item, dest / item.name, written)
-            continue
-        copy = dest / item.name
+            _plan(item, dest / item.name, out)
+        else:
+            out.append((dest / item.name, item))
+    return out
+
+
+def _copy_tree(src, dest: Path, written: list, extra: tuple = ()) -> None:
+    """Every name checked before any is written: a link or a device planted at one of them
+    refuses the whole copy, never after half the hooks were installed (issue 47, row 11)."""
+    plan = _plan(src, dest, [])
+    for copy in [c for c, _ in plan] + list(extra):
+        writable("fleet files DIR", copy, folder=False)
+    for copy, item in plan:
+        make_folder(copy.parent)
         script = not item.name.endswith((".json", ".yaml", ".nhc"))     # the hook scripts run
         write_file(copy, item.read_bytes(), mode=0o755 if script else 0o644)
         written.append(copy)
@@ -56,7 +68,7 @@ def copy_out(engine: str, dest: Path) -> list[Path]:
     dest = Path(dest)
     written: list[Path] = []
     try:
-        _copy_tree(shipped(engine), dest, written)
+        _copy_tree(shipped(engine), dest, written, (dest / NPD_CONFIGMAP,) if engine == "kubernetes" else ())
         if engine == "kubernetes":
             write_file(dest / NPD_CONFIGMAP, npd_configmap(shipped(engine) / "npd"))
             written.append(dest / NPD_CONFIGMAP)

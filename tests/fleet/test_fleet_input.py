@@ -146,3 +146,25 @@ def test_a_planted_signature_that_is_not_ascii_makes_its_node_an_error_and_the_s
     assert " error " in rows["planted"] and "does not verify" in rows["planted"], out
     assert " pass " in rows["vm"], out           # the rest of the sweep is collected
     assert (shared / "summary.jsonl").is_file()
+
+
+@pytest.mark.parametrize("engine", ["slurm", "kubernetes"])
+def test_fleet_files_checks_every_name_before_writing_any(tmp_path, engine):
+    """Issue 47, row 11: a link planted at rmpeer-prolog was refused (exit 2), but the files
+    before it were already written. A link at each name in turn: exit 2 naming it, nothing
+    written, and the link's target untouched."""
+    names = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "files", engine, str(tmp_path / "all")],
+                           capture_output=True, text=True, timeout=60).stdout.split()
+    assert len(names) >= 3
+    victim = tmp_path / "victim"
+    victim.write_text("root's file\n")
+    for i, name in enumerate(names):
+        dest = tmp_path / f"d{i}"
+        planted = dest / Path(name).relative_to(tmp_path / "all")
+        planted.parent.mkdir(parents=True)
+        planted.symlink_to(victim)
+        done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "files", engine, str(dest)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and str(planted) in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert [p for p in dest.rglob("*") if p.is_file() and not p.is_symlink()] == [], name
+        assert victim.read_text() == "root's file\n"
