@@ -221,6 +221,11 @@ def _verdict_results(result, spec) -> None:
 
 def _say_verdict(result, spec, say, started, path) -> int:
     replay_of = _replay_of(spec)
+    if spec.tier == "passive" and spec.outputs.tier_asked not in (None, "passive"):
+        # a passive recording replayed with --tier quick or full (the suites' path, which says
+        # the tier it earned, never ran): the certificate claims passive, and says so here too
+        say(f"tier: passive, not {spec.outputs.tier_asked}: the recording is of a passive run (RM's facts and "
+            "health, no peer setup), so this certificate satisfies only a passive --if-stale")
 
     say("\n" + render_table(result))
     fitness = render_fitness(result)

@@ -36,6 +36,11 @@ def test_a_passive_recording_replays_as_the_passive_run_it_was(tmp_path, tier):
     assert cert["target"]["kind"] == "replay" and not cert["layouts"]
     seen = cert["gpu_processes"]["now"]["processes"]
     assert [(p["pid"], p["cards"]) for p in seen] == [(HOLDER, [0])]
+    # the terminal says the tier it earned when a deeper one was asked (issue 47, row 13)
+    asked = tier[1] if tier else "full"
+    said = [line for line in done.stdout.splitlines() if line.startswith("tier: ")]
+    assert said == ([] if asked == "passive" else [line for line in said if line.startswith(f"tier: passive, not {asked}:")])
+    assert bool(said) == (asked != "passive"), done.stdout
 
 
 @pytest.mark.parametrize("option", [["--layout", "one-per-card"], ["--require-idle"]], ids=["layout", "require-idle"])
