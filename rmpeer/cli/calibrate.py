@@ -337,7 +337,28 @@ def _load(path: str) -> dict:
             raise TypeError("its bandwidth holds a figure that is not a mapping")
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise ConfigError(f"calibrate: {path} is not a certificate rmpeer wrote: {exc}") from None
+    _trusted(path, doc)
     return doc
+
+
+def _trusted(path: str, doc: dict) -> None:
+    """Floors are made only of runs this host vouches for (issue 47, row 2): a certificate
+    whose signature does not verify with this host's key (changed after it was signed, or
+    signed elsewhere) is refused, naming the key it would need; and one whose verdict is not
+    what its own findings and checks give (rmpeer.judge.verdict, pure), as fleet collect
+    re-judges every certificate it reads."""
+    from rmpeer.judge.verdict import judge
+    from rmpeer.machine.signing import verify
+    from rmpeer.model.result import RunResult
+
+    trust = verify(doc)
+    if not trust.verified:
+        raise Refused(f"calibrate: {path}: {trust.line}; calibrate makes floors only of runs this host signed "
+                      "(rmpeer certify here)")
+    verdict, _ = judge(RunResult.from_dict(doc))
+    if verdict != doc.get("verdict"):
+        raise Refused(f"calibrate: {path} says {doc.get('verdict')}, its own findings and checks give {verdict}: "
+                      "edited by hand?")
 
 
 def _distinct(certs: list, paths: list) -> None:

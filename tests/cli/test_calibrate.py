@@ -122,21 +122,32 @@ def test_calibrate_writes_an_entry_under_which_the_healthy_pass_and_the_noboost_
 
 # -- refusals: one line, exit 2 ------------------------------------------------------------------
 
-def _changed(cert, change):
-    """A replay certificate with one field changed (the refusal it must cause)."""
+def _changed(cert, change, *, sign=True):
+    """A replay certificate with one field changed (the refusal it must cause), signed again
+    with this host's key as certify signs (so that the change, not the signature, is what is
+    refused), or left with the signature of the unchanged one (sign=False)."""
+    from rmpeer.machine.signing import signed_text
+
     out = copy.deepcopy(cert)
     change(out)
-    return out
+    return json.loads(signed_text(out)) if sign else out
 
 
 def _spread(c):
     c["bandwidth"][1]["gbps"] *= 0.9
 
 
+def _verdict_of(c, verdict, severity):
+    c["findings"].append({"check": "bandwidth-floor", "subject": "read 0->1", "expected": "at least 355 GB/s",
+                          "found": "300 GB/s, below the floor", "severity": severity})
+    c.update(verdict=verdict, reasons=["bandwidth-floor: read 0->1: below the floor"])
+
+
 REFUSALS = [
-    ("degraded", lambda c: c.update(verdict="DEGRADED", reasons=["read 0->1: below the floor"]), "is DEGRADED, not CERTIFIED"),
-    ("not-certified", lambda c: c.update(verdict="NOT CERTIFIED"), "is NOT CERTIFIED, not CERTIFIED"),
-    ("incomplete", lambda c: c.update(verdict="INCOMPLETE"), "is INCOMPLETE, not CERTIFIED"),
+    # a run of each verdict but CERTIFIED, its verdict what its findings give (calibrate re-judges)
+    ("degraded", lambda c: _verdict_of(c, "DEGRADED", "degraded"), "is DEGRADED, not CERTIFIED"),
+    ("not-certified", lambda c: _verdict_of(c, "NOT CERTIFIED", "fail"), "is NOT CERTIFIED, not CERTIFIED"),
+    ("incomplete", lambda c: _verdict_of(c, "INCOMPLETE", "incomplete"), "is INCOMPLETE, not CERTIFIED"),
     ("no-boost", lambda c: c["boost"].update(asked=False), "clocks not boosted (--no-boost)"),
     ("boost-refused", lambda c: c["boost"]["results"]["0"]["raise"].update(ok=False), "RM refused the boost on card 0"),
     ("driver", lambda c: c["host"].update(driver_version="580.65.06"), "runs of different drivers"),
@@ -149,6 +160,33 @@ REFUSALS = [
     ("host-is-a-number", lambda c: c.update(host=1), "not a certificate rmpeer wrote: the result's host is '1'"),
     ("bandwidth-of-numbers", lambda c: c.update(bandwidth=[1, 2]), "its bandwidth holds a figure that is not a mapping"),
 ]
+
+
+def _times_ten(c):
+    for f in c["bandwidth"]:
+        f["gbps"] *= 10
+
+
+def test_calibrate_refuses_a_certificate_changed_after_it_was_signed(tmp_path, certificates):
+    """Issue 47, row 2: every figure multiplied by 10, the signature left as it was: exit 0 and
+    floors of 5044 GB/s before (every host DEGRADED under them); now refused."""
+    good = certificates[HEALTHY_TWO[0]][1]
+    bad = tmp_path / "changed.json"
+    bad.write_text(json.dumps(_changed(good, _times_ten, sign=False)))
+    code, text = rmpeer("calibrate", "--from", certificates[HEALTHY_TWO[1]][0], bad)
+    assert code == 2 and text.count("\n") == 1 and "does not verify" in text, text
+
+
+def test_calibrate_refuses_a_verdict_its_findings_do_not_give(tmp_path, certificates):
+    """A NOT CERTIFIED run with its verdict edited to CERTIFIED (and signed again): refused."""
+    good = certificates[HEALTHY_TWO[0]][1]
+
+    def flipped(c):
+        c["checks"][0].update(outcome="failed", reason="wrong memory")
+    bad = tmp_path / "flipped.json"
+    bad.write_text(json.dumps(_changed(good, flipped)))
+    code, text = rmpeer("calibrate", "--from", certificates[HEALTHY_TWO[1]][0], bad)
+    assert code == 2 and "says CERTIFIED, its own findings and checks give NOT CERTIFIED" in text, text
 
 
 @pytest.mark.parametrize("name, change, message", REFUSALS, ids=[r[0] for r in REFUSALS])
