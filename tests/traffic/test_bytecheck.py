@@ -135,3 +135,20 @@ def test_the_throughout_test_fails_on_a_listing_or_a_partial_count(expected, mut
     broken = mutated("rmpeer.traffic.bytecheck", old, new)
     with pytest.raises(AssertionError):
         differs_throughout(broken.compare, expected)
+
+
+@pytest.mark.parametrize("size", [10 << 20, SLICE + 8, SLICE - 8, 4096], ids=["10MiB", "slice+8", "slice-8", "4KiB"])
+def test_a_block_of_any_size_is_checked_to_its_last_byte(size):
+    """Issue 47, row 12: --extent takes sizes that are no multiple of the 8 MiB slice (10 MiB);
+    a flip in the last partial slice's last word, or its first, is found there, and in a
+    pattern the suite itself writes (patterns.make, the fill of every block) too."""
+    from rmpeer.traffic import patterns
+
+    want = patterns.make(0x32DB, patterns.KIND_BUFFER, 0, size)
+    for at in {size - 8, (size // SLICE) * SLICE if size > SLICE else 0}:
+        have = want.copy()
+        have.view(np.uint8)[at] ^= 0x01
+        found = bytecheck.compare(have, want)
+        assert found is not None and found.offset == at and found.differing == 1, (size, at, found)
+    # the fill reaches the last word: word i of the pattern holds its own index i
+    assert int(want[-1]) & ((1 << 36) - 1) == size // 8 - 1
