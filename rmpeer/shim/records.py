@@ -236,6 +236,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # projected below 500 MiB. Past either limit the file is refused (exit 2), never read on.
 MAX_UNPACKED = 1 << 30      # 1 GiB
 MAX_LINE = 16 << 20         # 16 MiB
+MAX_BLANK = 64              # blank lines a recording may hold (rmpeer writes none)
 
 
 def _bounded_lines(path, f):
@@ -283,8 +284,15 @@ def read_transcript(path: Path) -> tuple[dict, list]:
         with path.open("rb") as raw:
             compressed = raw.read(2) == GZIP_MAGIC     # by content: a misnamed file still reads
         with (gzip.open(path, "rb") if compressed else path.open("rb")) as f:
+            blank = 0
             for n, raw_line in enumerate(_bounded_lines(path, f), 1):
                 if not raw_line.strip():
+                    # rmpeer writes no blank line: a few are let be (an editor's), a flood is a
+                    # bomb that costs a readline each (50 MiB of newlines took 37 s to refuse)
+                    blank += len(raw_line) < 4096    # long ones are cheap a byte: the size bound has them
+                    if blank > MAX_BLANK:
+                        raise TranscriptError(f"{path}: more than {MAX_BLANK} blank lines by line {n}: not a "
+                                              f"recording rmpeer wrote; refused unread")
                     continue
                 d = _parse_line(path, n, raw_line, after_header=header is not None)
                 if header is None:
@@ -376,6 +384,10 @@ def _bad_extra(rec: CallRecord) -> str:
     for name in _EXTRA_NUMBERS.get(rec.op, ()):
         if name in rec.extra and not uint64(rec.extra[name]):
             return f"its extra {name} is {str(rec.extra[name])[:40]!r}, not a count or offset of 64 bits"
+    if rec.op == "mem.view" and "runs" in rec.extra:
+        bad = _bad_runs(rec.extra["runs"], rec.extra.get("length"))
+        if bad:
+            return f"its extra runs {bad}"
     unless = rec.extra.get("unless") if rec.op == "mem.wait" else None
     if unless is not None:
         if not isinstance(unless, dict) or not isinstance(unless.get("label", ""), str):
@@ -383,6 +395,23 @@ def _bad_extra(rec: CallRecord) -> str:
         for name in _UNLESS_NUMBERS:
             if name in unless and not uint64(unless[name]):
                 return f"its extra unless {name} is {str(unless[name])[:40]!r}, not a count or offset of 64 bits"
+    return ""
+
+
+def _bad_runs(runs, length) -> str:
+    """A read-back's runs as word_runs writes them: [first word, count, first value] each, in
+    order, within the block's `length` bytes (issue 47, row 10: "garbage", or a count of 10**12,
+    was an unexpected error in the middle of a run, never a refusal before it)."""
+    if not isinstance(runs, list):
+        return f"are {str(runs)[:40]!r}, not a list of [first, count, value]"
+    words = length // 8 if uint64(length) else None
+    end = 0
+    for i, run in enumerate(runs):
+        if not (isinstance(run, list) and len(run) == 3 and all(uint64(x) for x in run) and run[1] > 0):
+            return f"[{i}] is {str(run)[:40]!r}, not [first, count, value] of whole numbers"
+        if run[0] < end or (words is not None and run[0] + run[1] > words):
+            return f"[{i}] ({run[0]}, {run[1]}) overlaps another or runs past the block's {words} words"
+        end = run[0] + run[1]
     return ""
 
 

@@ -100,6 +100,27 @@ def all_of(*checks):
 
 # -- the rows -------------------------------------------------------------------------------
 
+def _view_runs(runs):
+    """Issue 47, row 10: the quick recording with its first read-back's runs replaced."""
+    def made(tmp: Path) -> Path:
+        lines = gzip.open(QUICK, "rt").read().splitlines()
+        at = next(i for i, line in enumerate(lines) if '"mem.view"' in line)
+        rec = json.loads(lines[at])
+        rec["extra"]["runs"] = runs
+        lines[at] = json.dumps(rec)
+        path = tmp / "runs.jsonl.gz"
+        path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+        return path
+    return made
+
+
+def _newlines(tmp: Path) -> Path:
+    """Issue 47, row 9: 50 MiB of newlines in 51 KB (it took 37 s of CPU to refuse)."""
+    path = tmp / "newlines.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n" * (50 << 20), compresslevel=9))
+    return path
+
+
 def _bomb(tmp: Path) -> Path:
     """A recording that unpacks past the 1 GiB bound: its header, then 1100 gzip members of a
     1 MiB line of blanks each (1 MiB on disk, 1.1 GiB unpacked)."""
@@ -177,6 +198,15 @@ ROWS = [
     Row("replay-gzip-bomb", ("certify", "--replay", "{made}", "--output", "{tmp}/out"), EXIT_CONFIG,
         r"^rmpeer: recording .*bomb.jsonl.gz cannot be replayed: unpacks to more than 1 GiB by line \d+",
         nothing_at("out"), setup=_bomb),
+    Row("replay-view-runs-garbage", ("certify", "--replay", "{made}", "--output", "{tmp}/out"), EXIT_CONFIG,
+        r"^rmpeer: recording .*runs.jsonl.gz cannot be replayed: line \d+: not a call record \(its extra runs are "
+        r"'garbage'", nothing_at("out"), setup=_view_runs("garbage")),
+    Row("replay-view-runs-past-the-block", ("certify", "--replay", "{made}", "--output", "{tmp}/out"), EXIT_CONFIG,
+        r"^rmpeer: recording .*runs.jsonl.gz cannot be replayed: line \d+: .*runs past the block",
+        nothing_at("out"), setup=_view_runs([[0, 10 ** 12, 5]])),
+    Row("replay-flood-of-newlines", ("certify", "--replay", "{made}", "--output", "{tmp}/out"), EXIT_CONFIG,
+        r"^rmpeer: recording .*newlines.jsonl.gz cannot be replayed: more than 64 blank lines by line 65",
+        nothing_at("out"), setup=_newlines),
     Row("replay-one-huge-line", ("certify", "--replay", "{made}", "--output", "{tmp}/out"), EXIT_CONFIG,
         r"^rmpeer: recording .*long-line.jsonl.gz cannot be replayed: line 1 is longer than 16 MiB",
         nothing_at("out"), setup=_long_line),
