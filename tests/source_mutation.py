@@ -1193,6 +1193,12 @@ MUTANTS = {
     "blank-lines-unbounded": M("a flood of blank lines is read line by line to the size bound",
         "rmpeer/shim/records.py", "                    if blank > MAX_BLANK:\n", "                    if False:\n",
         ("tests/system/test_never_drain.py::test_a_tool_error_is_its_documented_code_in_one_line",)),
+    "label-hashes-a-refused-certificate": M("fleet label hashes a certificate the collector refused (a planted link's target)",
+        "rmpeer/fleet/label.py", "    # a certificate the collector did not read",
+        "    if outcome.certificate and outcome.certificate.is_file():\n"
+        "        return 'sha256-' + __import__('hashlib').sha256(outcome.certificate.read_bytes()).hexdigest()[:32]\n"
+        "    # a certificate the collector did not read",
+        ("tests/fleet/test_fleet_input.py::test_fleet_label_reads_nothing_through_a_planted_certificate_link",)),
     "allure-verdict-always-passed": M("the report's verdict result is green whatever the verdict",
         "rmpeer/render/entries.py", 'NOT_CERTIFIED: FAILED, DEGRADED: BROKEN', 'NOT_CERTIFIED: PASSED, DEGRADED: PASSED',
         ("tests/render/test_outputs_agree.py::test_allure_states_the_verdict_and_counts_the_certificates_checks",)),

@@ -14,8 +14,8 @@ with the kubernetes client (pip install 'rmpeer[fleet]'), reading each node's ta
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -45,16 +45,17 @@ def checked_at(outcome: NodeOutcome, folder: Path) -> str:
     stamp = str(read_status(folder).get("at") or "")     # a cut status.json: no stamp, never a traceback
     if not stamp and outcome.result is not None:
         stamp = outcome.result.started
-    if not stamp and outcome.certificate:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outcome.certificate.stat().st_mtime))
+    if not stamp and outcome.certificate and outcome.result is not None:
+        # the certificate itself (lstat: a link planted at its name lends no target's time)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.lstat(outcome.certificate).st_mtime))
     return label_value(stamp.replace("-", "").replace(":", "").split(".")[0].removesuffix("Z") + "Z") if stamp else ""
 
 
 def certificate_id(outcome: NodeOutcome) -> str | None:
     if outcome.result is not None and outcome.result.certificate_id:
         return label_value(outcome.result.certificate_id)
-    if outcome.certificate and outcome.certificate.is_file():
-        return "sha256-" + hashlib.sha256(outcome.certificate.read_bytes()).hexdigest()[:32]
+    # a certificate the collector did not read (refused: a link, too large, malformed) is never
+    # read here either (issue 47, row 5: label hashed a planted link's 300 MB target whole)
     return None
 
 

@@ -168,3 +168,23 @@ def test_fleet_files_checks_every_name_before_writing_any(tmp_path, engine):
         assert done.returncode == 2 and str(planted) in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert [p for p in dest.rglob("*") if p.is_file() and not p.is_symlink()] == [], name
         assert victim.read_text() == "root's file\n"
+
+
+def test_fleet_label_reads_nothing_through_a_planted_certificate_link(tmp_path):
+    """Issue 47, row 5: label read a linked certificate's target whole, hashed it into
+    rmpeer.io/certificate and took its mtime for checked-at. Now the node is an error whose
+    labels come from nothing behind the link."""
+    target = tmp_path / "big"
+    target.write_bytes(b"x" * (1 << 20))
+    os.utime(target, (978307200, 978307200))          # 2001: a time that must not reach a label
+    folder = tmp_path / "sweep" / "n1"
+    folder.mkdir(parents=True)
+    (folder / "replay-certificate.json").symlink_to(target)
+    (folder / oc.STATUS).write_text(json.dumps({"node": "n1", "exit": 0, "duration_s": 1}))
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "label", str(tmp_path / "sweep")],
+                          capture_output=True, text=True, timeout=60)
+    patch = json.loads(done.stdout.splitlines()[0])
+    labels = patch["patch"]["metadata"]["labels"]
+    assert labels["rmpeer.io/result"] == "error" and patch["taint"] == "keep", done.stdout
+    assert labels["rmpeer.io/certificate"] is None and labels["rmpeer.io/checked-at"] is None, labels
+    assert "Traceback" not in done.stderr
