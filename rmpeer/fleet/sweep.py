@@ -25,7 +25,10 @@ def expand(nodes: str) -> list[str]:
     """A Slurm host list (node[1-3],gpu7) as names, by Slurm's own parser."""
     done = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True, timeout=30)
     if done.returncode or not done.stdout.split():
-        raise ConfigError(f"--nodes {nodes!r}: not a Slurm host list ({done.stderr.strip() or 'no names'})")
+        # scontrol's last line says why (a host list it cannot parse, no Slurm configuration):
+        # one line, as every refusal
+        why = (done.stderr.strip().splitlines() or ["no names"])[-1].removeprefix("scontrol: ")
+        raise ConfigError(f"--nodes {nodes!r}: scontrol could not expand it ({why})")
     return done.stdout.split()
 
 
@@ -74,11 +77,11 @@ def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min
     if not shutil.which("sbatch"):
         raise ConfigError("sbatch is not on PATH: the sweep submits a Slurm job")
     shared = Path(shared).resolve()
+    names = expand(nodes)        # before the folder is made: a refused host list leaves nothing behind
     try:
         shared.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--shared {shared}: cannot create it ({exc.strerror})") from None
-    names = expand(nodes)
     chunks = [names[i:i + max_nodes] for i in range(0, len(names), max_nodes)]
     jobs = []
     import uuid

@@ -19,6 +19,8 @@ ROWS = [
     (["fleet", "sweep", "--nodes", "n1", "--shared", "{tmp}/shared", "--time", "0"], "at least 1 minute"),
     (["fleet", "sweep", "--nodes", "n1", "--shared", "{tmp}/shared", "--time", "-5"], "at least 1 minute"),
     (["fleet", "collect", "{tmp}/shared", "--time", "0"], "at least 1 minute"),
+    # row 13: scontrol's four lines were the error, and the --shared folder was left behind
+    (["fleet", "sweep", "--nodes", "n[1-", "--shared", "{tmp}/shared"], "scontrol could not expand it"),
 ]
 
 
