@@ -104,9 +104,10 @@ class Finding:
         return f"{self.check}: {self.subject}: expected {self.expected}, found {self.found}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckResult:
-    """One check (one pytest item or one library check) and its outcome."""
+    """One check (one pytest item or one library check) and its outcome; frozen: what a
+    check found is never changed after it ended (every output renders the same one)."""
 
     id: str             # stable across runs of the same host: e.g. "read/two-per-card/s1->t2"
     check: str          # the check's declared name (a marker or a table, never a function name)
@@ -123,9 +124,9 @@ class CheckResult:
     unexpected: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class PairResult:
-    """One read or write through one window of one layout."""
+    """One read or write through one window of one layout; frozen, as CheckResult."""
 
     layout: str
     s: int

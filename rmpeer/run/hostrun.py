@@ -89,8 +89,8 @@ class LayoutRun:
     def refused(self, s: int, t: int, status: str) -> PairResult:
         """A window whose map the topology expects RM to refuse: no byte moves through it."""
         cards = self.plan.cards
-        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], "map", None)
-        pair.mismatch = {"refused_as_expected": status}
+        pair = PairResult(self.case.layout.name, s, t, cards[s], cards[t], "map", None,
+                          mismatch={"refused_as_expected": status})
         self.host.pairs.append(pair)
         return pair
 
