@@ -1199,6 +1199,12 @@ MUTANTS = {
         "        return 'sha256-' + __import__('hashlib').sha256(outcome.certificate.read_bytes()).hexdigest()[:32]\n"
         "    # a certificate the collector did not read",
         ("tests/fleet/test_fleet_input.py::test_fleet_label_reads_nothing_through_a_planted_certificate_link",)),
+    "sweep-takes-a-shallower-tier": M("a full-tier sweep takes a quick or passive certificate as a pass",
+        "rmpeer/fleet/collect.py", "    if asked in TIERS:", "    if False:",
+        ("tests/fleet/test_fleet_input.py::test_a_result_that_is_not_this_sweeps_is_no_pass",)),
+    "label-ignores-run-ids": M("fleet label takes a status.json of an earlier run as this sweep's",
+        "rmpeer/fleet/label.py", "    outcomes, _ = gather(shared)", "    outcomes = __import__('rmpeer.fleet.checks').fleet.checks.load_sweep(shared)",
+        ("tests/fleet/test_fleet_input.py::test_a_result_that_is_not_this_sweeps_is_no_pass",)),
     "allure-verdict-always-passed": M("the report's verdict result is green whatever the verdict",
         "rmpeer/render/entries.py", 'NOT_CERTIFIED: FAILED, DEGRADED: BROKEN', 'NOT_CERTIFIED: PASSED, DEGRADED: PASSED',
         ("tests/render/test_outputs_agree.py::test_allure_states_the_verdict_and_counts_the_certificates_checks",)),

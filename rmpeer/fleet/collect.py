@@ -29,6 +29,7 @@ from rmpeer.fleet.outcome import (
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 from rmpeer.machine.lines import Say, said_on_stderr
 from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
+from rmpeer.model.result import TIERS
 from rmpeer.model.selection import collect_cell
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.text import escaped
@@ -59,6 +60,14 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
                 found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
                     "tool", f"status.json is of another run (run id {theirs or 'none'}, this sweep's {run_id}): "
                             "not this sweep's result"), duration_s=o.duration_s)
+    asked = record.get("tier")
+    if asked in TIERS:      # a certificate of a shallower tier than the sweep asked is no pass of it
+        for node, o in found.items():
+            tier = o.result.tier if o.result is not None else None
+            if o.state != ERROR and tier is not None and (tier not in TIERS or TIERS.index(tier) < TIERS.index(asked)):
+                found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
+                    "tool", f"its certificate is of the {tier} tier, this sweep asked {asked}: not this "
+                            "sweep's result"), duration_s=o.duration_s)
     for node in record.get("nodes", []):
         if node not in found:
             found[node] = NodeOutcome(node, ERROR, line=reason_line("tool", "no result: the node did not run "

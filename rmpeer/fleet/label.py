@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
-from rmpeer.fleet.checks import load_sweep
+from rmpeer.fleet.collect import gather
 from rmpeer.fleet.outcome import DEGRADED_STATE, ERROR, FAIL_STATE, PASS, NodeOutcome, read_status
 from rmpeer.machine.signing import VERIFIED
 from rmpeer.render.text import escaped
@@ -120,7 +120,9 @@ def main_label(folder: str, *, apply: bool = False) -> int:
     shared = Path(folder).resolve()
     if not shared.is_dir():
         raise ConfigError(f"{shared}: no such folder")
-    outcomes = load_sweep(shared)
+    # as collect reads it: a status of another sweep's run, a shallower tier, a node named but
+    # missing, each an error (issue 47, row 6: label took them as they were)
+    outcomes, _ = gather(shared)
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (<dir>/<node>/status.json)")
     wants = [desired(o, shared / o.node) for o in outcomes]

@@ -188,3 +188,27 @@ def test_fleet_label_reads_nothing_through_a_planted_certificate_link(tmp_path):
     assert labels["rmpeer.io/result"] == "error" and patch["taint"] == "keep", done.stdout
     assert labels["rmpeer.io/certificate"] is None and labels["rmpeer.io/checked-at"] is None, labels
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["collect", "label"])
+@pytest.mark.parametrize("case", ["shallower-tier", "another-run"])
+def test_a_result_that_is_not_this_sweeps_is_no_pass(tmp_path, command, case):
+    """Issue 47, row 6: a full-tier sweep took a quick certificate as a pass, and label took
+    a status.json of an earlier run as this one's (it read no run id at all)."""
+    shared = sweep(tmp_path, status=json.dumps({"node": "vm", "exit": 0, "duration_s": 1.4,
+                                                "run_id": "this" if case == "shallower-tier" else "earlier",
+                                                "at": "2026-12-01T18:00:00Z"}))
+    tier = "full" if case == "shallower-tier" else "quick"      # the certificate is of the quick tier
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": tier, "run_id": "this",
+                                                   "submitted": "2026-12-01T19:00:00Z"}))
+    args = ["--no-report"] if command == "collect" else []
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", command, *args, str(shared)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said
+    why = "of the quick tier, this sweep asked full" if case == "shallower-tier" else "status.json is of another run"
+    assert why in said, said
+    if command == "label":
+        assert json.loads(done.stdout.splitlines()[0])["patch"]["metadata"]["labels"]["rmpeer.io/result"] == "error"
+    else:
+        assert [line for line in done.stdout.splitlines() if line.startswith("vm ")][0].split()[1] == "error", said
