@@ -1182,7 +1182,7 @@ MUTANTS = {
         "rmpeer/cli/calibrate.py", "    if not trust.verified:\n", "    if False:\n",
         ("tests/cli/test_calibrate.py::test_calibrate_refuses_a_certificate_changed_after_it_was_signed",)),
     "calibrate-believes-the-verdict": M("calibrate --from believes a verdict its findings do not give",
-        "rmpeer/cli/calibrate.py", '    if verdict != doc.get("verdict"):\n', "    if False:\n",
+        "rmpeer/cli/calibrate.py", '    problem = unfollowed(RunResult.from_dict(doc))\n', "    problem = None\n",
         ("tests/cli/test_calibrate.py::test_calibrate_refuses_a_verdict_its_findings_do_not_give",)),
     "slices-drop-the-last-partial-slice": M("a block's last partial slice is never filled, copied or compared",
         "rmpeer/machine/slices.py", "range(0, total, size)))", "range(0, total - total % size or total, size)))",

@@ -347,7 +347,7 @@ def _trusted(path: str, doc: dict) -> None:
     signed elsewhere) is refused, naming the key it would need; and one whose verdict is not
     what its own findings and checks give (rmpeer.judge.verdict, pure), as fleet collect
     re-judges every certificate it reads."""
-    from rmpeer.judge.verdict import judge
+    from rmpeer.judge.verdict import unfollowed
     from rmpeer.machine.signing import verify
     from rmpeer.model.result import RunResult
 
@@ -355,10 +355,9 @@ def _trusted(path: str, doc: dict) -> None:
     if not trust.verified:
         raise Refused(f"calibrate: {path}: {trust.line}; calibrate makes floors only of runs this host signed "
                       "(rmpeer certify here)")
-    verdict, _ = judge(RunResult.from_dict(doc))
-    if verdict != doc.get("verdict"):
-        raise Refused(f"calibrate: {path} says {doc.get('verdict')}, its own findings and checks give {verdict}: "
-                      "edited by hand?")
+    problem = unfollowed(RunResult.from_dict(doc))
+    if problem:
+        raise Refused(f"calibrate: {path}: {problem}")
 
 
 def _distinct(certs: list, paths: list) -> None:

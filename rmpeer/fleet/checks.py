@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from rmpeer.judge.verdict import judge
+from rmpeer.judge.verdict import unfollowed
 from rmpeer.fleet.outcome import ERROR, NodeOutcome, load_node, reason_line
 
 
@@ -36,11 +36,7 @@ def own_problem(o: NodeOutcome) -> str | None:
         return f"the certificate in folder {o.node} is of node {r.node or '(unnamed)'}: a copied folder?"
     if o.status_node and o.status_node != o.node:
         return f"status.json in folder {o.node} is of node {o.status_node}: a copied folder?"
-    verdict, _ = judge(r)
-    if verdict != r.verdict:
-        return (f"the certificate says {r.verdict}, its own findings and checks give {verdict} "
-                f"(rmpeer {r.version or '?'} wrote it): edited by hand?")
-    return None
+    return unfollowed(r)
 
 
 def uuids_of(o: NodeOutcome) -> set:

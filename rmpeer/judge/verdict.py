@@ -106,6 +106,16 @@ def judge(result) -> tuple[str, list]:
     return verdict(result.findings, result.checks)
 
 
+def unfollowed(result) -> str | None:
+    """Why a result read back (a certificate another may have edited) does not hold the verdict
+    its own findings and checks give, or None: what fleet collect and calibrate --from check."""
+    given, _ = judge(result)
+    if given == result.verdict:
+        return None
+    return (f"the certificate says {result.verdict}, its own findings and checks give {given} "
+            f"(rmpeer {result.version or '?'} wrote it): edited by hand?")
+
+
 # -- fitness: measurements -> findings -------------------------------------------------------
 
 def clocks_text(clocks: dict) -> str:

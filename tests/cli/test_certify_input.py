@@ -82,16 +82,36 @@ def test_a_recorded_kernel_log_reason_is_shown_escaped(tmp_path):
 
 
 def test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure(tmp_path):
-    """A recording whose copy-engine read-back holds word runs of another kind: the check
-    cannot be made (a TypeError in rmpeer's own byte check), which says nothing of the host:
-    INCOMPLETE, exit 5, never NOT CERTIFIED (exit 1 drains a node)."""
+    """A check that stops on an error of rmpeer's own says nothing of the host: INCOMPLETE,
+    exit 5, never NOT CERTIFIED (exit 1 drains a node). The error is planted as a bug would be
+    (the byte check raises a TypeError), in the process certify runs in: a recording can no
+    longer reach a check with malformed data (refused before the run, the test below)."""
+    env = dict(os.environ, NO_COLOR="1", RMPEER_KEY=str(tmp_path / "key" / "host.key"),
+               RMPEER_STATE_DIR=str(tmp_path / "state"))
+    (tmp_path / "key").mkdir(mode=0o700)
+    script = ("import sys\n"
+              "import rmpeer.traffic.bytecheck as bytecheck\n"
+              "def broken(*args, **kwargs):\n"
+              "    raise TypeError('planted: a bug in the byte check')\n"
+              "bytecheck.compare = broken\n"
+              "from rmpeer.cli import entry\n"
+              f"sys.argv = ['rmpeer', 'certify', '--replay', {str(ONE)!r}, '--output', {str(tmp_path / 'o')!r}]\n"
+              "entry()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    out = done.stdout
+    assert done.returncode == 5 and "INCOMPLETE" in out and "unexpected error" in out, out[-1500:] + done.stderr
+    cert = json.loads((tmp_path / "o" / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and any(c.get("unexpected") for c in cert["checks"])
+
+
+def test_a_read_back_of_malformed_runs_is_refused_before_the_run(tmp_path):
+    """Issue 47, row 10: the same malformed read-back was judged (INCOMPLETE, a certificate
+    written); it is a recording rmpeer never wrote, refused unread: exit 2, nothing written."""
     def change(lines):
         next(line for line in lines if line.get("op") == "mem.view")["extra"]["runs"] = "x"
     bad = derived(tmp_path, "runs.jsonl.gz", change)
     rc, out, err = certify("--replay", bad, "--output", tmp_path / "o", tmp_path=tmp_path)
-    assert rc == 5 and "INCOMPLETE" in out and "unexpected error" in out, out[-1500:] + err
-    cert = json.loads((tmp_path / "o" / "replay-certificate.json").read_text())
-    assert cert["verdict"] == "INCOMPLETE" and any(c.get("unexpected") for c in cert["checks"])
+    assert rc == 2 and "its extra runs are 'x'" in err and not (tmp_path / "o").exists(), out[-800:] + err
 
 
 SCREEN = "\x1b[2J\x1b]0;pwned\x07"      # a screen clear and a title escape

@@ -116,9 +116,10 @@ def test_allure_states_the_verdict_and_counts_the_certificates_checks(outputs):
         key = {"broken": "error"}.get(r["status"], r["status"])
         counted[key] = counted.get(key, 0) + 1
     if cert["verdict"] == "INCOMPLETE":
-        # a deadline ends the process while pytest may still be finishing a check the
-        # certificate counts: its Allure result is never written (the verdict says the run was cut)
-        assert all(counted.get(k, 0) <= n for k, n in cert["counts"].items()), (counted, cert["counts"])
+        # a deadline ends the process while pytest is between the certificate's count and
+        # Allure's file of the check in flight: one of the two may hold it, never more
+        assert abs(sum(counted.values()) - sum(cert["counts"].values())) <= 1, (counted, cert["counts"])
+        assert all(abs(counted.get(k, 0) - cert["counts"].get(k, 0)) <= 1 for k in set(counted) | set(cert["counts"]))
     else:
         assert counted == cert["counts"]
     # titles in words, errors on one line without pytest's rewritten assertion

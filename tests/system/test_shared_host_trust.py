@@ -1300,7 +1300,7 @@ MUTANT_ROWS = [
     ("outputs: lstat before resolve", "rmpeer.machine.writable", [("    problem = folder_problem(given) if folder else target_problem(given)\n", "    problem = None\n")], attack_option_at_a_link),
     ("outputs: the names inside --output", "rmpeer.machine.writable", [("    check_inside(\"--output\", output,", "    (lambda *a, **k: None)(\"--output\", output,")], attack_certificate_name_at_a_link),
     ("state: a folder refused", "rmpeer.machine.state", [("    if problem == \"it is a folder\":\n        raise", "    if False:\n        raise"), ("    if problem:\n        raise ConfigError(f\"{named}: refused: {problem}\")", "    if False:\n        pass")], attack_state_folder),
-    ("signature: the mac compared", "rmpeer.machine.signing", [("    if not hmac.compare_digest(sig[\"mac\"], _mac(key, doc)):", "    if False:")], attack_edited_certificate),
+    ("signature: the mac compared", "rmpeer.machine.signing", [("    if not hmac.compare_digest(sig[\"mac\"].encode(\"utf-8\", \"surrogatepass\"), _mac(key, doc).encode()):", "    if False:")], attack_edited_certificate),
     ("signature: the key id compared", "rmpeer.machine.signing", [("    if sig.get(\"key_id\") != key_id(key):", "    if False:")], attack_other_key),
     ("certificate: a regular file only", "rmpeer.machine.signing", [("        if not stat.S_ISREG(st.st_mode):\n            raise ValueError(\"not a regular file\")", "        pass")], attack_zero_certificate),
     ("--if-stale: only a verified signature", "rmpeer.run.freshness", [("    reasons = [] if trust.verified else", "    reasons = [] if True else")], attack_stale_unsigned),
@@ -1310,7 +1310,7 @@ MUTANT_ROWS = [
     ("collect: the node's own name", "rmpeer.fleet.checks", [("    if r.node != o.node:", "    if False:")], attack_copied_folder),
     ("collect: status.json's node", "rmpeer.fleet.checks", [("    if o.status_node and o.status_node != o.node:", "    if False:")], attack_copied_status),
     ("collect: a GPU under one node", "rmpeer.fleet.checks", [("        if shared and o is read:", "        if False:")], attack_shared_uuid),
-    ("collect: the verdict re-judged", "rmpeer.fleet.checks", [("    if verdict != r.verdict:", "    if False:")], attack_flipped_verdict),
+    ("collect: the verdict re-judged", "rmpeer.fleet.checks", [("    return unfollowed(r)", "    return None")], attack_flipped_verdict),
     ("collect: a re-run that did not run", "rmpeer.fleet.collect", [("    if _status_stamp(shared / outcome.node) == before:", "    if False:")], attack_rerun_not_run),
     ("label: a cut status.json", "rmpeer.fleet.outcome", [("    except (OSError, ValueError, ConfigError) as exc:\n        return {\"exit\": None", "    except OSError as exc:\n        return {\"exit\": None")], attack_cut_status),
 ]
