@@ -64,7 +64,10 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     if asked in TIERS:      # a certificate of a shallower tier than the sweep asked is no pass of it
         for node, o in found.items():
             tier = o.result.tier if o.result is not None else None
-            if o.state != ERROR and tier is not None and (tier not in TIERS or TIERS.index(tier) < TIERS.index(asked)):
+            # a stand-in recording (fleet node under RMPEER_STAND_IN) replays its own tier, whole
+            stand_in = bool(read_status(shared / node).get("stand_in"))
+            if o.state != ERROR and tier is not None and not stand_in and (
+                    tier not in TIERS or TIERS.index(tier) < TIERS.index(asked)):
                 found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
                     "tool", f"its certificate is of the {tier} tier, this sweep asked {asked}: not this "
                             "sweep's result"), duration_s=o.duration_s)

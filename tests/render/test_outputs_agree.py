@@ -22,8 +22,9 @@ from slurm.recordings import HEALTHY, IDLE_CLOCKS, wrong_memory  # noqa: E402
 pytestmark = pytest.mark.offline
 RUNS = {"certified": (lambda tmp: HEALTHY, [], {}), "degraded": (lambda tmp: IDLE_CLOCKS, [], {}),
         "not-certified": (lambda tmp: wrong_memory(tmp / "wrong.jsonl.gz"), [], {}),
-        # the replay stalled at the bandwidth rig's first map, until its deadline ends it
-        "incomplete": (lambda tmp: HEALTHY, ["--deadline", "3"], {"RMPEER_REPLAY_STALL_AT": "bw:s0:scratch:map"})}
+        # the replay stalled at the bandwidth rig's first map, until its deadline ends it (15 s:
+        # the stall is reached first even on a loaded machine, so no check runs on past it)
+        "incomplete": (lambda tmp: HEALTHY, ["--deadline", "15"], {"RMPEER_REPLAY_STALL_AT": "bw:s0:scratch:map"})}
 
 
 def _epoch(iso: str) -> float:

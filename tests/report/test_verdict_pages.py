@@ -9,7 +9,7 @@ from the Allure results certify wrote, never from the page.
   NOT CERTIFIED  the quick recording with every later block's second half re-owned
                  (tests/slurm/recordings.py: wrong memory)
   INCOMPLETE     the quick recording stalled at the bandwidth rig's first map
-                 (RMPEER_REPLAY_STALL_AT), its --deadline 3 s passing"""
+                 (RMPEER_REPLAY_STALL_AT), its --deadline of 15 s passing"""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ RUNS = {
     "CERTIFIED": (lambda tmp: HEALTHY, [], {}),
     "DEGRADED": (lambda tmp: IDLE_CLOCKS, [], {}),
     "NOT CERTIFIED": (lambda tmp: wrong_memory(tmp / "wrong.jsonl.gz"), [], {}),
-    "INCOMPLETE": (lambda tmp: HEALTHY, ["--deadline", "3"], {"RMPEER_REPLAY_STALL_AT": STALL}),
+    "INCOMPLETE": (lambda tmp: HEALTHY, ["--deadline", "15"], {"RMPEER_REPLAY_STALL_AT": STALL}),
 }
 
 
