@@ -386,6 +386,16 @@ def _status(lines):
     rec.update(status=0x1F, status_name="NV_ERR_INVALID_ARGUMENT")
 
 
+def _order(lines):
+    """The same statuses of one step in another order (issue 45: no test covered it): the
+    first NV_OK dma-map-peer and the refused one swap their answers."""
+    maps = [d for d in lines if d.get("label") == "dma-map-peer" and d.get("op") == "ioctl"]
+    ok = next(d for d in maps if d.get("status_name") == "NV_OK")
+    refused = next(d for d in maps if d.get("status_name") not in (None, "NV_OK"))
+    for key in ("status", "status_name", "status_text"):
+        ok[key], refused[key] = refused.get(key), ok.get(key)
+
+
 def _struct(lines):
     for d in lines:
         if d.get("label") == "alloc:p2p" and d.get("payload"):
@@ -424,6 +434,7 @@ def _ce_caps(lines):
 
 BEHAVIOUR = [  # (change, aspect it must be named in, the key named)
     (_status, "RM statuses", "alloc:p2p"),
+    (_order, "RM statuses", "dma-map-peer"),
     (_struct, "struct sizes", "NV503B_ALLOC_PARAMETERS"),
     (_after_traffic, "clocks", "after-traffic.0.graphics_mhz"),
     (_boosted_pstate, "clocks", "boosted.1.pstate"),
