@@ -15,6 +15,7 @@ import time
 from collections import Counter
 
 from rmpeer import __version__
+from rmpeer.errors import RmpeerError
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import writer
@@ -199,8 +200,8 @@ def _report(result, spec, say, started) -> int:
     at("writing the outputs")
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
-    _verdict_results(result, spec)
     written = write_files(result, spec)
+    _verdict_results(result, spec)       # after the certificate: the report's copy never delays it
 
     def late(name):
         if result.verdict != INCOMPLETE:
@@ -216,7 +217,12 @@ def _verdict_results(result, spec) -> None:
     if spec.tier != "passive" and spec.allure_dir.is_dir():
         from rmpeer.pytest_plugin.reporting import write_verdict_results
 
-        write_verdict_results(result, spec.allure_dir, spec.target)
+        try:
+            write_verdict_results(result, spec.allure_dir, spec.target)
+        except (OSError, RmpeerError) as exc:
+            # the verdict stands in the certificate and the exit code; the report says less
+            said_on_stderr(f"rmpeer: the report's verdict result could not be written to {escaped(spec.allure_dir)} "
+                           f"({escaped(getattr(exc, 'strerror', None) or exc)}); the verdict stands: {result.verdict}")
 
 
 def _say_verdict(result, spec, say, started, path) -> int:

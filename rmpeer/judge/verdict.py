@@ -73,7 +73,7 @@ def _said(f: Finding) -> str:
 
 def reasons_of(findings: list, limit: int = REASON_CHARS) -> list:
     """One reason per root cause: findings that share a cause are one reason, counted, naming
-    their checks and the first of their subjects ("32 checks (read, write): wrong memory: ...");
+    their checks and the first of their subjects ("32 read/write checks: wrong memory: ...");
     a finding without a cause is one reason per distinct text, counting its repeats. The
     certificate keeps every finding; this is what a reader reads first."""
     groups: dict = {}
