@@ -83,9 +83,12 @@ def refuse_unsafe(path, what: str) -> None:
         raise UnsafeTarget(f"{what} {path}: refused: {problem}; rmpeer writes only regular files")
 
 
-def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str | None = None) -> Path:
+def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str | None = None,
+               durable: bool = True) -> Path:
     """Write `data` (str or bytes) to `path` safely (the module's docstring). replace=False
-    never replaces an existing file (os.link: EEXIST), for a file that must be made once."""
+    never replaces an existing file (os.link: EEXIST), for a file that must be made once.
+    durable=False leaves out the two fsyncs, for the many files of a report that nothing
+    promises by (the Allure results): as safe against links and planted files, not as durable."""
     path = Path(path)
     what = what or str(path.name)
     refuse_unsafe(path, what)
@@ -97,7 +100,8 @@ def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str
             while view:
                 view = view[os.write(fd, view):]
             os.fchmod(fd, mode)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         refuse_unsafe(path, what)      # planted while we wrote: still refused, never followed
@@ -107,7 +111,8 @@ def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str
             os.link(tmp, path)         # fails with EEXIST: an existing file is never replaced
             os.unlink(tmp)
         tmp = None
-        _sync_folder(path.parent)
+        if durable:
+            _sync_folder(path.parent)
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -136,6 +141,22 @@ def make_folder(path, *, mode: int = 0o755, what: str | None = None) -> Path:
         if attempt == 0:
             make_missing(path, mode=mode)
     return path
+
+
+def empty_folder(path) -> int:
+    """Every file and link directly in the real folder `path` removed (never followed, never a
+    folder's contents): a results folder made fresh for a run. The number removed."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    removed = 0
+    try:
+        for name in os.listdir(fd):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                os.unlink(name, dir_fd=fd)
+                removed += 1
+    finally:
+        os.close(fd)
+    return removed
 
 
 def make_missing(path, *, mode: int = 0o755) -> None:

@@ -3,12 +3,10 @@ clocks raised and recorded, every pair's bandwidth against the topology's floors
 links active with no new errors, and no Xid but those a detection test provokes.
 
 The library measures (rmpeer.run.fitness) and judges (rmpeer.judge.verdict); each test asserts that
-its part of the judgement found nothing. These run after every layout of the host
+its part of the judgement found nothing (the report attaches the readings, from the
+RunResult: rmpeer.render.allure). These run after every layout of the host
 (rm_last), so the link counters and the kernel log cover the whole run."""
 
-import json
-
-import allure
 import pytest
 
 from rmpeer.judge.verdict import bandwidth_findings, boost_findings, figure_subject, link_findings, xid_findings
@@ -24,8 +22,6 @@ def _text(findings) -> str:
 @pytest.mark.rm_per_target
 def test_clocks_raised_and_recorded(fitness):
     """RM's boost accepted on every card (unless --no-boost); the P-state read through RM."""
-    allure.attach(json.dumps(fitness.clocks, indent=1, default=str), name="clocks",
-                  attachment_type=allure.attachment_type.JSON)
     findings = boost_findings(fitness)
     assert fitness.clocks.get("idle"), "expected the idle clocks read at the run's start, found none"
     assert not findings, _text(findings)
@@ -66,8 +62,6 @@ def test_nvlink_error_counters_did_not_grow(fitness, card):
     if not before["supported"]:
         pytest.skip(f"card {card}: no NVLink ({before['reason']})")
     after = fitness.links_now()[card]
-    allure.attach(json.dumps({"before": before, "after": after}, indent=1, default=str), name=f"card {card} links",
-                  attachment_type=allure.attachment_type.JSON)
     findings = [f for f in link_findings(card, before, after, None) if f.check == "nvlink-errors"]
     assert not findings, _text(findings)
 

@@ -1,10 +1,7 @@
-"""What RM says about the host: driver, cards and the P2P capability table; attached to
-the report, checked against the kernel module's own account of the cards, and against the
+"""What RM says about the host: driver, cards and the P2P capability table (the report
+attaches them, from the RunResult: rmpeer.render.allure), checked against the kernel module's own account of the cards, and against the
 topology the host must match."""
 
-import json
-
-import allure
 import pytest
 
 pytestmark = pytest.mark.hardware
@@ -14,11 +11,6 @@ pytestmark = pytest.mark.hardware
 @pytest.mark.rm_layouts("one-per-card")
 def test_host_facts(host_run):
     facts = host_run.facts
-    allure.attach(json.dumps(facts.as_dict(), indent=1, default=str), name="host facts",
-                  attachment_type=allure.attachment_type.JSON)
-    from rmpeer.render.heatmap import p2p_matrix_svg
-
-    allure.attach(p2p_matrix_svg(facts), name="P2P capability matrix", attachment_type=allure.attachment_type.SVG)
     assert facts.cards, "RM lists no card"
     n = len(facts.cards)
     assert set(facts.p2p) == {(a, b) for a in range(n) for b in range(n)}

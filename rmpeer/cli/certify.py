@@ -78,12 +78,15 @@ def _run_pytest(spec, host, collector, say) -> int:
 
     from rmpeer.pytest_plugin.plugin import GivenRun
 
-    allure_dir = spec.allure_dir
+    from rmpeer.safewrite import empty_folder, make_folder
+
+    # the report's results are written from the RunResult once the run has ended
+    # (reporting.write_results): allure-pytest is not loaded, and costs nothing per check
+    empty_folder(make_folder(spec.allure_dir, what="--output"))
     # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
     # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     argv = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "allure_pytest.plugin",
-            "--alluredir", str(allure_dir), "--clean-alluredir"]
+            "-p", "no:warnings", "-p", "no:unraisableexception"]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same
     # process (fleet node, a test) keeps its own environment for what it starts later
@@ -192,11 +195,6 @@ def _report(result, spec, say, started) -> int:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
     interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
-    if spec.tier != "passive" and result.checks and spec.allure_dir.is_dir():
-        # pytest ran: its Allure results get the card x card matrix, from the result
-        from rmpeer.pytest_plugin.reporting import write_pair_matrix
-
-        write_pair_matrix(result, spec.allure_dir, spec.target)
     at("writing the outputs")
     if interrupts.seen() and result.verdict != INCOMPLETE:
         assemble.stopped_after(result, interrupts.seen())
@@ -212,13 +210,14 @@ def _report(result, spec, say, started) -> int:
 
 
 def _verdict_results(result, spec) -> None:
-    """The report's verdict and findings (rmpeer.render.entries), once pytest has made its
-    results folder: a report never shows a run's checks without the verdict they led to."""
+    """The report's results, from the RunResult alone (rmpeer.render.allure): every check, the
+    card x card matrix, the verdict and the findings, once the suites have run (and made the
+    folder): a report never shows a run's checks without the verdict they led to."""
     if spec.tier != "passive" and spec.allure_dir.is_dir():
-        from rmpeer.pytest_plugin.reporting import write_verdict_results
+        from rmpeer.pytest_plugin.reporting import write_results
 
         try:
-            write_verdict_results(result, spec.allure_dir, spec.target)
+            write_results(result, spec.allure_dir, spec.target)
         except (OSError, RmpeerError) as exc:
             # the verdict stands in the certificate and the exit code; the report says less
             said_on_stderr(f"rmpeer: the report's verdict result could not be written to {escaped(spec.allure_dir)} "

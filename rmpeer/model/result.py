@@ -122,6 +122,10 @@ class CheckResult:
     # it stopped on an error rmpeer did not expect (a TypeError in its own code, a reading of a
     # kind it cannot use): the check could not be made, so it says nothing of the host
     unexpected: bool = False
+    detail: str = ""    # a failure's RM call, decoded field by field (the report attaches it)
+    # [start, stop] in seconds since the epoch, for the report's timeline; never in the
+    # certificate, which promises what was found, not how long each check took
+    span: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,7 @@ class RunResult:
         d = asdict(self)
         # the many per-check and per-pair rows leave out what equals its default (from_dict
         # restores it), so a run of ~1700 checks stays a small file
-        d["checks"] = [_without_defaults(CheckResult, c) for c in d["checks"]]
+        d["checks"] = [_without_defaults(CheckResult, {k: v for k, v in c.items() if k != "span"}) for c in d["checks"]]
         d["pairs"] = [_without_defaults(PairResult, p) for p in d["pairs"]]
         d["counts"] = self.counts
         return d

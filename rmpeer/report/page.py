@@ -14,9 +14,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from rmpeer.errors import RmpeerError
+from rmpeer.render.allure import HOST_LABEL   # every result's host (rmpeer.render.allure sets it)
 
 ALLURE_VERSION = "3.18.0"             # the version this module and allurerc.mjs were checked with
-HOST_LABEL = "rmpeer_host"       # every result's host (set by rmpeer/pytest_plugin/reporting.py)
 NO_CERTIFICATE = "UNKNOWN"
 REASONS_SHOWN = 3
 

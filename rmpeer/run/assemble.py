@@ -133,11 +133,12 @@ def passive_result(spec, seen) -> RunResult:
                      findings=list(seen.findings), duration_s=seen.duration_s)
 
 
-def deadline_result(spec, started: float, checks: list, seconds: float) -> RunResult:
-    """The run its deadline ended: the checks that ended before it, and INCOMPLETE."""
+def deadline_result(spec, started: float, checks: list, seconds: float, layouts: list = ()) -> RunResult:
+    """The run its deadline ended: the checks that ended before it, the layouts built by then,
+    and INCOMPLETE."""
     result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
                        matrices=matrices_digest(), certificate_id=str(uuid.uuid4()), started=_iso(started),
-                       host=spec.facts.as_dict() if spec.facts else {}, checks=list(checks),
+                       host=spec.facts.as_dict() if spec.facts else {}, checks=list(checks), layouts=list(layouts),
                        findings=[Finding("deadline", "host", f"the run to end within {seconds:g} s (--deadline)",
                                          "it was still running at its deadline: ended there, the RM client freed "
                                          "by the process's exit", UNFINISHED)])

@@ -88,10 +88,13 @@ def layout_shape(cards, extent: int) -> dict:
             "same_card_bytes": 2 * same_windows * extent, "cross_card_bytes": 2 * (windows - same_windows) * extent}
 
 
-def fitness_figures(cards: int) -> int:
+def fitness_figures(cards: int, tier: str = "full") -> int:
     """Bandwidth figures certify's fitness measures (bandwidth.measure): same-card per card,
-    read and write per ordered pair, bidirectional per pair, and all at once above 2 cards."""
-    return cards + 2 * cards * (cards - 1) + cards * (cards - 1) // 2 + (1 if cards > 2 else 0)
+    read and write per ordered pair, bidirectional per pair, and all at once above 2 cards;
+    the quick tier's pairs on more than 2 cards are each card's ring neighbours
+    (bandwidth.tier_pairs)."""
+    pairs = cards * (cards - 1) // 2 if tier != "quick" or cards <= 2 else cards
+    return cards + 4 * pairs + pairs + (1 if cards > 2 else 0)
 
 
 def setup_rows(bench: dict) -> list:
@@ -200,10 +203,10 @@ def fit(bench: dict, logs: list) -> dict:
     return c
 
 
-def predict(c: dict, cards: int, layouts: list) -> float:
+def predict(c: dict, cards: int, layouts: list, tier: str = "full") -> float:
     """Seconds for a certify run of `layouts` ([(cards tuple, extent)]) on a host of `cards` cards."""
     return (c["per_run_s"] + sum(layout_seconds(layout_shape(lc, ext), c) for lc, ext in layouts)
-            + c["per_figure_s"] * fitness_figures(cards))
+            + c["per_figure_s"] * fitness_figures(cards, tier))
 
 
 def tier_layouts(cards: int, tier: str) -> list:
@@ -230,9 +233,9 @@ def projection(bench: dict, logs: list, card_counts=(4, 8)) -> dict:
         tier = "quick" if len(names) < len(tier_layouts(cards, "full")) else "full"
         measured[tier].append(run["total_s"])
     reproduces = {tier: {"measured_median_s": statistics.median(v), "runs": len(v),
-                         "predicted_s": round(predict(c, cards, tier_layouts(cards, tier)), 2)}
+                         "predicted_s": round(predict(c, cards, tier_layouts(cards, tier), tier), 2)}
                   for tier, v in measured.items() if v}
-    projections = {str(n): {tier: round(predict(c, n, tier_layouts(n, tier)), 1) for tier in ("quick", "full")}
+    projections = {str(n): {tier: round(predict(c, n, tier_layouts(n, tier), tier), 1) for tier in ("quick", "full")}
                    for n in card_counts}
     worst = projections.get("8", {}).get("quick")
     return {"kind": "projection: fitted on this host's measurements, not run on hosts of these sizes",

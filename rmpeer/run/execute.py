@@ -34,6 +34,7 @@ class Progress:
     def __init__(self, spec):
         self.spec = spec
         self.checks = list      # a callable: the CheckResults so far
+        self.layouts = list     # a callable: the layouts built so far (LayoutResult), for the report
 
 
 def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
@@ -64,7 +65,11 @@ def _deadline(progress, started, at_deadline):
             checks = progress.checks()     # the checks that ended before the deadline
         except Exception:   # noqa: BLE001 - read while the run stands still; never worth more than the exit
             checks = []
-        at_deadline(assemble.deadline_result(progress.spec, started, checks, seconds), progress.spec, seconds)
+        try:
+            layouts = progress.layouts()
+        except Exception:   # noqa: BLE001 - as the checks: never worth more than the exit
+            layouts = []
+        at_deadline(assemble.deadline_result(progress.spec, started, checks, seconds, layouts), progress.spec, seconds)
     return Watchdog(progress.spec.outputs.deadline_s, on_deadline)
 
 
@@ -89,7 +94,7 @@ def _passive(spec, *, state_path, save, allowed_xids):
 def _host(spec, suites, started, progress):
     host, stopped, code, refused = HostRun(spec), None, None, None
     checks, internal_error = list, (lambda: False)
-    progress.spec = spec
+    progress.spec, progress.layouts = spec, lambda: list(host.layout_results)
     with interrupts.during_run():      # the first SIGINT, SIGTERM or SIGHUP ends the run where it stands
         try:
             try:

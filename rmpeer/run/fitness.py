@@ -16,7 +16,7 @@ from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findin
 from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
-from rmpeer.traffic.bandwidth import Rig, measure
+from rmpeer.traffic.bandwidth import Rig, measure, tier_pairs
 
 BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs/copy-engine.md)
 SMI_QUERY = ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate", "--format=csv,noheader,nounits"]
@@ -57,8 +57,9 @@ class Fitness:
     whether to boost, and a layout factory for the bandwidth rig), and judges what it
     measured into Findings (`findings`), in rmpeer and not in a test."""
 
-    def __init__(self, runtime, *, boost: bool, layout):
+    def __init__(self, runtime, *, boost: bool, layout, tier: str = "full"):
         self.runtime, self.shim, self.boost_asked, self.layout = runtime, runtime.shim, boost, layout
+        self.tier = tier              # which card pairs the bandwidth figures cover (tier_pairs)
         self.boost: Boost | None = None
         self.clocks: dict = {}        # phase -> card -> reading
         self.links_before: dict = {}  # card -> link_health
@@ -126,7 +127,8 @@ class Fitness:
         if self._bandwidth is None:
             rig = Rig(self.layout, self.shim, len(self.cards), size)
             try:
-                self._bandwidth = [f.as_dict() for f in measure(rig, size)]
+                pairs = tier_pairs(len(self.cards), self.tier)
+                self._bandwidth = [f.as_dict() for f in measure(rig, size, pairs=pairs)]
                 self.shim.note("bandwidth", figures=self._bandwidth)   # for rmpeer diff
                 self.read_clocks("after-traffic")
             finally:

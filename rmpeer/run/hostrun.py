@@ -227,7 +227,8 @@ class HostRun:
             self.spec = with_facts(self.spec, self.runtime.facts)
             self.host_facts = self.runtime.facts.as_dict()
             self._other_processes("before")
-            self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory).start()
+            self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory,
+                                   tier=self.spec.tier).start()
             if self.target.is_replay:
                 self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
             if self.with_staging:

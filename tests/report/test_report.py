@@ -361,12 +361,19 @@ def test_the_categories_tab_counts_the_abi_mismatches(report, browser):
     assert f"ABI mismatch\n{len(mismatches)}" in sections, sections
 
 
-def test_a_test_page_shows_labels_parameters_and_attachments(report, browser):
-    """test_host_facts attaches the host facts (JSON) and the P2P matrix (SVG)."""
-    host = next((r for r in report["results"] if "test_host_facts" in r.get("fullName", "") and r.get("attachments")
+def test_a_test_page_shows_labels_parameters_and_attachments(fleet_runs, browser, tmp_path):
+    """certify's results (rmpeer.render.allure, from the RunResult) attach the host facts
+    (JSON) and the P2P matrix (SVG) to the host-facts check."""
+    run = fleet_runs["runs"]["node-x2"]["dir"]
+    results = [json.loads(p.read_text()) for p in (run / "allure-results").glob("*-result.json")]
+    host = next((r for r in results if r["name"].startswith("host-facts ") and r.get("attachments")
                  and r["status"] == "passed"), None)
-    if host is None:
-        pytest.skip("the host suite did not pass in this replay (recorded without it?)")
+    assert host is not None, sorted(r["name"] for r in results)[:20]
+    html = tmp_path / "one.html"
+    assert allure_html.main_report([str(run)], str(html), title="one host") == 0
+    shown = {json.loads(v)["name"]: json.loads(v) for k, v in embedded_files(html.read_text()).items()
+             if k.startswith("data/test-results/")}
+    report = {"html": html, "shown": shown}
     open_page(browser, report, report["shown"][host["name"]]["id"])
     browser.wait_for("document.querySelector('[data-testid=test-result-info-title]')")
     text = browser.text()

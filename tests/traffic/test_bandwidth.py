@@ -70,3 +70,67 @@ def test_every_engine_is_armed_behind_the_same_gate():
     r = rig(engines)
     r.together([(0, 0, 0), (1, 0, 0)], 64 * MIB)
     assert engines[0].gated == engines[1].gated == (bandwidth.GATE_SLOT, 1)
+
+
+# -- which pairs a tier measures (docs/tiers.md) ------------------------------------------------
+
+class CountingRig:
+    """A rig of `cards` cards, two sessions each (bandwidth.rig_layout), that records which
+    sessions' engines copied between which windows, at a constant figure."""
+
+    def __init__(self, cards: int):
+        self.cards = [c for c in range(cards) for _ in range(2)]
+        self.scratch = [("scratch", s) for s in range(len(self.cards))]
+        self.copies, self.last_host_gbps = [], 0.0
+
+    def session_on(self, card, k=0):
+        return 2 * card + k
+
+    def window(self, t):
+        return ("window", t)
+
+    def one(self, s, src, dst, n):
+        self.copies.append((s, src, dst))
+        return 100.0
+
+    def together(self, jobs, n):
+        self.copies.append(tuple(jobs))
+        return 100.0
+
+
+def ring(n):
+    """Each card and the next, written out for the numbers of cards the test takes."""
+    return {n: {frozenset(p) for p in pairs} for n, pairs in {
+        3: [(0, 1), (1, 2), (2, 0)], 4: [(0, 1), (1, 2), (2, 3), (3, 0)],
+        8: [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 0)]}.items()}[n]
+
+
+@pytest.mark.parametrize("cards", [3, 4, 8])
+def test_the_quick_tier_measures_each_card_with_its_ring_neighbours(cards):
+    figures = bandwidth.measure(CountingRig(cards), MIB, pairs=bandwidth.tier_pairs(cards, "quick"))
+    between = {frozenset((f.src_card, f.dst_card)) for f in figures if f.op in ("read", "write", "bidirectional")}
+    assert between == ring(cards)
+    ops = [f.op for f in figures]
+    # per ring pair: a read and a write each way, and both directions at once; every card within
+    # itself; every card at once
+    assert (ops.count("read"), ops.count("write"), ops.count("bidirectional")) == (2 * cards, 2 * cards, cards)
+    assert ops.count("same-card") == cards and ops.count("all") == 1
+
+
+@pytest.mark.parametrize("cards", [1, 2, 3, 8])
+def test_the_full_tier_and_two_cards_measure_every_pair(cards):
+    assert bandwidth.tier_pairs(cards, "full") is None
+    figures = bandwidth.measure(CountingRig(cards), MIB, pairs=bandwidth.tier_pairs(cards, "full"))
+    between = {(f.src_card, f.dst_card, f.op) for f in figures if f.op in ("read", "write")}
+    assert between == {(a, b, op) for a in range(cards) for b in range(cards) if a != b for op in ("read", "write")}
+    if cards <= 2:      # on two cards the ring is every pair: quick measures what full does
+        assert bandwidth.tier_pairs(cards, "quick") is None
+
+
+@pytest.mark.parametrize("cards", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("tier", ["quick", "full"])
+def test_the_figures_the_suites_expect_are_the_ones_measured(cards, tier):
+    """suites/test_fitness.py takes a check per figures_of; each must find its figure."""
+    pairs = bandwidth.tier_pairs(cards, tier)
+    measured = {(f.src_card, f.dst_card, f.op) for f in bandwidth.measure(CountingRig(cards), MIB, pairs=pairs)}
+    assert set(bandwidth.figures_of(cards, pairs=pairs)) == measured

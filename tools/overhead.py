@@ -1,0 +1,259 @@
+"""How much of a certify run is machinery: the time per check spent outside the check's own
+work (issue 46). It replays a recording with `rmpeer certify --replay`, each run in a new
+interpreter, and splits the pytest session's wall time in two:
+
+    work        the test bodies (the copies, the byte checks, the asserts), and the run's
+                building and tearing down done outside them: each layout's RM setup, its
+                traffic, its teardown, the staging buffers, the fitness readings, the host's
+                open and close
+    machinery   the rest: collection, pytest's run-test protocol, fixtures, hooks, the
+                outputs written per check (Allure, JUnit), the recording's bookkeeping
+
+and divides the machinery by the checks the certificate counts. It also prints the checks
+per tier that the plan makes on 1, 2, 4 and 8 cards, and the cost model's projection for 4
+and 8 cards from a 2 x H200 evidence folder, with its per-check cost as fitted there and
+with the machinery measured here taken off.
+
+    python tools/overhead.py [--recording NAME] [--tier TIER] [--runs N] [--json OUT]
+           [--bench docs/evidence/h200x2-20261130T1632Z-after/projection/bench.json]
+
+A replay does work a live run does not (the recorded replies decoded, the read-back blocks
+rebuilt) and none of the waits: its work is not a live run's, but its machinery is the same
+code. Measured, never asserted (a benchmark, not a test)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_RECORDING = "h200x1-20261130T003119Z"
+DEFAULT_BENCH = "docs/evidence/h200x2-20261130T1632Z-after/projection/bench.json"
+
+
+# -- the child: one certify run, timed ---------------------------------------------------------
+
+class _Clock:
+    """Time inside the outermost timed call only (a build inside a body is counted once)."""
+
+    def __init__(self):
+        self.depth, self.work, self.started = 0, 0.0, 0.0
+
+    def wrap(self, fn):
+        clock = self
+
+        def timed(*args, **kwargs):
+            if clock.depth == 0:
+                clock.started = time.perf_counter()
+            clock.depth += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                clock.depth -= 1
+                if clock.depth == 0:
+                    clock.work += time.perf_counter() - clock.started
+        timed.__wrapped__ = fn
+        return timed
+
+
+def _child(out: Path, argv: list) -> None:
+    import pytest
+
+    from rmpeer.run import hostrun
+    from rmpeer.run.fitness import Fitness
+    from rmpeer.traffic.peer import PeerTraffic
+
+    clock, marks = _Clock(), {"process": time.perf_counter()}
+    for cls, names in ((hostrun.LayoutRun, ("__init__", "close")), (PeerTraffic, ("create", "close")),
+                       (hostrun.HostRun, ("open", "close", "abandon", "staging_buffers")),
+                       (Fitness, ("start", "read_clocks", "read_links", "links_now", "bandwidth", "xids", "close"))):
+        for name in names:
+            setattr(cls, name, clock.wrap(getattr(cls, name)))
+
+    class Probe:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionstart(self):
+            marks["session_start"] = time.perf_counter()
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(self):
+            marks["session_end"] = time.perf_counter()
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_pyfunc_call(self, pyfuncitem):
+            clock.depth += 1                     # the body is work; a build inside it counts once
+            if clock.depth == 1:
+                clock.started = time.perf_counter()
+            try:
+                yield
+            finally:
+                clock.depth -= 1
+                if clock.depth == 0:
+                    clock.work += time.perf_counter() - clock.started
+
+    real_main = pytest.main
+
+    def main(args=None, plugins=None):
+        return real_main(args, [*(plugins or []), Probe()])
+    pytest.main = main
+
+    real_exit = os._exit
+    profile = None
+    if os.environ.get("RMPEER_OVERHEAD_PROFILE"):
+        import cProfile
+
+        profile = cProfile.Profile()
+
+    def _exit(code):
+        marks["exit"] = time.perf_counter()
+        if profile is not None:
+            profile.disable()
+            profile.dump_stats(os.environ["RMPEER_OVERHEAD_PROFILE"])
+        out.write_text(json.dumps({"code": code, "work_s": clock.work, **marks}))
+        real_exit(code)
+    os._exit = _exit
+    sys.argv = ["rmpeer", *argv]
+    from rmpeer.cli import entry
+    if profile is not None:
+        profile.enable()
+    entry()
+
+
+# -- the parent ---------------------------------------------------------------------------------
+
+def profile_text(stats_path: Path, top: int = 20) -> str:
+    """The top functions of a profiled run by cumulative and by own time (pstats' text)."""
+    import io
+    import pstats
+
+    out = io.StringIO()
+    for order in ("cumulative", "tottime"):
+        out.write(f"== top {top} by {order} time ==\n")
+        stats = pstats.Stats(str(stats_path), stream=out).strip_dirs()
+        stats.sort_stats(order).print_stats(top)
+    return out.getvalue()
+
+
+def one_run(recording: str, tier: str | None, profile: Path | None = None) -> dict:
+    env = dict(os.environ, **({"RMPEER_OVERHEAD_PROFILE": str(profile)} if profile else {}))
+    with tempfile.TemporaryDirectory(prefix="rmpeer-overhead-") as tmp:
+        times, output = Path(tmp) / "times.json", Path(tmp) / "out"
+        argv = ["certify", "--replay", recording, "--output", str(output), "--json"]
+        if tier:
+            argv += ["--tier", tier]
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, __file__, "--child", str(times), "--", *argv],
+                              capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - started
+        if not times.exists():
+            raise SystemExit(f"overhead: the run left no times (exit {done.returncode}): "
+                             f"{(done.stderr.strip().splitlines() or [''])[-1]}")
+        t = json.loads(times.read_text())
+        line = json.loads(done.stdout.strip().splitlines()[-1])
+    counts = line["counts"]
+    checks = sum(counts.values())
+    session = t["session_end"] - t["session_start"]
+    machinery = session - t["work_s"]
+    return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3),
+            "start_s": round(t["session_start"] - t["process"], 3), "session_s": round(session, 3),
+            "work_s": round(t["work_s"], 3), "machinery_s": round(machinery, 3),
+            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3)}
+
+
+def checks_per_tier(card_counts=(1, 2, 4, 8)) -> dict:
+    """The plan's check items per tier (the cost model's count: read, write, reservation, map,
+    pair and each layout's own checks), and the fitness figures."""
+    from rmpeer.run.costmodel import fitness_figures, layout_shape, tier_layouts
+
+    out = {}
+    for n in card_counts:
+        out[str(n)] = {tier: {"layout_checks": sum(layout_shape(c, e)["items"] for c, e in tier_layouts(n, tier)),
+                              "fitness_figures": fitness_figures(n, tier)}
+                       for tier in ("quick", "full")}
+    return out
+
+
+def projection(bench_path: Path, saved_ms: float | None) -> dict:
+    """The cost model of a 2 x H200 evidence folder for 4 and 8 cards: as fitted there, and
+    with its per-check cost lowered by the machinery saved since a baseline measured here
+    (a projection from a measured difference, not a new fit)."""
+    from rmpeer.run.costmodel import predict, tier_layouts
+
+    c = json.loads(bench_path.read_text())["cost_model"]["coefficients"]
+    out = {"from": str(bench_path), "per_item_ms_fitted": round(c["per_item_s"] * 1e3, 3), "fitted": {}}
+    lowered = {**c, "per_item_s": max(0.0, c["per_item_s"] - (saved_ms or 0.0) / 1e3)}
+    if saved_ms is not None:
+        out.update(saved_ms_per_check=round(saved_ms, 3), per_item_ms_lowered=round(lowered["per_item_s"] * 1e3, 3),
+                   lowered={})
+    for n in (4, 8):
+        out["fitted"][str(n)] = {tier: round(predict(c, n, tier_layouts(n, tier), tier), 1) for tier in ("quick", "full")}
+        if saved_ms is not None:
+            out["lowered"][str(n)] = {tier: round(predict(lowered, n, tier_layouts(n, tier), tier), 1)
+                                      for tier in ("quick", "full")}
+    return out
+
+
+def main(argv: list) -> int:
+    if argv[:1] == ["--child"]:
+        _child(Path(argv[1]), argv[3:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--recording", default=DEFAULT_RECORDING, help=f"a recording to replay (default {DEFAULT_RECORDING})")
+    ap.add_argument("--tier", default=None, help="the tier to replay (default: the recording's own)")
+    ap.add_argument("--runs", type=int, default=3, help="runs, each in a new interpreter (the median is kept)")
+    ap.add_argument("--bench", type=Path, default=Path(DEFAULT_BENCH), help="a bench.json with a cost_model")
+    ap.add_argument("--json", type=Path, default=None, help="also write everything as JSON here")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="one more run under cProfile (not counted): its top 20 by cumulative and own time, as text here")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="an earlier --json output: the machinery saved since is taken off the model's per-check cost")
+    args = ap.parse_args(argv)
+    runs = [one_run(args.recording, args.tier) for _ in range(max(1, args.runs))]
+    median = lambda key: statistics.median(r[key] for r in runs)
+    summary = {k: median(k) for k in ("wall_s", "start_s", "session_s", "work_s", "machinery_s",
+                                      "machinery_per_check_ms")}
+    saved = None
+    if args.baseline:
+        saved = json.loads(args.baseline.read_text())["median"]["machinery_per_check_ms"] - summary["machinery_per_check_ms"]
+    result = {"recording": args.recording, "tier": args.tier, "python": sys.version.split()[0],
+              "runs": runs, "median": summary, "checks_per_tier": checks_per_tier(),
+              "projection": projection(args.bench, saved) if args.bench.is_file() else None}
+    first = runs[0]
+    print(f"overhead: {args.recording}{' --tier ' + args.tier if args.tier else ''}: {first['verdict']}, "
+          f"{first['checks']} checks, {len(runs)} runs (medians)")
+    print(f"  wall {summary['wall_s']:.2f} s = start-up {summary['start_s']:.2f} s + pytest session "
+          f"{summary['session_s']:.2f} s + the rest")
+    print(f"  session: work {summary['work_s']:.2f} s, machinery {summary['machinery_s']:.2f} s "
+          f"= {summary['machinery_per_check_ms']:.2f} ms per check")
+    print("  checks per tier (the plan's layout checks + fitness figures):")
+    for n, tiers in result["checks_per_tier"].items():
+        print(f"    {n} card(s): " + ", ".join(f"{tier} {v['layout_checks']} + {v['fitness_figures']}"
+                                               for tier, v in tiers.items()))
+    if result["projection"]:
+        p = result["projection"]
+        print(f"  cost model ({p['from']}, {p['per_item_ms_fitted']} ms per check as fitted): "
+              + "; ".join(f"{n} cards quick {v['quick']} s, full {v['full']} s" for n, v in p["fitted"].items()))
+        if "lowered" in p:
+            print(f"  the same with {p['saved_ms_per_check']} ms per check saved since the baseline "
+                  f"({p['per_item_ms_lowered']} ms per check): "
+                  + "; ".join(f"{n} cards quick {v['quick']} s, full {v['full']} s" for n, v in p["lowered"].items()))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="rmpeer-profile-") as tmp:
+            stats = Path(tmp) / "run.pstats"
+            one_run(args.recording, args.tier, stats)
+            args.profile.write_text(f"cProfile of `rmpeer certify --replay {args.recording}"
+                                    f"{' --tier ' + args.tier if args.tier else ''}` (tools/overhead.py --profile)\n\n"
+                                    + profile_text(stats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
