@@ -85,10 +85,11 @@ def import_root() -> Path:
     return PACKAGE.parent
 
 
-def pytest_args() -> list:
+def pytest_args(without: tuple = ()) -> list:
     """What a pytest run of rmpeer's suites needs, wherever it starts: rmpeer's own plugins
-    named explicitly, and no conftest.py or ini file picked up from the directories around."""
-    plugins = [arg for name in PLUGIN_MODULES for arg in ("-p", f"{PLUGIN_PACKAGE}.{name}")]
+    named explicitly (less those `without` names), and no conftest.py or ini file picked up
+    from the directories around."""
+    plugins = [arg for name in PLUGIN_MODULES if name not in without for arg in ("-p", f"{PLUGIN_PACKAGE}.{name}")]
     return ["-c", os.devnull, "--rootdir", str(suites_dir().parent), "--noconftest", *plugins]
 
 

@@ -140,11 +140,12 @@ def profile_text(stats_path: Path, top: int = 20) -> str:
     return out.getvalue()
 
 
-def one_run(recording: str, tier: str | None, profile: Path | None = None) -> dict:
+def one_run(recording: str | None, tier: str | None, profile: Path | None = None) -> dict:
     env = dict(os.environ, **({"RMPEER_OVERHEAD_PROFILE": str(profile)} if profile else {}))
     with tempfile.TemporaryDirectory(prefix="rmpeer-overhead-") as tmp:
         times, output = Path(tmp) / "times.json", Path(tmp) / "out"
-        argv = ["certify", "--replay", recording, "--output", str(output), "--json"]
+        # None: this host, live (its GPUs, clocks boosted as certify does)
+        argv = ["certify", *(["--replay", recording] if recording else []), "--output", str(output), "--json"]
         if tier:
             argv += ["--tier", tier]
         started = time.perf_counter()
@@ -169,8 +170,12 @@ def one_run(recording: str, tier: str | None, profile: Path | None = None) -> di
 def checks_per_tier(card_counts=(1, 2, 4, 8)) -> dict:
     """The plan's check items per tier (the cost model's count: read, write, reservation, map,
     pair and each layout's own checks), and the fitness figures."""
+    import inspect
+
     from rmpeer.run.costmodel import fitness_figures, layout_shape, tier_layouts
 
+    if len(inspect.signature(fitness_figures).parameters) < 2:   # an earlier tree's model: no tier
+        fitness_figures = (lambda n, tier, _f=fitness_figures: _f(n))
     out = {}
     for n in card_counts:
         out[str(n)] = {tier: {"layout_checks": sum(layout_shape(c, e)["items"] for c, e in tier_layouts(n, tier)),
@@ -183,7 +188,12 @@ def projection(bench_path: Path, saved_ms: float | None) -> dict:
     """The cost model of a 2 x H200 evidence folder for 4 and 8 cards: as fitted there, and
     with its per-check cost lowered by the machinery saved since a baseline measured here
     (a projection from a measured difference, not a new fit)."""
+    import inspect
+
     from rmpeer.run.costmodel import predict, tier_layouts
+
+    if len(inspect.signature(predict).parameters) < 4:          # an earlier tree's model: no tier
+        predict = (lambda c, n, layouts, tier, _p=predict: _p(c, n, layouts))
 
     c = json.loads(bench_path.read_text())["cost_model"]["coefficients"]
     out = {"from": str(bench_path), "per_item_ms_fitted": round(c["per_item_s"] * 1e3, 3), "fitted": {}}
@@ -205,6 +215,7 @@ def main(argv: list) -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--recording", default=DEFAULT_RECORDING, help=f"a recording to replay (default {DEFAULT_RECORDING})")
+    ap.add_argument("--live", action="store_true", help="certify this host (its GPUs), not a recording")
     ap.add_argument("--tier", default=None, help="the tier to replay (default: the recording's own)")
     ap.add_argument("--runs", type=int, default=3, help="runs, each in a new interpreter (the median is kept)")
     ap.add_argument("--bench", type=Path, default=Path(DEFAULT_BENCH), help="a bench.json with a cost_model")
@@ -214,18 +225,19 @@ def main(argv: list) -> int:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="an earlier --json output: the machinery saved since is taken off the model's per-check cost")
     args = ap.parse_args(argv)
-    runs = [one_run(args.recording, args.tier) for _ in range(max(1, args.runs))]
+    recording = None if args.live else args.recording
+    runs = [one_run(recording, args.tier) for _ in range(max(1, args.runs))]
     median = lambda key: statistics.median(r[key] for r in runs)
     summary = {k: median(k) for k in ("wall_s", "start_s", "session_s", "work_s", "machinery_s",
                                       "machinery_per_check_ms")}
     saved = None
     if args.baseline:
         saved = json.loads(args.baseline.read_text())["median"]["machinery_per_check_ms"] - summary["machinery_per_check_ms"]
-    result = {"recording": args.recording, "tier": args.tier, "python": sys.version.split()[0],
+    result = {"recording": recording or "live", "tier": args.tier, "python": sys.version.split()[0],
               "runs": runs, "median": summary, "checks_per_tier": checks_per_tier(),
               "projection": projection(args.bench, saved) if args.bench.is_file() else None}
     first = runs[0]
-    print(f"overhead: {args.recording}{' --tier ' + args.tier if args.tier else ''}: {first['verdict']}, "
+    print(f"overhead: {recording or 'live, this host'}{' --tier ' + args.tier if args.tier else ''}: {first['verdict']}, "
           f"{first['checks']} checks, {len(runs)} runs (medians)")
     print(f"  wall {summary['wall_s']:.2f} s = start-up {summary['start_s']:.2f} s + pytest session "
           f"{summary['session_s']:.2f} s + the rest")
@@ -248,8 +260,8 @@ def main(argv: list) -> int:
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="rmpeer-profile-") as tmp:
             stats = Path(tmp) / "run.pstats"
-            one_run(args.recording, args.tier, stats)
-            args.profile.write_text(f"cProfile of `rmpeer certify --replay {args.recording}"
+            one_run(recording, args.tier, stats)
+            args.profile.write_text(f"cProfile of `rmpeer certify{' --replay ' + recording if recording else ''}"
                                     f"{' --tier ' + args.tier if args.tier else ''}` (tools/overhead.py --profile)\n\n"
                                     + profile_text(stats))
     return 0

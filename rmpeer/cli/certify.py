@@ -85,7 +85,8 @@ def _run_pytest(spec, host, collector, say) -> int:
     empty_folder(make_folder(spec.allure_dir, what="--output"))
     # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
     # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
-    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(), "-p", "no:cacheprovider", "-p", "no:terminal",
+    # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
+    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:warnings", "-p", "no:unraisableexception"]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same

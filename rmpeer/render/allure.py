@@ -72,11 +72,14 @@ def check_title(c, cards: list | None, figure: dict | None) -> str:
     return title
 
 
-def _span(c, fallback: tuple) -> tuple:
+def _span(c, run: tuple) -> tuple:
+    """The check's own span in ms, inside the run's (a rounding of the run's duration never
+    puts a check past its end); a check with none sits at the run's start."""
     span = c.span
     if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, (int, float)) for x in span):
-        return int(span[0] * 1000), int(span[1] * 1000)
-    return fallback
+        start = min(max(int(span[0] * 1000), run[0] + 1), run[1])
+        return start, min(max(int(span[1] * 1000), start), run[1])
+    return run[0] + 1, run[0] + 1
 
 
 def run_labels(result) -> list:
@@ -111,8 +114,9 @@ def _attachments(result, c, key: str) -> list:
     return out
 
 
-def check_entries(result, host: str, fallback_span: tuple) -> list:
-    """[(result dict, attachments)] for every check of the run, in the order they ran."""
+def check_entries(result, host: str, run_span: tuple) -> list:
+    """[(result dict, attachments)] for every check of the run, in the order they ran;
+    run_span: the run's (start, stop) in ms, as the verdict's result shows it."""
     cards_of, facts = _cards_of(result), result.host or {}
     driver = (f"{facts.get('driver_version')} ({facts.get('flavour')}), ABI {facts.get('abi_release')}"
               if facts.get("driver_version") else None)
@@ -146,6 +150,6 @@ def check_entries(result, host: str, fallback_span: tuple) -> list:
         status = BROKEN if c.unexpected and c.outcome == "failed" else CHECK_STATUS.get(c.outcome, UNKNOWN)
         files = _attachments(result, c, key)
         out.append((entry(result, host, key=key, name=check_title(c, cards, figure), status=status, labels=labels,
-                          span=_span(c, fallback_span), parameters=params, message=c.reason,
+                          span=_span(c, run_span), parameters=params, message=c.reason,
                           text=c.detail or c.reason, attachments=files), files))
     return out

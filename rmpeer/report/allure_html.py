@@ -20,8 +20,8 @@ from rmpeer.machine.writable import writable
 from rmpeer.paths import allure_config, checkout_root
 from rmpeer.render.text import escaped
 from rmpeer.report.hosts import certificate_of, collect, hosts_of, read_result, result_dirs
-from rmpeer.report.page import (ALLURE_VERSION, external_urls, fleet_config, fleet_options, strip_analytics,
-                                with_host_table)
+from rmpeer.report.page import (ALLURE_VERSION, external_urls, fleet_config, fleet_options, quiet_controls,
+                                strip_analytics, with_host_table)
 from rmpeer.safewrite import make_folder, target_problem, write_file
 
 CONFIG = allure_config()               # rmpeer/report/allurerc.mjs, shipped in the wheel
@@ -117,7 +117,7 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
         results, output = Path(given[0]), Path(output_html)
         check_results(results)
         writable("--output", output, folder=False)   # before Allure runs (nothing is created)
-        return _write(_generate(allure_command(), CONFIG, [results], title), output)
+        return _write(quiet_controls(_generate(allure_command(), CONFIG, [results], title)), output)
     return build_fleet_report(given, output_html, title=title)
 
 
@@ -160,7 +160,7 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
         config = Path(tmp) / "allurerc.mjs"
         config.write_text(fleet_config(CONFIG.resolve().as_uri(), env_ids, hosts))
         html = _generate(cmd, config, copies, title)
-    html = with_host_table(fleet_options(html, env_ids, hosts), hosts)
+    html = with_host_table(quiet_controls(fleet_options(html, env_ids, hosts)), hosts)
     return _write(html, output)
 
 

@@ -211,6 +211,32 @@ results. Durations are each host's own run, from its certificate.</p></details><
 """
 
 
+# Controls of Allure's page that mean nothing for rmpeer's results: a check is never retried
+# (each result is one check of one run; two hosts' are two results), so never flaky; it has
+# no severity, resolution or transition; and rmpeer sets no quality gate and no global
+# attachment or error. Hidden, so that a reader's eye goes to the verdict and the counts.
+NOISE_TABS = ("nav-tab-qualityGate", "nav-tab-globalAttachments", "nav-tab-globalErrors")
+NOISE_FILTERS = ("Retry", "Flaky", "Resolution", "Transition", "Severity")
+
+
+def quiet_controls(html: str) -> str:
+    """The page without the controls that mean nothing here (NOISE_TABS, NOISE_FILTERS)."""
+    if '<div id="app">' not in html:
+        raise RmpeerError(f"the Allure page has no <div id=\"app\">: this Allure version writes its page "
+                          f"differently from {ALLURE_VERSION}, which rmpeer was checked with")
+    tabs = ", ".join(f"[data-testid={t}]" for t in NOISE_TABS)
+    block = f"""<style data-testid="rmpeer-quiet">{tabs} {{ display: none !important; }}</style>
+<script>
+// Allure draws its filter buttons again as the page changes: each is hidden whenever it appears
+(function () {{ const noise = new Set({json.dumps(list(NOISE_FILTERS))});
+  const hide = () => document.querySelectorAll("#app button").forEach(b => {{
+    if (noise.has(b.innerText.trim()) && !b.hidden) b.hidden = true; }});
+  new MutationObserver(hide).observe(document.documentElement, {{ childList: true, subtree: true }}); }})();
+</script>
+"""
+    return html.replace('<div id="app">', block + '<div id="app">', 1)
+
+
 def with_host_table(html: str, hosts) -> str:
     """The fleet page with the host table first, before Allure's app."""
     if '<div id="app">' not in html:

@@ -81,6 +81,17 @@ def test_the_ring_counts_what_certify_wrote_and_is_green_only_when_certified(pag
     assert green == (page["cert"]["verdict"] == "CERTIFIED"), counts
 
 
+def test_no_control_that_means_nothing_for_rmpeer_is_shown(page, browser):
+    """No retry, flaky, severity, resolution or transition filter, no quality gate, global
+    attachments or global errors tab: rmpeer makes none of them (rmpeer.report.page)."""
+    browser.wait_for("document.querySelector('[data-testid=tree-section-title]')")
+    shown = browser.eval("[...document.querySelectorAll('#app button')].filter(b => b.offsetParent)"
+                         ".map(b => b.innerText.trim())")
+    assert not {"Retry", "Flaky", "Severity", "Resolution", "Transition"} & set(shown), shown
+    assert not [t for t in shown if t.startswith(("Quality Gates", "Global Attachments", "Global Errors"))], shown
+    assert any(t.startswith("Total") for t in shown), shown          # the page itself is there
+
+
 def test_the_verdict_is_a_result_of_its_own_with_its_first_root_cause(page, browser):
     cert = page["cert"]
     verdict = [r for r in page["written"] if r["name"] == f"verdict: {cert['verdict']}"]

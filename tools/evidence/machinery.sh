@@ -1,0 +1,37 @@
+# Part "machinery" of tools/device-evidence.sh (issue 46): the tiers from a wheel (rmpeer's
+# own, carried in $repo/.rmw/, installed apart from .whl/ so that part "ab" can run the
+# earlier tree in the same command), five runs each, and tools/overhead.py live on this host:
+# the machinery per check of a full run with this tree and with the earlier tree at
+# $repo/.ab/old (tools/evidence/ab.sh), and a cProfile of one full run (top 20 by cumulative
+# and own time). Sourced with timed, $ev, $summary, $repo.
+
+wheel=$(ls "$repo"/.rmw/rmpeer-*.whl 2>/dev/null | head -1)
+[ -n "$wheel" ] || { echo "machinery: no rmpeer wheel in $repo/.rmw" | tee -a "$summary"; return 1; }
+python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw "$wheel" >/dev/null 2>&1 \
+  || { echo "machinery: the wheel did not install" | tee -a "$summary"; return 1; }
+printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw:/tmp/site exec %s -m rmpeer "$@"\n' "$(command -v python3)" >/tmp/bin/rmpeer-wheel
+chmod +x /tmp/bin/rmpeer-wheel
+echo "wheel: $(basename "$wheel"), installed at /tmp/rmw (bytecode compiled by pip)" | tee -a "$summary"
+for tier in passive quick full; do
+  for i in 1 2 3 4 5; do timed "wheel-$tier-$i" rmpeer-wheel certify --tier "$tier" --output "/tmp/w-$tier-$i"; done
+done
+python3 - "$ev" <<'PY' | tee -a "$summary"
+import glob, re, statistics, sys
+for tier in ("passive", "quick", "full"):
+    s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
+         for p in sorted(glob.glob(f"{sys.argv[1]}/wheel-{tier}-*.log"))]
+    if s:
+        print(f"wheel {tier}: median {statistics.median(s):.2f} s, min {min(s):.2f} s, max {max(s):.2f} s over {len(s)} runs")
+PY
+cp /tmp/w-full-5/certificate.json "$ev/certificate-wheel-full.json" 2>/dev/null
+PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --runs 3 --json "$ev/live-after.json" \
+  --profile "$ev/profile-live-full.txt" >"$ev/live-after.txt" 2>&1
+if [ -d "$repo/.ab/old/rmpeer" ]; then
+  PYTHONPATH=/tmp/site:$repo/.ab/old python3 "$repo/tools/overhead.py" --live --runs 3 --json "$ev/live-before.json" \
+    >"$ev/live-before.txt" 2>&1
+  PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --runs 1 --json "$ev/live-after-2.json" \
+    --baseline "$ev/live-before.json" >"$ev/live-after-vs-before.txt" 2>&1
+fi
+for f in live-before live-after live-after-vs-before; do
+  [ -f "$ev/$f.txt" ] && sed "s/^/$f: /" "$ev/$f.txt" | grep -E "overhead:|session:|wall|saved" | tee -a "$summary"
+done
