@@ -19,10 +19,10 @@ the two files hold:
 - volatile readings (timestamps, durations, free memory, temperatures, idle clock MHz) are
   left out, and the output names the rules that left something out (VOLATILE, CLOCK_PHASES);
 - an aspect or a field one side does not record is "not comparable", never "differs";
-- a step one side's rmpeer never attempted is "not comparable: only in A/B", both rmpeer
-  versions named, never a difference: a family of UNCONDITIONAL_STEPS (steps every run of an
-  rmpeer that knows them makes, whatever the host, driver or options) with no call at all on
-  one side was not known to the rmpeer that made it. Any other step one side did not call
+- a step one side's rmpeer never made is "not comparable: only in A/B", both rmpeer versions
+  named, never a difference: a step family with no call at all on one side, whose rmpeer did
+  not make it yet (Side.unmade: it first came in a committed recording of a host of as many
+  cards made later, rmpeer.diff.load.unmade_families). Any other step one side did not call
   (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
@@ -38,7 +38,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rmpeer.diff.side import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent
+from rmpeer.diff.side import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, VOLATILE, Side, percent, step_family
 from rmpeer.model.selection import selection_words
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
@@ -129,8 +129,8 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
         if sa == sb:
             continue
         family = step_family(label)
-        unknown_to = None if family not in UNCONDITIONAL_STEPS else (
-            "A" if not sa and family not in families[0] else "B" if not sb and family not in families[1] else None)
+        unknown_to = ("A" if not sa and family not in families[0] and _unknown(a, b, family) else
+                      "B" if not sb and family not in families[1] and _unknown(b, a, family) else None)
         if unknown_to:
             only["B" if unknown_to == "A" else "A"].append(label)
             continue
@@ -145,25 +145,18 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
             other = "B" if side == "A" else "A"
             fams = sorted({step_family(x) for x in labels})
             statuses.info.append(f"not comparable (only in {side}): {len(labels)} step(s) of "
-                                 f"{', '.join(f + ':*' for f in fams)}, which {other}'s rmpeer never attempted "
+                                 f"{', '.join(f + ':*' for f in fams)}, which {other}'s rmpeer never made "
                                  f"(A: {_made_by(a)}; B: {_made_by(b)})")
     return [statuses, counts]
 
 
-# Step families (a label's first two parts) that an rmpeer knowing them makes in every run, on
-# any host: added after the first committed recordings, so an older recording has none.
-UNCONDITIONAL_STEPS = {
-    "gpu-processes:before": "the GPU-process snapshot before the run (RM's PIDs and video memory per card)",
-    "gpu-processes:after": "the same snapshot after the run",
-    "teardown:own": "the check that the run's own objects are freed, per card, before, during and after",
-}
-
-
-def step_family(label: str) -> str:
-    """A step's family: its label's first two parts (gpu-processes:before:pids:card0 ->
-    gpu-processes:before). A family with no call on one side is a step that side's rmpeer
-    did not know."""
-    return ":".join(str(label).split(":")[:2])
+def _unknown(side: Side, other: Side, family: str) -> bool:
+    """Whether the side's rmpeer did not make this family yet: Side.unmade, or a family no
+    committed recording of such a host holds, made by the other side's newer rmpeer."""
+    if family in side.unmade:
+        return True
+    mine, theirs = str(side.context.get("created") or ""), str(other.context.get("created") or "")
+    return side.recorded_families is not None and family not in side.recorded_families and bool(mine) and mine < theirs
 
 
 def _made_by(side: Side) -> str:

@@ -20,11 +20,12 @@ import zlib
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.diff.side import Side
+from rmpeer.diff.side import Side, step_family
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
-from rmpeer.safewrite import json_input
+from rmpeer.paths import transcripts_dir
+from rmpeer.safewrite import json_input, read_found
 from rmpeer.shim.records import END_NOTE, read_transcript, read_unpacked
 from rmpeer.tables.layouts import LayoutMatrix
 
@@ -91,6 +92,59 @@ def segment_layout(key: str, layouts) -> str | None:
     return name if name in layouts else None
 
 
+# ---- what each side's rmpeer makes ---------------------------------------------------------
+# The step families each rmpeer made, by when it made its recording: for every number of
+# cards and family, the creation time of the earliest committed recording of a host of that
+# many cards that holds it (FAMILIES_FILE, generated from the committed recordings by
+# first_seen(); tests/diff/test_diff_versions.py checks it is current). A recording made
+# before that time, of a host of as many cards, was made by an rmpeer that did not make the
+# family yet. A family no recording of that many cards holds (alloc:p2p on one card) is the
+# host's to make or not: never taken for rmpeer's. rmpeer's version was 0.1.0 throughout, so
+# a recording's time tells its rmpeer apart, not its version.
+
+FAMILIES_FILE = "step-families.json"
+
+
+def first_seen(paths) -> dict:
+    """{cards: {family: the earliest `created` of the recordings (paths) of hosts of that many
+    cards holding a call of it}}, cards as text (JSON keys)."""
+    seen: dict = {}
+    for path in paths:
+        header, lines = read_transcript(Path(path))
+        created, cards = str(header.get("created") or ""), str(header.get("cards"))
+        mine = seen.setdefault(cards, {})
+        for line in lines:
+            if isinstance(line, dict) or line.op not in OUTCOME_OPS:
+                continue
+            family = step_family(line.label if line.op == "ioctl" else f"{line.label} [{line.op}]")
+            if created and (family not in mine or created < mine[family]):
+                mine[family] = created
+    return {cards: dict(sorted(families.items())) for cards, families in sorted(seen.items())}
+
+
+def family_table() -> dict:
+    """The committed table of first_seen (empty when it is missing or unreadable: then no
+    family is taken for one a side's rmpeer did not make, and a difference is never hidden)."""
+    try:
+        doc = json_input(read_found(transcripts_dir() / FAMILIES_FILE, limit=1 << 20))
+        table = doc.get("families") if isinstance(doc, dict) else None
+        if not isinstance(table, dict):
+            return {}
+        return {str(c): {str(k): str(v) for k, v in fams.items()} for c, fams in table.items() if isinstance(fams, dict)}
+    except (OSError, ValueError, ConfigError):
+        return {}
+
+
+def unmade_families(created, cards, calls) -> set:
+    """The step families a recording's rmpeer did not make yet: those that first came in a
+    recording of a host of as many cards made after it (and that it did not call)."""
+    if not created:
+        return set()
+    made = {step_family(label) for _, label, _ in calls}
+    table = family_table().get(str(cards), {})
+    return {f for f, first in table.items() if first > str(created) and f not in made}
+
+
 # ---- a recording ------------------------------------------------------------------------
 
 def _recording(path: Path) -> Side:
@@ -122,6 +176,8 @@ def _recording(path: Path) -> Side:
             side.structs[line.payload.struct] = len(line.payload.request) // 2
     side.sources["calls"] = "every call the recording holds"
     side.sources["struct sizes"] = "the requests recorded"
+    side.unmade = unmade_families(header.get("created"), header.get("cards"), side.calls)
+    side.recorded_families = {f for fams in family_table().values() for f in fams} or None
     if host is not None:
         side.facts = host["facts"]
     else:

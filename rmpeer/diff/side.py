@@ -58,3 +58,15 @@ class Side:
     bandwidth: dict | None = None               # pair key -> GB/s
     sources: dict = field(default_factory=dict)
     why_not: dict = field(default_factory=dict)
+    # the step families this side's rmpeer did not make yet (rmpeer.diff.load.unmade_families)
+    unmade: set = field(default_factory=set)
+    # every family the committed recordings hold, of any host (None: unknown): a family none
+    # of them holds, made by a newer side, is one the older side did not make yet
+    recorded_families: set | None = None
+
+
+def step_family(label: str) -> str:
+    """A step's family: its label's first two parts (gpu-processes:before:pids:card0 ->
+    gpu-processes:before). A family with no call on one side, whose rmpeer did not make it yet
+    (Side.unmade), is not comparable."""
+    return ":".join(str(label).split(":")[:2])
