@@ -50,6 +50,12 @@ def run(args) -> int:
             raise ConfigError(f"{flag} needs a name (an empty one writes nothing)")
     if args.json and not Path(args.json).resolve().parent.is_dir():
         raise ConfigError(f"--json {args.json}: its folder does not exist")
+    if args.json:       # refused now, before anything is compared or printed (rmpeer.safewrite)
+        from rmpeer.safewrite import target_problem
+
+        problem = target_problem(Path(args.json))
+        if problem:
+            raise ConfigError(f"--json {args.json}: refused: {problem}")
     if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
     a, b = load(args.a), load(args.b)

@@ -44,6 +44,9 @@ def _text(path: Path) -> str:
 def load(path_text: str) -> Side:
     path = Path(path_text)
     if not path.is_file():
+        if path.exists():      # a FIFO would block the read, a device would never end it
+            raise ConfigError(f"{path_text}: not a regular file (give a recording *.jsonl[.gz] or a certificate "
+                              f"*.json[.gz])")
         raise ConfigError(f"{path_text}: no such file (give a recording *.jsonl[.gz] or a certificate *.json[.gz])")
     try:
         text = _text(path)
@@ -336,15 +339,27 @@ def _abi_struct_sizes(release) -> dict | None:
     return {name: spec["size"] for name, spec in matrix.merged(release)["structs"].items()}
 
 
+BANDWIDTH_KINDS = {"src_card": int, "dst_card": int, "src": int, "dst": int, "s": int, "t": int, "op": str,
+                   "layout": str, "bytes": int, "gbps": (int, float), "steady_gbps": (int, float)}
+
+
 def _bandwidth(rows) -> dict:
     """{pair key: median GB/s} from rows such as {src_card, dst_card, op, bytes, gbps} or
-    {layout, op, s, t, bytes, steady_gbps}."""
+    {layout, op, s, t, bytes, steady_gbps}. A row of another shape (a field of the wrong
+    kind: "gbps": "fast", "dst_card": null) is refused (ValueError), never left out: a figure
+    left out would read as "not comparable" where the file is simply not one rmpeer wrote."""
     samples: dict = {}
-    for row in rows:
+    for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            continue
+            raise ValueError(f"bandwidth[{i}] is {type(row).__name__}, not a mapping")
+        for key, kind in BANDWIDTH_KINDS.items():
+            value = row.get(key, 0)
+            if value is None and key in ("gbps", "steady_gbps"):
+                continue           # a window whose map was refused as expected moved nothing
+            if key in row and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise ValueError(f"bandwidth[{i}]'s {key} is {str(value)[:20]!r}, not of the kind rmpeer writes")
         gbps = row.get("gbps", row.get("steady_gbps"))
-        if not isinstance(gbps, (int, float)):
+        if gbps is None:
             continue
         src = next((row[k] for k in ("src_card", "src", "s") if k in row), "?")
         dst = next((row[k] for k in ("dst_card", "dst", "t") if k in row), "?")

@@ -61,8 +61,10 @@ def _set(path, value):
     _set(("boost", "results"), [1]),
     _set(("host", "selection"), "s"),
     _set(("host", "cards"), None),
+    _set(("bandwidth", 0, "gbps"), "fast"),
+    _set(("bandwidth", 0, "dst_card"), None),
 ], ids=["layout-name-a-number", "check-id-a-number", "clocks-a-list", "boost-results-a-list",
-        "selection-a-string", "cards-none"])
+        "selection-a-string", "cards-none", "bandwidth-gbps-a-word", "bandwidth-dst-none"])
 def test_a_field_of_a_kind_rmpeer_never_writes_is_exit_2_naming_the_file(tmp_path, change):
     bad = derived(tmp_path, "bad.json", change)
     for args in ((bad, REAL), (REAL, bad)):
@@ -124,3 +126,32 @@ def test_an_allure_folder_under_a_file_is_exit_2(tmp_path):
     (tmp_path / "f").write_text("x")
     rc, out, err = rmpeer(REAL, REAL, "--alluredir", tmp_path / "f" / "sub")
     assert rc == 2 and "--alluredir" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("bad", ["bandwidth-gbps-a-word", "bandwidth-dst-none"])
+def test_a_bandwidth_figure_of_another_kind_is_refused_not_left_out(tmp_path, bad):
+    """Issue 45: such a certificate diffed as "SAME BEHAVIOUR (not comparable: bandwidth)", exit 0."""
+    change = {"bandwidth-gbps-a-word": _set(("bandwidth", 0, "gbps"), "fast"),
+              "bandwidth-dst-none": _set(("bandwidth", 0, "dst_card"), None)}[bad]
+    path = derived(tmp_path, "bad.json", change)
+    rc, out, err = rmpeer(path, REAL)
+    assert rc == 2 and str(path) in err and "bandwidth[" in err and out == "", (rc, out, err)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_a_device_is_not_a_file_and_is_never_read(tmp_path, kind):
+    """Issue 45: /dev/zero or a FIFO read "no such file"; a FIFO must never block the read."""
+    path = tmp_path / "fifo" if kind == "fifo" else Path("/dev/zero")
+    if kind == "fifo":
+        os.mkfifo(path)
+    rc, out, err = rmpeer(path, REAL)
+    assert rc == 2 and "not a regular file" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_json_at_a_link_is_refused_before_anything_is_compared(tmp_path):
+    """Issue 45: --json at a symbolic link printed the whole diff, then exit 2."""
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (tmp_path / "d.json").symlink_to(tmp_path / "elsewhere.json")
+    rc, out, err = rmpeer(REAL, REAL, "--json", tmp_path / "d.json")
+    assert rc == 2 and out == "" and "symbolic link" in err, (rc, out, err)
+    assert (tmp_path / "elsewhere.json").read_text() == "{}"
