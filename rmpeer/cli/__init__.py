@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-cuda", action="store_true", help="skip CUDA's own peer copy for comparison")
     b.add_argument("--record", help="also make a recording of every RM call in this folder")
     b.add_argument("--output", default="reports", help="where bench.json and bench.svg go (default: reports)")
-    from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
+    from rmpeer.cli import abi, calibrate, diff, fleet, history, host, plan, show
 
     add_card_options(host.add_parser(sub))
     add_card_options(b)
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_parser(sub)
     abi.add_parser(sub)
     fleet.add_parser(sub)
+    history.add_parser(sub)
     return p
 
 
@@ -140,11 +141,11 @@ def _dispatch(args) -> int:
     if args.command == "report":
         from rmpeer.report.allure_html import main_report
         return main_report(args.results, args.output, title=args.title)
-    from rmpeer.cli import abi, calibrate, diff, fleet, host, plan, show
+    from rmpeer.cli import abi, calibrate, diff, fleet, history, host, plan, show
 
     # each of these modules is one command: add_parser(sub) above, run(args) here
     command = {"host": host, "plan": plan, "show": show, "diff": diff, "calibrate": calibrate, "abi": abi,
-               "fleet": fleet}.get(args.command)
+               "fleet": fleet, "history": history}.get(args.command)
     if command is not None:
         return command.run(args)
     return EXIT_CONFIG

@@ -27,7 +27,7 @@ from rmpeer.paths import pytest_args, suites_dir
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.table import render_fitness, render_table, use_colour
 from rmpeer.render.text import escaped
-from rmpeer.render.verdict import unchecked_phrase, verdict_text
+from rmpeer.render.verdict import unchecked_phrase, verdict_text, warning_lines
 from rmpeer.run import assemble
 from rmpeer.run.execute import run
 from rmpeer.run.outputs import write_files
@@ -249,6 +249,8 @@ def _say_verdict(result, spec, say, started, path) -> int:
         say(f"  - {escaped(r)}")
     if len(result.reasons) > REASONS_SHOWN:
         say(f"  ... and {len(result.reasons) - REASONS_SHOWN} more reasons in the certificate")
+    for line in warning_lines(result):
+        say(f"  ! {escaped(line)}")
     if say.lost is not None and not spec.outputs.json:
         said_on_stderr(f"rmpeer: the report could not be written to stdout ({say.why()}); the verdict stands: "
                        f"{result.verdict} (exit {result.exit_code})" + (f", certificate {escaped(path)}" if path else ""))

@@ -41,6 +41,13 @@ def add_parser(sub, epilog: str):
                    help="a host without bandwidth floors is judged without them, not DEGRADED")
     c.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="wait up to this long for another rmpeer run on this host to finish (default 0)")
+    c.add_argument("--drift-fails", action="store_true",
+                   help="a figure that fell from this host's own history (--drift-margin) makes it DEGRADED "
+                        "(default: a warning that never drains)")
+    c.add_argument("--drift-margin", default="5%", metavar="PCT",
+                   help="how far below this host's median of its last runs a figure may fall (default 5%%)")
+    c.add_argument("--drift-runs", type=int, default=10, metavar="N",
+                   help="how many of this host's last runs the median is of, 3 to 50 (default 10)")
     c.add_argument("--no-boost", action="store_true",
                    help="measure the host at the clocks it has (default: RM's boost to maximum clocks)")
     c.add_argument("--if-stale", metavar="CERT",
@@ -75,7 +82,9 @@ def certify_request(args):
         rm_abi=args.rm_abi, extent=args.extent, record=args.record, replay=args.replay,
         tier=getattr(args, "tier", None), quick=bool(getattr(args, "quick", False)),
         require_idle=bool(getattr(args, "require_idle", False)), no_floors=bool(getattr(args, "no_floors", False)),
-        wait=getattr(args, "wait", 0), no_boost=bool(args.no_boost), valid_for=getattr(args, "valid_for", None),
+        wait=getattr(args, "wait", 0), no_boost=bool(args.no_boost),
+        drift_fails=bool(getattr(args, "drift_fails", False)), drift_margin=getattr(args, "drift_margin", "5%"),
+        drift_runs=getattr(args, "drift_runs", 10), valid_for=getattr(args, "valid_for", None),
         deadline=getattr(args, "deadline", None), require_complete=bool(getattr(args, "require_complete", False)),
         json=bool(args.json), junit=getattr(args, "junit", None), prometheus=getattr(args, "prometheus", None),
         cards_given=getattr(args, "cards", None) is not None, cards=None if args.replay else cards_of(args),

@@ -55,7 +55,7 @@ def run(args) -> int:
 
         problem = target_problem(Path(args.json))
         if problem:
-            raise ConfigError(f"--json {args.json}: refused: {problem}")
+            raise ConfigError(f"--json {args.json}: refused: {problem}; rmpeer writes only regular files")
     if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
     a, b = load(args.a), load(args.b)

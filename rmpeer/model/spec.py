@@ -24,6 +24,9 @@ class Policies:
     require_idle: bool = False     # --require-idle: other GPU processes are a refusal (exit 7)
     no_floors: bool = False        # --no-floors: a host without floors is not DEGRADED for it
     wait_s: float = 0.0            # --wait: how long to wait for another run's lock
+    drift_fails: bool = False      # --drift-fails: a drift from this host's own history is DEGRADED
+    drift_margin: float = 0.05     # --drift-margin: how far below its own median a figure may fall
+    drift_runs: int = 10           # --drift-runs: how many of its last runs the median is of
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,9 @@ class CertifyRequest:
     require_idle: bool = False
     no_floors: bool = False
     wait: float = 0.0
+    drift_fails: bool = False
+    drift_margin: str = "5%"
+    drift_runs: int = 10
     no_boost: bool = False
     valid_for: str | None = None
     deadline: str | None = None

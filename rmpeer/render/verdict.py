@@ -5,7 +5,7 @@ carries no per-card verdict (never judged) blames no card: its host verdict stan
 
 from __future__ import annotations
 
-from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, short
+from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, INFO, short
 from rmpeer.render.text import escaped
 
 SHOWN = 3
@@ -61,3 +61,18 @@ def compact(result) -> dict:
 def unchecked_phrase(items: list) -> str:
     """'xid (/dev/kmsg: Permission denied ...), gpu-processes (...)'."""
     return ", ".join(f"{i['check']} ({i['reason']})" for i in items)
+
+
+WARNED = ("drift", "history")     # INFO findings a reader is told of under the verdict line
+
+
+def warning_lines(result) -> list:
+    """The warnings under the verdict line: a figure fallen from this host's own history, an
+    ECC or remapped-row count grown, a history that could not be used. Never a reason: they
+    change no verdict (unless --drift-fails made them DEGRADE, when they are reasons too)."""
+    out = []
+    for f in result.findings:
+        if f.check in WARNED and f.severity == INFO:
+            out.append(f"{f.check}: {f.subject}: {f.found}" if f.check == "history" else
+                       f"{f.check}: {f.subject}: {f.found} (expected {f.expected})")
+    return out

@@ -13,6 +13,7 @@ import uuid
 
 from rmpeer import __version__
 from rmpeer.judge.cards import by_card
+from rmpeer.judge.drift import comparable, drift_findings, entry_of
 from rmpeer.judge.floors import judged_topology
 from rmpeer.judge.freshness import parse_valid_for, valid_until
 from rmpeer.judge.health import health_findings
@@ -152,6 +153,20 @@ def stopped_after(result: RunResult, name: str) -> RunResult:
     result.findings.append(Finding("run", "host", "the run to finish",
                                    f"it was stopped by {name} after its checks", UNFINISHED))
     return judged(result)
+
+
+def with_history(result: RunResult, runs: list, note: str | None, policies) -> RunResult:
+    """The run against this host's own history (rmpeer.judge.drift): a figure fallen from its
+    median, an ECC or remapped-row count grown, each a Finding (INFO, or DEGRADE with
+    --drift-fails); a history that could not be used, or a new baseline, said as INFO."""
+    entry = entry_of(result)
+    _, baseline = comparable(runs, entry)
+    for line in (note, baseline):
+        if line:
+            result.findings.append(Finding("history", "host", "this host's history of its runs", line, INFO))
+    result.findings += drift_findings(runs, entry, margin=policies.drift_margin, window=policies.drift_runs,
+                                      fails=policies.drift_fails)
+    return result
 
 
 # -- the verdict ---------------------------------------------------------------------------------

@@ -14,10 +14,14 @@ import contextlib
 import time
 
 from rmpeer.errors import ReplayMismatch, RmpeerError
+from rmpeer.judge.drift import entry_of
 from rmpeer.judge.sharedhost import require_idle_of
 from rmpeer.machine import interrupts
 from rmpeer.machine.crash import at
 from rmpeer.machine.deadline import Watchdog
+from rmpeer.machine.history import append_run, history_path, load_history
+from rmpeer.machine.state import default_state_path
+from rmpeer.model.result import INCOMPLETE
 from rmpeer.rm.errors import RmError
 from rmpeer.run import assemble
 from rmpeer.run.hostrun import HostRun
@@ -25,6 +29,7 @@ from rmpeer.run.passive import observe, remember_kmsg_position
 from rmpeer.run.spec import passive_spec
 
 PASSIVE = "passive"
+LIVE = "live"              # the history's key of this host (rmpeer.run.passive.state_key's)
 
 
 class Progress:
@@ -52,7 +57,35 @@ def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
         else:
             result = _host(spec, suites, started, progress)
         at("judging")
-        return assemble.judged(result, spec.outputs.require_complete)
+        history = _history(progress.spec, result, state_path)
+        result = assemble.judged(result, spec.outputs.require_complete)
+        if history is not None:
+            _remember(progress.spec, result, history)
+        return result
+
+
+def _history(spec, result, state_path):
+    """A live quick or full run that measured figures, against this host's history (the
+    findings go into the result before it is judged); the history's path, else None."""
+    if spec.tier == PASSIVE or spec.is_replay or not result.bandwidth:
+        return None
+    path = history_path(state_path or default_state_path())
+    runs, note = load_history(path, LIVE)
+    assemble.with_history(result, runs, note, spec.policies)
+    return path
+
+
+def _remember(spec, result, path) -> None:
+    """The run joins its host's history when it measured at the boosted clocks and reached a
+    verdict (a --no-boost run, or one cut short, would pull the median down); a history that
+    cannot be written is said, never a change of the verdict."""
+    import sys
+
+    if not spec.boost or result.verdict == INCOMPLETE:
+        return
+    problem = append_run(path, LIVE, entry_of(result))
+    if problem:
+        print(f"rmpeer: history: {problem}", file=sys.stderr, flush=True)
 
 
 def _deadline(progress, started, at_deadline):

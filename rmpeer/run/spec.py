@@ -168,6 +168,24 @@ def tier_of(tier: str | None, quick: bool = False) -> str:
     return tier
 
 
+def parse_margin(text) -> float:
+    """--drift-margin '5%' -> 0.05: a percentage above 0 and at most 50 (a bare number could
+    mean 5 or 0.05)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", str(text))
+    if not m or not 0 < float(m.group(1)) <= 50:
+        raise ConfigError(f"--drift-margin {text}: give a percentage above 0 and at most 50, e.g. 5%")
+    return float(m.group(1)) / 100
+
+
+def checked_runs(value) -> int:
+    """--drift-runs: how many of the host's last runs its median is of, 3 to 50."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 3 <= value <= 50:
+        raise ConfigError(f"--drift-runs {value}: give a whole number of runs from 3 to 50")
+    return value
+
+
 def from_request(req: CertifyRequest) -> RunSpec:
     """`rmpeer certify`'s options, checked (options first, then the device), as one spec
     that carries what its outputs need (RunSpec.outputs)."""
@@ -180,7 +198,8 @@ def from_request(req: CertifyRequest) -> RunSpec:
     # every file the run will write: no link, no device node (exit 2)
     certify_outputs(output, replay=bool(req.replay), junit=req.junit, prometheus=req.prometheus)
     policies = Policies(require_idle=req.require_idle, no_floors=req.no_floors,
-                        wait_s=checked_wait(req.wait))   # before the device
+                        wait_s=checked_wait(req.wait), drift_fails=req.drift_fails,   # before the device
+                        drift_margin=parse_margin(req.drift_margin), drift_runs=checked_runs(req.drift_runs))
     if req.expect_topology is not None and not req.expect_topology.strip():
         raise ConfigError("--expect-topology needs the name of an entry of matrices/topologies.yaml")
     if req.replay is not None and not str(req.replay).strip():     # `--replay "$UNSET"`: never a live run

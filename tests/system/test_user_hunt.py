@@ -59,7 +59,8 @@ from rmpeer.paths import transcripts_dir
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
-OTHER_ONE_CARD = transcripts_dir() / "h200x1-20261130T003119Z.jsonl.gz"     # an earlier run: diff finds changes
+OTHER_ONE_CARD = transcripts_dir() / "degraded" / "h200x1-20261130T003151Z-noboost.jsonl.gz"   # no boost: diff finds changes
+EARLIER_ONE_CARD = transcripts_dir() / "h200x1-20261130T003119Z.jsonl.gz"    # an earlier run, CERTIFIED
 
 
 def _env(extra=None) -> dict:
@@ -212,7 +213,7 @@ def _results_with_a_link(tmp: Path) -> Path:
 
 def _other_hosts_results(tmp: Path) -> Path:     # a second host's results, beside the first
     other = tmp / "other"
-    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", OTHER_ONE_CARD, "--tier", "quick",
+    subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", EARLIER_ONE_CARD, "--tier", "quick",
                     "--output", other],
                    env=_env({"RMPEER_NODE_NAME": "other-node"}), stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=60, check=True)
