@@ -136,3 +136,26 @@ def test_the_bundled_not_certified_example_is_its_derivation_byte_for_byte(tmp_p
     assert gzip.open(committed).read() == gzip.open(made).read()
     header = json.loads(gzip.open(committed, "rt").readline())["header"]
     assert header["derived"]["from"] == "h200x2-20261130T005408Z.jsonl.gz" and header["derived"]["verdict"] == "NOT CERTIFIED"
+
+
+def test_the_bundled_incomplete_example_is_its_derivation_and_replays_incomplete(tmp_path):
+    """The bundled INCOMPLETE example: RM refusing the run's first allocation, derived by
+    tests/slurm/recordings.py's refused_open from the committed healthy recording, byte for
+    byte; its replay is INCOMPLETE (exit 5), the refusal decoded as its first reason."""
+    import sys as _sys
+    from pathlib import Path
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from slurm.recordings import refused_open
+
+    name = "derived/h200x2-20261130T005408Z-derived-refused-open"
+    committed = transcripts_dir() / f"{name}.jsonl.gz"
+    assert gzip.open(committed).read() == gzip.open(refused_open(tmp_path / "made.jsonl.gz")).read()
+    header = json.loads(gzip.open(committed, "rt").readline())["header"]
+    assert header["derived"]["verdict"] == "INCOMPLETE"
+    rc, out, err = _rmpeer(tmp_path, "certify", "--replay", name, "--output", str(tmp_path / "out"))
+    assert rc == 5, (out + err)[-2000:]
+    cert = json.loads((tmp_path / "out" / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE" and cert["counts"] == {}
+    assert cert["reasons"][0].startswith("open: host: expected RM to accept the run's first calls, found alloc:client: "
+                                         "NV_ERR_INSUFFICIENT_RESOURCES")

@@ -45,3 +45,34 @@ def wrong_memory(dest: Path) -> Path:
     with gzip.GzipFile(dest, "wb", mtime=0) as f:
         f.write(("\n".join(out) + "\n").encode())
     return dest
+
+
+REFUSED_OPEN_CHANGE = ("the reply of the run's first RM allocation (alloc:client, NVOS64_PARAMETERS) says "
+                       "NV_ERR_INSUFFICIENT_RESOURCES, in its status field and in the record, as RM writes both; "
+                       "every other line as recorded: RM refused the run's first call, so no check could run")
+
+
+def refused_open(dest: Path) -> Path:
+    """The healthy quick recording with RM refusing its client (fixtures/transcripts/derived/
+    commits the result, the bundled INCOMPLETE example; its header's `derived` says so)."""
+    from rmpeer.abi import DriverMatrix, load_yaml, status
+    from rmpeer.paths import matrices_dir
+
+    lines = gzip.open(HEALTHY, "rt").read().splitlines()
+    header = json.loads(lines[0])
+    header["header"]["derived"] = {"from": HEALTHY.name, "changed": REFUSED_OPEN_CHANGE,
+                                   "by": "tests/slurm/recordings.py: refused_open", "verdict": "INCOMPLETE"}
+    lines[0] = json.dumps(header)
+    driver = next(json.loads(x) for x in lines if '"note": "driver"' in x)
+    abi = DriverMatrix().abi(driver["abi"])
+    code = load_yaml(matrices_dir() / "nvstatus.yaml")["statuses"]["NV_ERR_INSUFFICIENT_RESOURCES"]["code"]
+    refused = status(code)
+    i = next(k for k, x in enumerate(lines) if '"label":"alloc:client"' in x)
+    rec = json.loads(lines[i])
+    reply = bytearray(bytes.fromhex(rec["reply"]))
+    abi.struct(rec["struct"]).set(reply, "status", refused.code)
+    rec.update(reply=reply.hex(), status=refused.code, status_name=refused.name, status_text=refused.text)
+    lines[i] = json.dumps(rec, separators=(",", ":"))
+    with gzip.GzipFile(dest, "wb", mtime=0) as f:
+        f.write(("\n".join(lines) + "\n").encode())
+    return dest
