@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or several hosts' (folders, or one folder of per-host folders): one report")
     r.add_argument("--output", default="reports/report.html", help="the HTML file to write (default: reports/report.html)")
     r.add_argument("--title", default="rmpeer conformance report", help="the report's title")
+    r.add_argument("--history", metavar="FILE", help="Allure's history of earlier reports of the same host(s), kept in "
+                   "FILE and extended: each result shows its trend across runs (the last 10 reports)")
     b = sub.add_parser("bench", help="measure copy-engine GB/s between and within the cards, and setup cost",
                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("--sizes", default="64MiB,256MiB,1GiB", help="copy sizes (default: 64MiB,256MiB,1GiB)")
@@ -140,7 +142,7 @@ def _dispatch(args) -> int:
         return bench(args)
     if args.command == "report":
         from rmpeer.report.allure_html import main_report
-        return main_report(args.results, args.output, title=args.title)
+        return main_report(args.results, args.output, title=args.title, history=args.history)
     from rmpeer.cli import abi, calibrate, diff, fleet, history, host, plan, show
 
     # each of these modules is one command: add_parser(sub) above, run(args) here

@@ -8,6 +8,7 @@ fetch nothing from outside."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -82,11 +83,45 @@ def check_results_entry(copy: Path, given: Path) -> None:
         raise ConfigError(f"{given}: refused: {problem}; an Allure results folder holds only regular files")
 
 
-def _generate(cmd: list[str], config: Path, results: list[Path], title: str) -> str:
-    """`allure generate` of results folders into one page, analytics removed."""
+HISTORY_LIMIT = 10      # the reports a --history file keeps (each holds every result's status: ~2 MB a full run)
+
+
+def _with_history(config: Path, history: Path | None, tmp: str) -> Path:
+    """The config itself, or one that imports it and keeps Allure's history in `history`."""
+    if history is None:
+        return config
+    mine = Path(tmp) / "allurerc-history.mjs"
+    mine.write_text(f"import base from {json.dumps(config.resolve().as_uri())};\n"
+                    f"export default {{ ...base, historyPath: {json.dumps(str(history.resolve()))} }};\n")
+    return mine
+
+
+def checked_history(text) -> Path | None:
+    """--history FILE: Allure's history of earlier reports (one JSON line per report), kept
+    and extended by each report built with it: refused when it is a link or not a regular
+    file, or its folder does not exist (exit 2), before Allure runs."""
+    if text is None:
+        return None
+    if not str(text).strip():
+        raise ConfigError("--history needs a file name (an empty one keeps no history)")
+    path = Path(text)
+    problem = target_problem(path)
+    if problem:
+        raise ConfigError(f"--history {text}: refused: {problem}")
+    if not path.resolve().parent.is_dir():
+        raise ConfigError(f"--history {text}: its folder does not exist")
+    return path
+
+
+def _generate(cmd: list[str], config: Path, results: list[Path], title: str, history: Path | None = None) -> str:
+    """`allure generate` of results folders into one page, analytics removed; with `history`,
+    each result shows its trend over the earlier reports kept there (the same host's runs:
+    a result's history id names its host and its check, rmpeer.render.allure)."""
     with tempfile.TemporaryDirectory(prefix="rmpeer-allure-") as tmp:
+        config = _with_history(config, history, tmp)
         # --cwd: Allure must not pick up another allurerc from the caller's directory.
-        done = subprocess.run(cmd + ["generate", "--config", str(config), "--cwd", tmp, "--output", tmp,
+        limit = ["--history-limit", str(HISTORY_LIMIT)] if history is not None else []
+        done = subprocess.run(cmd + ["generate", "--config", str(config), "--cwd", tmp, "--output", tmp, *limit,
                                      "--name", title, *(str(r.resolve()) for r in results)],
                               capture_output=True, text=True, timeout=600)
         pages = [p for p in (Path(tmp) / "index.html", Path(tmp) / "awesome" / "index.html") if p.exists()]
@@ -109,7 +144,7 @@ def _write(html: str, output: Path) -> Path:
     return output
 
 
-def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Path:
+def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE, history: Path | None = None) -> Path:
     """Allure results -> one HTML file a person opens offline; returns its path.
     results_dir may be one folder or a list: several hosts' folders make one fleet report."""
     given = [results_dir] if isinstance(results_dir, (str, os.PathLike)) else list(results_dir)
@@ -117,8 +152,8 @@ def build_report(results_dir, output_html, *, title: str = DEFAULT_TITLE) -> Pat
         results, output = Path(given[0]), Path(output_html)
         check_results(results)
         writable("--output", output, folder=False)   # before Allure runs (nothing is created)
-        return _write(quiet_controls(_generate(allure_command(), CONFIG, [results], title)), output)
-    return build_fleet_report(given, output_html, title=title)
+        return _write(quiet_controls(_generate(allure_command(), CONFIG, [results], title, history)), output)
+    return build_fleet_report(given, output_html, title=title, history=history)
 
 
 def _single_run(path: Path) -> bool:
@@ -130,7 +165,7 @@ def _single_run(path: Path) -> bool:
     return len(hosts_of(path)) <= 1
 
 
-def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Path:
+def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE, history: Path | None = None) -> Path:
     """Many hosts' results -> one page: each host an environment of the report (with its own
     environment block) and the parent suite and a parameter of each of its results (so no
     host's result is taken for a retry of another's), and a host table first."""
@@ -159,17 +194,17 @@ def build_fleet_report(paths, output_html, *, title: str = DEFAULT_TITLE) -> Pat
             copies.append(copy)
         config = Path(tmp) / "allurerc.mjs"
         config.write_text(fleet_config(CONFIG.resolve().as_uri(), env_ids, hosts))
-        html = _generate(cmd, config, copies, title)
+        html = _generate(cmd, config, copies, title, history)
     html = with_host_table(quiet_controls(fleet_options(html, env_ids, hosts)), hosts)
     return _write(html, output)
 
 
-def main_report(results, output, *, title: str | None = None) -> int:
+def main_report(results, output, *, title: str | None = None, history=None) -> int:
     """`rmpeer report [--results DIR [DIR ...]] [--output FILE] [--title TEXT]`: one folder is one
     run's report; several folders, or a folder of per-host folders, one report of many hosts."""
     # one folder (a str, as callers in this process pass it) or several (the command line's list)
     results = [results] if isinstance(results, (str, os.PathLike)) else list(results)
-    out = build_report(results, output, title=title or DEFAULT_TITLE)
+    out = build_report(results, output, title=title or DEFAULT_TITLE, history=checked_history(history))
     print(f"rmpeer: report written to {escaped(out)} ({out.stat().st_size // 1024} KiB, one file; "
           "open it in a browser, it needs no network)")
     for line in signature_lines(results):

@@ -215,7 +215,7 @@ results. Durations are each host's own run, from its certificate.</p></details><
 # (each result is one check of one run; two hosts' are two results), so never flaky; it has
 # no severity, resolution or transition; and rmpeer sets no quality gate and no global
 # attachment or error. Hidden, so that a reader's eye goes to the verdict and the counts.
-NOISE_TABS = ("nav-tab-qualityGate", "nav-tab-globalAttachments", "nav-tab-globalErrors")
+NOISE_TABS = ("nav-tab-qualityGate", "nav-tab-globalAttachments", "nav-tab-globalErrors", "test-result-tab-retries")
 NOISE_FILTERS = ("Retry", "Flaky", "Resolution", "Transition", "Severity")
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from rmpeer.errors import ConfigError
 from rmpeer.report import allure_html
+from rmpeer.report.page import embedded_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from slurm.recordings import HEALTHY, IDLE_CLOCKS, wrong_memory  # noqa: E402
@@ -118,3 +119,35 @@ def allure_html_files(html: Path) -> dict:
     from rmpeer.report.page import embedded_files
 
     return embedded_files(html.read_text())
+
+
+def test_with_history_each_result_shows_its_earlier_runs(page, browser, tmp_path):
+    """rmpeer report --history FILE: Allure's history of earlier reports of the same host,
+    kept in FILE (one line per report) and shown on each result's page (its History tab)."""
+    if page["cert"]["verdict"] != "CERTIFIED":
+        pytest.skip("one verdict is enough to show the history")
+    results = page["html"].parent / "out" / "allure-results"
+    history = tmp_path / "history.jsonl"
+    html = tmp_path / "with-history.html"
+    for _ in range(3):
+        assert allure_html.main_report(str(results), str(html), title="history", history=str(history)) == 0
+    assert len(history.read_text().splitlines()) == 3
+    shown = {json.loads(v)["name"]: json.loads(v) for k, v in embedded_files(html.read_text()).items()
+             if k.startswith("data/test-results/")}
+    verdict = shown[f"verdict: {page['cert']['verdict']}"]
+    assert len(verdict["history"]) == 2                  # the two reports before this one
+    browser.open("about:blank")
+    browser.open(html.as_uri() + "#" + verdict["id"])
+    browser.wait_for("document.querySelector('[data-testid=test-result-tab-history]')")
+    assert browser.text("[data-testid=test-result-tab-history]").split() == ["History", "2"]
+    assert not browser.eval("document.querySelector('[data-testid=test-result-tab-retries]')?.offsetParent")
+
+
+def test_a_history_file_at_a_link_is_refused_before_allure_runs(page, tmp_path):
+    if page["cert"]["verdict"] != "CERTIFIED":
+        pytest.skip("one verdict is enough")
+    (tmp_path / "history.jsonl").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="refused: it is a symbolic link"):
+        allure_html.main_report(str(page["html"].parent / "out" / "allure-results"), str(tmp_path / "r.html"),
+                                history=str(tmp_path / "history.jsonl"))
+    assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "r.html").exists()
