@@ -1246,6 +1246,11 @@ MUTANTS = {
     "history-unbounded": M("the history keeps every run: the file grows without bound",
         "rmpeer/machine/history.py", "    targets[target] = (runs + [entry])[-MAX_RUNS:]", "    targets[target] = runs + [entry]",
         ("tests/judge/test_drift.py::test_the_history_is_bounded_and_oldest_first",)),
+    "live-shim-reads-the-status-early": M("the live shim reads RM's status 4 bytes before its field",
+        "rmpeer/shim/live.py", "            st = status_of(struct.get(after, status_field))",
+        "            at = struct.field(status_field).offset\n"
+        "            st = status_of(int.from_bytes(after[at - 4:at], 'little'))",
+        ("tests/shim/test_live_replies.py::test_the_live_shim_reads_every_recorded_reply_as_rm_gave_it",)),
     "verdict-line-unbounded": M("the verdict line's card reasons are no longer bounded by its 400 characters",
         "rmpeer/render/verdict.py", "room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS,", "room = max(1000, min(CARD_REASON_CHARS,",
         ("tests/render/test_render_verdict.py::test_the_verdict_line_is_at_most_400_characters_and_cuts_no_word",)),
