@@ -632,7 +632,13 @@ def test_require_complete_never_hides_a_worse_verdict():
 STALL = "bw:s0:scratch:map"      # an ioctl of the bandwidth rig, after every layout's checks
 
 
-def _stalled_run(tmp_path, deadline="3", prelude=""):
+# long enough for the checks before the stall to end on a loaded CI machine: a test cut between
+# its set-up and its call is no check (rmpeer.pytest_plugin.results), so a deadline that came
+# before any call would leave none to keep
+DEADLINE = "10"
+
+
+def _stalled_run(tmp_path, deadline=DEADLINE, prelude=""):
     out = tmp_path / "out"
     done = rmpeer("certify", "--replay", QUICK, "--deadline", deadline, "--output", out, "--junit", out / "rmpeer.xml",
                   "--prometheus", out, env=_env({"RMPEER_REPLAY_STALL_AT": STALL}), prelude=prelude, timeout=60)
@@ -646,11 +652,11 @@ def test_a_hung_call_ends_incomplete_at_the_deadline(tmp_path):
     done, out = _stalled_run(tmp_path)
     text = done.stdout.decode()
     assert done.returncode == EXIT_INCOMPLETE, (text + done.stderr.decode())[-2000:]
-    assert re.search(r"^REPLAY of .*: INCOMPLETE \(the deadline of 3 s passed\) in \d+\.\d s; written to "
+    assert re.search(rf"^REPLAY of .*: INCOMPLETE \(the deadline of {DEADLINE} s passed\) in \d+\.\d s; written to "
                      r".*replay-certificate.json$", text, re.M), text[-2000:]
     cert = json.loads((out / "replay-certificate.json").read_text())
     assert cert["verdict"] == "INCOMPLETE" and cert["reasons"][0] == (
-        "deadline: host: expected the run to end within 3 s (--deadline), found it was still running at its "
+        f"deadline: host: expected the run to end within {DEADLINE} s (--deadline), found it was still running at its "
         "deadline: ended there, the RM client freed by the process's exit")
     assert any(c["outcome"] == "passed" for c in cert["checks"])      # what ended before it is kept
     assert 'name="verdict" value="INCOMPLETE"' in (out / "rmpeer.xml").read_text()
