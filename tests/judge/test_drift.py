@@ -176,3 +176,31 @@ def test_rmpeer_history_prints_the_trend_per_figure(tmp_path):
     empty = subprocess.run([sys.executable, "-m", "rmpeer", "history", "--state", str(tmp_path / "none" / "s.json")],
                            capture_output=True, text=True, timeout=60)
     assert empty.returncode == 2 and "no run of live" in empty.stderr
+
+
+def test_a_live_run_is_compared_then_kept_and_a_no_boost_run_only_compared(tmp_path):
+    """rmpeer.run.execute's wiring, without a GPU: a run of a live spec (a certificate of a live
+    1 x H200 run stands for its result) is judged against the history, then joins it; one at
+    idle clocks (--no-boost) gets the warning and is not kept; a replay touches no history."""
+    from types import SimpleNamespace
+
+    from rmpeer.model.spec import Policies
+    from rmpeer.run import execute
+    from rmpeer.run.assemble import judged
+
+    state = tmp_path / "state.json"
+    live = SimpleNamespace(tier="full", is_replay=False, boost=True, policies=Policies())
+    for _ in range(3):
+        r = result()
+        path = execute._history(live, r, state)
+        execute._remember(live, judged(r), path)
+    assert len(load_history(history_path(state), "live")[0]) == 3
+    idle = SimpleNamespace(tier="quick", is_replay=False, boost=False, policies=Policies())
+    slow = result(bandwidth=[{**f, "gbps": 247.8} for f in result().bandwidth])
+    path = execute._history(idle, slow, state)
+    execute._remember(idle, judged(slow), path)
+    assert [f.found for f in slow.findings if f.check == "drift"] == ["247.8 GB/s, 56% below that median"]
+    assert slow.verdict == "CERTIFIED"           # the warning alone changes no verdict (its floors were judged before)
+    assert len(load_history(history_path(state), "live")[0]) == 3
+    replay = SimpleNamespace(tier="full", is_replay=True, boost=True, policies=Policies())
+    assert execute._history(replay, result(), state) is None
