@@ -1251,6 +1251,9 @@ MUTANTS = {
         "            at = struct.field(status_field).offset\n"
         "            st = status_of(int.from_bytes(after[at - 4:at], 'little'))",
         ("tests/shim/test_live_replies.py::test_the_live_shim_reads_every_recorded_reply_as_rm_gave_it",)),
+    "history-keeps-idle-clock-runs": M("a --no-boost run joins the history and pulls the median down",
+        "rmpeer/run/execute.py", "    if not spec.boost or result.verdict == INCOMPLETE:", "    if result.verdict == INCOMPLETE:",
+        ("tests/judge/test_drift.py::test_a_live_run_is_compared_then_kept_and_a_no_boost_run_only_compared",)),
     "verdict-line-unbounded": M("the verdict line's card reasons are no longer bounded by its 400 characters",
         "rmpeer/render/verdict.py", "room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS,", "room = max(1000, min(CARD_REASON_CHARS,",
         ("tests/render/test_render_verdict.py::test_the_verdict_line_is_at_most_400_characters_and_cuts_no_word",)),
