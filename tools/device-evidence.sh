@@ -12,7 +12,7 @@
 #          profile   where a quick certify's time goes on a clean host: nvidia-smi and NVML
 #                    timed alone, quick x2, quick recorded (segment times), quick under cProfile
 #          stale     --if-stale on a quick certificate: fresh x5 (timed), a deeper tier, after
-#                    valid_until (--valid-for 5s), and with a forged fingerprint
+#                    valid_until (--valid-for 1m), and with a forged fingerprint
 #          b2b       two full certify runs back to back, recorded, and rmpeer diff of both
 #                    (certificates and recordings)
 #          job       a bf16 matmul job on every card alone, then with 5 passive certifies beside
@@ -80,8 +80,8 @@ if_stale_runs() {  # QUICK_CERT: --if-stale fresh x5, a deeper tier, expired, fo
   local cert=$1 i
   for i in 1 2 3 4 5; do timed "if-stale-fresh-$i" rmpeer certify --tier quick --if-stale "$cert" --output /tmp/s; done
   timed if-stale-deeper rmpeer certify --tier full --if-stale "$cert" --output /tmp/s-deeper
-  timed valid-5s rmpeer certify --tier passive --valid-for 5s --output /tmp/v5
-  sleep 6
+  timed valid-1m rmpeer certify --tier passive --valid-for 1m --output /tmp/v5
+  sleep 61
   timed if-stale-expired rmpeer certify --tier passive --if-stale /tmp/v5/certificate.json --output /tmp/s-expired
   python3 -c "import json,sys;d=json.load(open(sys.argv[1]));d['fingerprint']['driver']='580.160.01';d['fingerprint']['cards'][-1]['uuid']='GPU-00000000-0000-0000-0000-000000000000';json.dump(d,open('/tmp/forged.json','w'))" "$cert"
   timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged

@@ -25,7 +25,10 @@ ISO = "%Y-%m-%dT%H:%M:%SZ"
 MAX_VALID_FOR_S = 366 * 86400
 
 
-MIN_VALID_FOR_S = 1
+# A certificate must hold long enough to be used: a prolog that checks it seconds later must
+# not find it stale already (and under a second rounded to a zero timedelta, which callers took
+# for "not given": 24 h). Issue 47: a validity under 1 minute is exit 2.
+MIN_VALID_FOR_S = 60
 
 
 def parse_valid_for(text: str | None) -> timedelta:
@@ -39,8 +42,7 @@ def parse_valid_for(text: str | None) -> timedelta:
         raise ConfigError(f"--valid-for {text!r}: at most {MAX_VALID_FOR_S // 86400} days (a certificate of a "
                           f"host holds until its platform changes, and never for longer than a year)")
     if seconds < MIN_VALID_FOR_S:
-        # under a second rounds to a zero timedelta, which callers took for "not given" (24 h)
-        raise ConfigError(f"--valid-for {text!r}: a certificate must be valid for at least {MIN_VALID_FOR_S} s")
+        raise ConfigError(f"--valid-for {text!r}: a certificate must be valid for at least 1 minute (1m)")
     return timedelta(seconds=seconds)
 
 
