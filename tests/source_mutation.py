@@ -914,7 +914,8 @@ MUTANTS = {
         ("tests/cli/test_certify_input.py::test_a_check_that_stops_on_an_error_rmpeer_did_not_expect_is_incomplete_not_a_failure",)),
     "finalizer-swallows-the-signal": M(
         "a stop signal that lands in a finalizer is swallowed there: the run goes on to its end",
-        "rmpeer/machine/interrupts.py", "            _record.again = True\n", "",
+        "rmpeer/machine/interrupts.py", "            _record.again = _record.in_hook = True\n",
+        "            _record.in_hook = True\n",
         ("tests/machine/test_interrupts.py::test_a_signal_inside_a_finalizer_still_stops_the_run_and_prints_nothing",)),
     "late-signal-dropped": M(
         "a stop signal after the run (while the outputs are written) is dropped, not noted: the run "

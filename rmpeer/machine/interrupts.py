@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 from rmpeer.errors import EXIT_INCOMPLETE
@@ -35,6 +36,7 @@ class _Record:
         self.installed = False
         self.late: list = []          # callbacks: (signal name) -> None, run by finish
         self.again = False            # the first one landed in a finalizer: raise it once more
+        self.in_hook = False          # the unraisable hook is running: no signal may land in it
 
 
 _record = _Record()
@@ -60,10 +62,22 @@ def _unraisable(hook):
     if _record.seen:
         if isinstance(hook.exc_value, KeyboardInterrupt) and _record.raising:
             # not from here: a handler that ran inside this hook would be swallowed the same way
-            _record.again = True
-            threading.Timer(RAISE_AGAIN_S, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+            _record.again = _record.in_hook = True
+            try:
+                threading.Thread(target=_raise_again, daemon=True).start()
+            finally:
+                _record.in_hook = False
         return
     sys.__unraisablehook__(hook)
+
+
+def _raise_again() -> None:
+    """The stop signal sent to the main thread once it has left the hook: on a loaded machine
+    a timer alone could fire while the hook still ran, and that signal was swallowed too."""
+    time.sleep(RAISE_AGAIN_S)
+    while _record.in_hook:
+        time.sleep(RAISE_AGAIN_S)
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 RAISE_AGAIN_S = 0.01    # long after the hook has returned, and no stop a person or a scheduler would notice
