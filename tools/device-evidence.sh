@@ -87,6 +87,16 @@ if_stale_runs() {  # QUICK_CERT: --if-stale fresh x5, a deeper tier, expired, fo
   timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
 }
 gpu_memory() { nvidia-smi --query-gpu=index,memory.used --format=csv,noheader | tr '\n' ';'; }
+medians() {  # PREFIX: per tier, the median, min and max wall time of the timed PREFIXTIER-N runs
+  python3 - "$ev" "$1" <<'PY' | tee -a "$summary"
+import re, statistics, sys, glob
+for tier in ("passive", "quick", "full"):
+    ms = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
+          for p in sorted(glob.glob(f"{sys.argv[1]}/{sys.argv[2]}{tier}-[0-9]*.log"))]
+    if ms:
+        print(f"{sys.argv[2]}{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
+PY
+}
 bidir() { grep -h -E '^  bidirectional' "$@" 2>/dev/null | awk '{print $3}' | tr '\n' ' '; }
 
 case $part in
@@ -96,14 +106,7 @@ tiers)
   done
   echo "both directions at once (GB/s), quick runs: $(bidir "$ev"/quick-*.log)" | tee -a "$summary"
   echo "both directions at once (GB/s), full runs: $(bidir "$ev"/full-*.log)" | tee -a "$summary"
-  python3 - "$ev" <<'PY' | tee -a "$summary"
-import re, statistics, sys, glob
-for tier in ("passive", "quick", "full"):
-    ms = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
-          for p in sorted(glob.glob(f"{sys.argv[1]}/{tier}-*.log"))]
-    if ms:
-        print(f"{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
-PY
+  medians ""
   timed diff-full-4-vs-5 rmpeer diff /tmp/full-4/certificate.json /tmp/full-5/certificate.json
   cp /tmp/full-5/certificate.json "$ev/certificate-full.json"
   cp /tmp/passive-5/certificate.json "$ev/certificate-passive.json"

@@ -15,14 +15,7 @@ echo "wheel: $(basename "$wheel"), installed at /tmp/rmw (bytecode compiled by p
 for tier in passive quick full; do
   for i in 1 2 3 4 5; do timed "wheel-$tier-$i" rmpeer-wheel certify --tier "$tier" --output "/tmp/w-$tier-$i"; done
 done
-python3 - "$ev" <<'PY' | tee -a "$summary"
-import glob, re, statistics, sys
-for tier in ("passive", "quick", "full"):
-    s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
-         for p in sorted(glob.glob(f"{sys.argv[1]}/wheel-{tier}-*.log"))]
-    if s:
-        print(f"wheel {tier}: median {statistics.median(s):.2f} s, min {min(s):.2f} s, max {max(s):.2f} s over {len(s)} runs")
-PY
+medians wheel-
 cp /tmp/w-full-5/certificate.json "$ev/certificate-wheel-full.json" 2>/dev/null
 PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --runs 3 --json "$ev/live-after.json" \
   --profile "$ev/profile-live-full.txt" >"$ev/live-after.txt" 2>&1
