@@ -192,10 +192,10 @@ MUTANTS = {
         ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
         "the certificate's tier is always written as full", "rmpeer/run/assemble.py",
-        "    result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,\n"
-        "                       matrices=matrices,",
-        '    result = RunResult(node=_node(spec), tier="full", target=target_of(spec), version=__version__,\n'
-        "                       matrices=matrices,",
+        "    made = dict(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,\n"
+        "                matrices=matrices,",
+        '    made = dict(node=_node(spec), tier="full", target=target_of(spec), version=__version__,\n'
+        "                matrices=matrices,",
         ("tests/render/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(
         "a replayed CPU write compares only its first 8 bytes", "rmpeer/shim/replay.py",
@@ -298,9 +298,9 @@ MUTANTS = {
         ("tests/system/test_never_drain.py::test_a_hung_call_ends_incomplete_at_the_deadline",)),
     "node-follows-a-planted-certificate": M(
         "fleet node reads this run's certificate through a link planted at its name (a FIFO hangs it)",
-        "rmpeer/fleet/node.py", "        data = read_certificate(cert, follow=False)",
-        "        data = __import__('json').loads(cert.read_text())",
-        ("tests/fleet/test_node.py::test_a_certificate_planted_as_a_link_to_a_fifo_never_hangs_the_node",)),
+        "rmpeer/fleet/node.py", "        data = read_certificate(Path(ran.certificate), follow=False)",
+        "        data = __import__('json').loads(Path(ran.certificate).read_text())",
+        ("tests/fleet/test_node.py::test_a_link_to_a_fifo_swapped_in_for_the_certificate_never_hangs_the_node",)),
     "card-range-unbounded": M(
         "a card range is expanded however long it is (--cards 0-999999999 takes 160 GB)",
         "rmpeer/machine/selection.py", "    if last - first >= MAX_RANGE:", "    if False:",
@@ -1117,15 +1117,15 @@ MUTANTS = {
     # hunt7: run/assemble (each survived tests/run, tests/judge, tests/render and
     # tests/cli/test_certify_input.py before tests/run/test_assemble.py)
     "deadline-ending-is-info": M("a run its deadline ended is judged on the checks before it: INFO, not INCOMPLETE",
-        "rmpeer/run/assemble.py", '"by the process\'s exit", UNFINISHED)])', '"by the process\'s exit", "info")])',
+        "rmpeer/run/assemble.py", '"by the process\'s exit", UNFINISHED)],', '"by the process\'s exit", "info")],',
         ("tests/run/test_assemble.py::test_a_run_its_deadline_ended_is_incomplete_and_keeps_the_checks_before_it",)),
     "deadline-result-without-host": M("the deadline's certificate leaves out which host it is of",
         "rmpeer/run/assemble.py", 'host=spec.facts.as_dict() if spec.facts else {}, checks=list(checks),',
         'host={}, checks=list(checks),',
         ("tests/run/test_assemble.py::test_a_run_its_deadline_ended_is_incomplete_and_keeps_the_checks_before_it",)),
     "signal-after-the-checks-is-info": M("a signal after the checks is only noted: the run stays CERTIFIED",
-        "rmpeer/run/assemble.py", 'f"it was stopped by {name} after its checks", UNFINISHED))',
-        'f"it was stopped by {name} after its checks", "info"))',
+        "rmpeer/run/assemble.py", 'f"it was stopped by {name} after its checks", UNFINISHED)]))',
+        'f"it was stopped by {name} after its checks", "info")]))',
         ("tests/run/test_assemble.py::test_a_signal_after_the_checks_turns_a_finished_run_incomplete",)),
     "signal-stopped-run-is-info": M("a run a signal stopped is judged on the checks it ran: INFO, not INCOMPLETE",
         "rmpeer/run/assemble.py", 'f"it was stopped by {stopped}", UNFINISHED))', 'f"it was stopped by {stopped}", "info"))',
@@ -1139,8 +1139,8 @@ MUTANTS = {
         'valid_until=valid_until(started, parse_valid_for(None)), ran_because',
         ("tests/run/test_assemble.py::test_valid_for_sets_valid_until",)),
     "health-findings-said-last": M("the health facts' findings come after the check failures they explain",
-        "rmpeer/run/assemble.py", 'findings[:0] = health_findings(result.host, kind)[0]',
-        'findings += health_findings(result.host, kind)[0]',
+        "rmpeer/run/assemble.py", 'findings[:0] = health_findings(made["host"], kind)[0]',
+        'findings += health_findings(made["host"], kind)[0]',
         ("tests/run/test_assemble.py::test_the_health_findings_come_first_in_the_reasons",)),
     "expected-topology-not-judged": M("a host that is not the --expect-topology entry is not failed for it",
         "rmpeer/run/assemble.py", 'for problem in spec.topology_problems()]', 'for problem in []]',
@@ -1244,6 +1244,21 @@ MUTANTS = {
     "drift-fails-ignored": M("--drift-fails leaves a drift a warning: the host stays CERTIFIED",
         "rmpeer/judge/drift.py", "    severity = DEGRADE if fails else INFO", "    severity = INFO",
         ("tests/judge/test_drift.py::test_a_warning_never_changes_the_verdict_and_is_said_under_it",)),
+    "result-left-loose": M("a RunResult's lists and dicts stay writable once assembled: a renderer can change "
+                           "what the next output renders", "rmpeer/model/result.py",
+        "                object.__setattr__(self, f.name, frozen(value))", "                pass",
+        ("tests/model/test_frozen.py::test_an_assembled_result_refuses_every_write[a list field]",)),
+    "require-complete-judged-twice": M("--require-complete judges the run a second time with its refusals added",
+        "rmpeer/run/assemble.py", "    verdict, reasons, refusing = judge(result, require_complete)\n",
+        "    verdict, reasons, refusing = judge(result, require_complete)\n"
+        "    verdict, reasons, _ = judge(replace(result, findings=[*result.findings, *refusing]))\n",
+        ("tests/system/test_run_path.py::test_require_complete_is_one_judgement",)),
+    "fleet-node-takes-any-certificate-at-its-path": M(
+        "fleet node takes whatever certificate lies at the path certify named, its id unchecked",
+        "rmpeer/fleet/node.py",
+        '    same = isinstance(data, dict) and data.get("certificate_id") == ran.result.certificate_id',
+        "    same = isinstance(data, dict)",
+        ("tests/fleet/test_node.py::test_a_certificate_replaced_after_the_run_is_no_verdict",)),
     "history-unbounded": M("the history keeps every run: the file grows without bound",
         "rmpeer/machine/history.py", "    targets[target] = (runs + [entry])[-MAX_RUNS:]", "    targets[target] = runs + [entry]",
         ("tests/judge/test_drift.py::test_the_history_is_bounded_and_oldest_first",)),

@@ -22,7 +22,7 @@ from rmpeer.machine.deadline import writer
 from rmpeer.machine.lines import Say, said_on_stderr
 from rmpeer.machine.lock import HostLock
 from rmpeer.machine.selection import certify_line
-from rmpeer.model.result import INCOMPLETE, PARTIAL
+from rmpeer.model.result import INCOMPLETE, PARTIAL, RunOutcome
 from rmpeer.paths import pytest_args, suites_dir
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.table import render_fitness, render_table, use_colour
@@ -103,7 +103,13 @@ def _run_pytest(spec, host, collector, say) -> int:
 
 
 def certify(request) -> int:
-    """certify of a CertifyRequest (rmpeer.model.spec): the spec, the lock, the run, the outputs."""
+    """certify of a CertifyRequest (rmpeer.model.spec): its exit code (certified's)."""
+    return certified(request).code
+
+
+def certified(request) -> RunOutcome:
+    """certify of a CertifyRequest (rmpeer.model.spec): the spec, the lock, the run, the
+    outputs; the exit code, the judged RunResult and where its certificate was written."""
     started = time.time()
     spec = from_request(request)
     if spec.is_replay:
@@ -161,7 +167,7 @@ def _tier_line(earned: str, asked: str) -> str:
     return f"tier: {earned}, not {asked}: the layouts run are the {earned} tier's, not every layout of {asked}"
 
 
-def _certify(spec, started) -> int:
+def _certify(spec, started) -> RunOutcome:
     out_stream = sys.stderr if spec.outputs.json else sys.stdout
     at_deadline = _deadline_lines(started, out_stream)
     say = Say(out_stream)
@@ -169,7 +175,8 @@ def _certify(spec, started) -> int:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
     result = run(spec, suites=_suites(say), started=started, at_deadline=at_deadline)
-    return _report(result, spec, say, started)
+    code, result, written = _report(result, spec, say, started)
+    return RunOutcome(code, result, str(written) if written is not None else None)
 
 
 def _deadline_lines(started, out_stream):
@@ -192,22 +199,22 @@ def _deadline_lines(started, out_stream):
     return at_deadline
 
 
-def _report(result, spec, say, started) -> int:
+def _report(result, spec, say, started) -> tuple:
     """The outputs, once the run has ended: a signal noted before them makes them INCOMPLETE;
     one that comes while or after they are written rewrites them INCOMPLETE in
-    interrupts.finish (the files then hold the earlier content or the INCOMPLETE one)."""
+    interrupts.finish (the files then hold the earlier content or the INCOMPLETE one).
+    (exit code, the RunResult the outputs were written from, the certificate's path or None)."""
     at("writing the outputs")
     if interrupts.seen() and result.verdict != INCOMPLETE:
-        assemble.stopped_after(result, interrupts.seen())
+        result = assemble.stopped_after(result, interrupts.seen())
     written = write_files(result, spec)
     _verdict_results(result, spec)       # after the certificate: the report's copy never delays it
 
-    def late(name):
+    def late(name):     # a new RunResult, the stopped one: the files are written again from it
         if result.verdict != INCOMPLETE:
-            assemble.stopped_after(result, name)
-            write_files(result, spec)
+            write_files(assemble.stopped_after(result, name), spec)
     interrupts.after_late_signal(late)
-    return _say_verdict(result, spec, say, started, written)
+    return _say_verdict(result, spec, say, started, written), result, written
 
 
 def _verdict_results(result, spec) -> None:

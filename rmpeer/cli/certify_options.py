@@ -140,7 +140,14 @@ def check_environment() -> None:
 
 def run(args) -> int:
     """certify, after its fast path: exit 0 at once while --if-stale's certificate holds."""
-    from rmpeer.cli.certify import certify
+    return outcome(args).code
+
+
+def outcome(args):
+    """certify's RunOutcome (rmpeer.model.result), after its fast path: exit 0 and no run
+    while --if-stale's certificate holds."""
+    from rmpeer.cli.certify import certified
+    from rmpeer.model.result import RunOutcome
 
     if args.if_stale and args.replay:    # this host's certificate would skip the recording's replay
         raise errors.ConfigError("--if-stale: a replay repeats the recorded run exactly (its ABI, extent, boost, "
@@ -149,26 +156,38 @@ def run(args) -> int:
     if request.if_stale:
         holds, why = still_holds(request)
         if holds:
-            return EXIT_OK
+            return RunOutcome(EXIT_OK)
         request = dataclasses.replace(request, ran_because=tuple(why))
-    return certify(request)
+    return certified(request)
 
 
-def run_argv(argv: list) -> int:
-    """`rmpeer certify ARGV...` in this process, guarded as the command line runs it (for
-    rmpeer.fleet.node: certify's options alone, no other command's)."""
+def run_argv(argv: list):
+    """`rmpeer certify ARGV...` in this process, guarded as the command line runs it, for
+    rmpeer.fleet.node (certify's options alone, no other command's): its RunOutcome, the
+    judged RunResult in it, and the one-line error it ended on, never its printed lines."""
+    from rmpeer.model.result import RunOutcome
+
     parser = argparse.ArgumentParser(prog="rmpeer")
     add_card_options(add_parser(parser.add_subparsers(dest="command", required=True), ""))
-    return guarded(parser.parse_args(argv), run)
+    ran, said = [], []
+
+    def dispatch(args) -> int:
+        ran.append(outcome(args))
+        return ran[-1].code
+    code = guarded(parser.parse_args(argv), dispatch, said=said)
+    kept = ran[-1] if ran and ran[-1].code == code else RunOutcome(code)   # an error after the run: no verdict
+    return dataclasses.replace(kept, error=said[-1] if said else "")
 
 
-def guarded(args, dispatch) -> int:
+def guarded(args, dispatch, said: list | None = None) -> int:
     """dispatch(args), its errors turned into their documented exit codes: an error rmpeer
     expected is its own code, a signal 5, anything else one line, a traceback file and 5
-    (rmpeer.machine.crash). Exit 1 comes from the judge alone."""
+    (rmpeer.machine.crash). Exit 1 comes from the judge alone. The one line an error gave
+    is appended to `said`, for a caller in this process (fleet node)."""
     from rmpeer.machine.crash import internal_error
     from rmpeer.machine.lines import Stdout, output_lost
 
+    said = [] if said is None else said
     out = sys.stdout = Stdout(sys.stdout)
     try:
         check_environment()
@@ -176,12 +195,14 @@ def guarded(args, dispatch) -> int:
     except RmpeerError as exc:     # its text may quote a file another user wrote: never sent raw
         from rmpeer.render.text import escaped
 
+        said.append(f"rmpeer: {escaped((str(exc).splitlines() or [''])[0])}")
         print(f"rmpeer: {escaped(exc, lines=True)}", file=sys.stderr)   # an RmError spans lines
         return exc.exit_code
     except KeyboardInterrupt as exc:
         from rmpeer.machine import interrupts
 
         why = interrupts.seen() or str(exc) or "SIGINT"
+        said.append(f"rmpeer: {args.command}: stopped by {why}")
         print(f"rmpeer: {args.command}: stopped by {why}: INCOMPLETE (exit {EXIT_INCOMPLETE})", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError as exc:   # the reader went away (rmpeer show ... | head)
@@ -192,6 +213,8 @@ def guarded(args, dispatch) -> int:
         return output_lost(f"{_step(args)}: its output", exc) if exc is out.lost else \
             internal_error(args.command, exc, folders(args))
     except Exception as exc:  # noqa: BLE001 - unexpected: never a verdict, never exit 1
+        said.append(f"rmpeer: {_step(args)}: " + ("its output was lost" if exc is out.lost else
+                                                  f"internal error ({type(exc).__name__})"))
         if exc is out.lost:
             return output_lost(f"{_step(args)}: its output", exc)
         return internal_error(_step(args), exc, folders(args))

@@ -1,16 +1,20 @@
 """`rmpeer fleet node`: one node's run, as the hooks call it (prolog, HealthCheckProgram, the
 sweep's task, node-problem-detector, the Kubernetes Job).
 
-It runs `rmpeer certify` for a tier into a folder, and answers with the exit code of
-rmpeer/errors.py and, for NOT CERTIFIED or DEGRADED, one line on stdout:
-`rmpeer: <check>: <detail>`, the reason a hook drains with. Whatever happens it writes
-status.json in the folder (node, exit, tier, line, verdict, run_id, certificate_id), so a
-collector can tell a node that gave no verdict from one that never ran.
+It runs `rmpeer certify` for a tier into a folder, in this process and as a function
+(rmpeer.cli.certify_options.run_argv): it reads the run's RunOutcome (the exit code, the
+judged RunResult, the certificate's path, the one-line error), never certify's printed
+lines. It answers with the exit code of rmpeer/errors.py and, for NOT CERTIFIED or
+DEGRADED, one line on stdout: `rmpeer: <check>: <detail>` (rmpeer.fleet.outcome.from_result
+of that RunResult), the reason a hook drains with. Whatever happens it writes status.json in
+the folder (node, exit, tier, line, verdict, run_id, certificate_id), so a collector can
+tell a node that gave no verdict from one that never ran.
 
-Exit 1 (and 4) only with a certificate this run wrote that says NOT CERTIFIED (DEGRADED): its
-`started` is not before this run's start, and status.json names its certificate_id and
-the hook's --run-id. A hook drains only when its own run id and that verdict are in
-status.json (rmpeer/integrations): a status left by an earlier run, or none, never drains.
+Exit 1 (and 4) only when the RunResult says NOT CERTIFIED (DEGRADED) and the certificate
+certify wrote for it is still at its path, holding that RunResult's certificate_id (read
+without following a link: a folder others may write); status.json names that id and the
+hook's --run-id. A hook drains only when its own run id and that verdict are in status.json
+(rmpeer/integrations): a status left by an earlier run, or none, never drains.
 
 Stand-in hosts: with RMPEER_STAND_IN set to a recording (or to a folder holding
 <node>.jsonl.gz), the node certifies that recording instead of its GPUs
@@ -31,11 +35,11 @@ from pathlib import Path
 
 from rmpeer.errors import (
     EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, RmpeerError)
-from rmpeer.fleet.outcome import STATUS, certificate_in, load_certificate, reason_line
+from rmpeer.fleet.outcome import STATUS, from_result, reason_line
 from rmpeer.machine import interrupts
 from rmpeer.machine.deadline import owed_at_exit
 from rmpeer.machine.signing import read_certificate
-from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, node_name
+from rmpeer.model.result import CERTIFIED, DEGRADED, NOT_CERTIFIED, RunOutcome, node_name
 from rmpeer.render.text import escaped     # a folder's name is input: one line, never a control
 from rmpeer.safewrite import make_missing, write_file
 
@@ -66,21 +70,6 @@ def certify_args(tier: str, output: Path, if_stale: str | None, replay: str | No
             + (["--require-idle"] if require_idle else []) + list(cards))
 
 
-class _Tee(io.StringIO):
-    """stderr as it was, and kept: certify's own one-line error becomes the status line."""
-
-    def __init__(self, stream):
-        super().__init__()
-        self.stream = stream
-
-    def write(self, text):
-        self.stream.write(text)
-        return super().write(text)
-
-    def flush(self):
-        self.stream.flush()
-
-
 def _usable_folder(output: Path) -> None:
     """The node's folder, made and proved writable before anything runs: a path that is no
     folder (a plain file, /dev/null) or one this user cannot write is exit 2, one line."""
@@ -104,43 +93,39 @@ def _usable_folder(output: Path) -> None:
                           f"node's status; remove it")
 
 
-def _this_runs_certificate(output: Path, wall: float):
-    """The certificate this run wrote, or None: one whose run started before this one is an
-    earlier run's (its `started` has whole seconds; its file is not older than this run)."""
-    cert = certificate_in(output)
-    if cert is None:
+def _this_runs_certificate(ran: RunOutcome) -> Path | None:
+    """The certificate this run wrote, or None: the file certify named holds this run's
+    certificate_id (a folder others may write: a file replaced since, or a link planted at
+    its name, is not this run's)."""
+    if ran.result is None or ran.certificate is None:
         return None
-    try:    # a folder others may write: a link planted at its name is refused, a FIFO never blocks
-        data = read_certificate(cert, follow=False)
-        started = calendar.timegm(time.strptime(data.get("started", ""), "%Y-%m-%dT%H:%M:%SZ"))
-        mtime = os.lstat(cert).st_mtime
-    except (OSError, ValueError, TypeError, AttributeError):
+    try:    # a link planted at its name is refused, a FIFO never blocks
+        data = read_certificate(Path(ran.certificate), follow=False)
+    except (OSError, ValueError):
         return None
-    if started < int(wall) - 1 or mtime < wall - 1:
-        return None
-    return cert, data
+    same = isinstance(data, dict) and data.get("certificate_id") == ran.result.certificate_id
+    return Path(ran.certificate) if same and ran.result.certificate_id else None
 
 
-def run_certify(certify, args: list) -> tuple[int, str]:
+def run_certify(certify, args: list) -> RunOutcome:
     """certify(args) in this process (no second interpreter start in a prolog's budget): its
-    exit code, and its last `rmpeer: ...` error line. Its report goes to stderr; any crash is
-    an INCOMPLETE run (a tool error), never a verdict. `certify` is the command line's
+    RunOutcome, the judged RunResult and the one-line error it ended on, read as values,
+    never from what it printed. Its report goes to stderr; any crash is an INCOMPLETE run
+    (a tool error), never a verdict. `certify` is the command line's
     (rmpeer.cli.certify_options.run_argv), passed in by rmpeer.cli.fleet: fleet sits below
     the command line and never imports it."""
-    err = _Tee(sys.stderr)
     try:
-        with contextlib.redirect_stdout(sys.stderr), contextlib.redirect_stderr(err):
-            code = int(certify(args) or 0)
-    except SystemExit as exc:       # argparse: a usage error
+        with contextlib.redirect_stdout(sys.stderr):
+            return certify(args)
+    except SystemExit as exc:       # argparse: a usage error (its message went to stderr)
         code = exc.code if isinstance(exc.code, int) else EXIT_CONFIG
+        return RunOutcome(code, error=f"rmpeer: certify refused its arguments {' '.join(args)}")
     except KeyboardInterrupt as exc:
-        print(f"rmpeer: certify stopped by {exc or 'a signal'}", file=err)
-        code = EXIT_INCOMPLETE
+        why = f"rmpeer: certify stopped by {exc or 'a signal'}"
     except BaseException as exc:    # noqa: BLE001 - whatever broke, the node is not judged by it
-        print(f"rmpeer: certify stopped: {exc}", file=err)
-        code = EXIT_INCOMPLETE
-    said = [ln.strip() for ln in err.getvalue().splitlines() if ln.strip()]
-    return code, next((ln for ln in reversed(said) if ln.startswith(("rmpeer: ", "rmpeer certify: "))), "")
+        why = f"rmpeer: certify stopped: {exc}"
+    print(why, file=sys.stderr)
+    return RunOutcome(EXIT_INCOMPLETE, error=why)
 
 
 def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle: bool = False,
@@ -152,7 +137,7 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
     replay = stand_in(node)
     args = certify_args(tier, output, if_stale, replay, require_idle, cards, deadline=deadline,
                         require_complete=require_complete)
-    started, wall = time.monotonic(), time.time()
+    started = time.monotonic()
     line = ""
 
     def at_deadline(seconds):   # certify's deadline ends this process: the status says so first
@@ -162,16 +147,17 @@ def run_node(tier: str, output: Path, if_stale: str | None = None, require_idle:
                                "duration_s": round(time.monotonic() - started, 2),
                                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     with owed_at_exit(at_deadline):
-        code, said = run_certify(certify, args)
-    mine = _this_runs_certificate(output, wall)
-    verdict, cert_id = (mine[1].get("verdict", ""), mine[1].get("certificate_id", "")) if mine else ("", "")
+        ran = run_certify(certify, args)
+    code, said, result = ran.code, ran.error, ran.result
+    mine = _this_runs_certificate(ran)
+    verdict, cert_id = (result.verdict, result.certificate_id) if mine else ("", "")
     if interrupts.seen() and code != EXIT_INCOMPLETE:
         code, said = EXIT_INCOMPLETE, f"rmpeer: stopped by {interrupts.seen()}"
     if code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED) and mine and verdict == VERDICT_OF_EXIT[code]:
-        line = load_certificate(node, mine[0]).line
+        line = from_result(node, result, mine).line
     elif code in (EXIT_NOT_CERTIFIED, EXIT_DEGRADED):
         why = (f"exit {code} but no certificate of this run in {output}" if not mine else
-               f"exit {code} but this run's certificate says {verdict or 'no verdict'}")
+               f"exit {code} but this run's result says {verdict or 'no verdict'}")
         code, line = EXIT_INCOMPLETE, reason_line("tool", why)
     elif code != EXIT_OK:
         line = reason_line("tool", f"certify exit {code}: " + (said.split(": ", 1)[-1] if said else "no verdict"))

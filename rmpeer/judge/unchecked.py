@@ -34,9 +34,10 @@ def not_checked(result) -> list:
     return unique
 
 
-def refusals(result) -> list:
-    """--require-complete: the findings that refuse a CERTIFIED run with unchecked checks."""
-    if result.verdict != CERTIFIED or not result.not_checked:
+def refusals(verdict: str, unchecked: list) -> list:
+    """--require-complete: the findings that refuse a run judged CERTIFIED while checks in
+    `unchecked` (not_checked's entries) could not be made."""
+    if verdict != CERTIFIED or not unchecked:
         return []
     return [Finding(REQUIRE_COMPLETE, i["check"], "it to be checked (--require-complete)",
-                    f"not checked: {i['reason']}", UNFINISHED) for i in result.not_checked]
+                    f"not checked: {i['reason']}", UNFINISHED) for i in unchecked]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
 from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.judge.scope import xids_by_card
+from rmpeer.judge.unchecked import not_checked, refusals
 from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (
     CERTIFIED, DEGRADE, DEGRADED, ELLIPSIS, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, REASON_CHARS, UNFINISHED, Finding,
@@ -101,15 +102,22 @@ def reasons_of(findings: list, limit: int = REASON_CHARS) -> list:
     return out
 
 
-def judge(result) -> tuple[str, list]:
-    """The verdict of a RunResult, from its findings and its checks alone."""
-    return verdict(result.findings, result.checks)
+def judge(result, require_complete: bool = False) -> tuple[str, list, list]:
+    """(verdict, reasons, refusals) of a RunResult, from its findings and its checks alone.
+    require_complete: a run that would be CERTIFIED while a check could not be made is
+    INCOMPLETE instead, and its refusals (UNFINISHED findings, rmpeer.judge.unchecked) are
+    its reasons: one judgement, never a second call with them added."""
+    given, reasons = verdict(result.findings, result.checks)
+    refusing = refusals(given, not_checked(result)) if require_complete else []
+    if refusing:
+        return INCOMPLETE, reasons_of(refusing), refusing
+    return given, reasons, []
 
 
 def unfollowed(result) -> str | None:
     """Why a result read back (a certificate another may have edited) does not hold the verdict
     its own findings and checks give, or None: what fleet collect and calibrate --from check."""
-    given, _ = judge(result)
+    given, _, _ = judge(result)
     if given == result.verdict:
         return None
     return (f"the certificate says {result.verdict}, its own findings and checks give {given} "

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import socket
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
 from rmpeer.errors import EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, EXIT_UNCHECKED
@@ -48,6 +48,78 @@ CUT_SHORT = "the run did not finish"   # a card's or pair's reason when the host
 
 
 ELLIPSIS = "..."
+
+
+class FrozenError(TypeError):
+    """A write to a RunResult once assembled: a renderer that changes what it renders would
+    make two outputs of one run disagree."""
+
+
+def _refuse(self, *args, **kwargs):
+    raise FrozenError("a RunResult is frozen once assembled: build a new one (rmpeer.run.assemble)")
+
+
+class FrozenList(list):
+    """A list no method can change (it is still a list: it compares, serialises and slices as one)."""
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    __hash__ = None
+
+    def __reduce_ex__(self, protocol):     # pickle rebuilds it whole, never by append
+        return FrozenList, (list(self),)
+
+    def __copy__(self):                    # a copy is the caller's own: a plain list
+        return list(self)
+
+    def __deepcopy__(self, memo):
+        import copy
+
+        return [copy.deepcopy(v, memo) for v in self]
+
+
+class FrozenDict(dict):
+    """A dict no method can change (still a dict for every reader)."""
+
+    __setitem__ = __delitem__ = __ior__ = pop = popitem = clear = update = setdefault = _refuse
+
+    def __reduce_ex__(self, protocol):
+        return FrozenDict, (dict(self),)
+
+    def __copy__(self):
+        return dict(self)
+
+    def __deepcopy__(self, memo):
+        import copy
+
+        return {copy.deepcopy(k, memo): copy.deepcopy(v, memo) for k, v in self.items()}
+
+
+def frozen(value):
+    """`value` with every list and dict in it frozen, the dataclasses it holds (frozen ones:
+    Finding, CheckResult, PairResult, LayoutResult) copied with theirs frozen. A tuple is
+    already immutable, and may be a hashed field: kept."""
+    if isinstance(value, (FrozenList, FrozenDict)):
+        return value
+    if isinstance(value, dict):
+        return FrozenDict((k, frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return FrozenList(frozen(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        loose = {f.name: frozen(getattr(value, f.name)) for f in fields(value)
+                 if isinstance(getattr(value, f.name), (list, dict))
+                 and not isinstance(getattr(value, f.name), (FrozenList, FrozenDict))}
+        return replace(value, **loose) if loose else value
+    return value
+
+
+def thawed(value):
+    """A frozen value as plain lists and dicts, for a caller's own use (to_dict's output)."""
+    if isinstance(value, dict):
+        return {k: thawed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [thawed(v) for v in value]
+    return value
 
 
 def short(text: str, limit: int = REASON_CHARS) -> str:
@@ -145,7 +217,7 @@ class PairResult:
     mismatch: dict | None = None   # {offset, differing_bytes, expected_owner, found_owner, explanation}
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayoutResult:
     name: str
     cards: list
@@ -196,8 +268,12 @@ def _without_defaults(cls, row: dict) -> dict:
     return {k: v for k, v in row.items() if k not in defaults or defaults[k] != v or v is MISSING}
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
+    """Frozen once made: the assembler builds it whole, and every later step (the history, the
+    judge, a late signal) is a new RunResult (dataclasses.replace), so no output can change
+    what another output renders. Its lists and dicts are frozen too (FrozenList, FrozenDict)."""
+
     node: str = ""                  # the host name the run ran on (a replay: the machine replaying)
     tier: str = "full"
     target: dict = field(default_factory=dict)      # {kind: live|replay, label, transcript, recorded_host, ...}
@@ -227,6 +303,12 @@ class RunResult:
     by_card: dict = field(default_factory=dict)   # {cards: [...], pairs: [...]}: rmpeer.judge.cards.by_card
     not_checked: list = field(default_factory=list)   # [{check, subject, reason}]: could not run (rmpeer.judge.unchecked)
     format: str = FORMAT
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (list, dict)):
+                object.__setattr__(self, f.name, frozen(value))
 
     @property
     def counts(self) -> dict:
@@ -258,7 +340,7 @@ class RunResult:
         return self.verdict == INCOMPLETE and bool(unfinished) and all(c == REQUIRE_COMPLETE for c in unfinished)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = thawed(asdict(self))
         # the many per-check and per-pair rows leave out what equals its default (from_dict
         # restores it), so a run of ~1700 checks stays a small file
         d["checks"] = [_without_defaults(CheckResult, {k: v for k, v in c.items() if k != "span"}) for c in d["checks"]]
@@ -288,3 +370,16 @@ class RunResult:
     @classmethod
     def load(cls, path) -> "RunResult":
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What certify gives a caller in its own process (rmpeer.fleet.node), so that it reads the
+    run, never its printed lines: the exit code, the judged RunResult its outputs were
+    written from (None: no run, as --if-stale's fast path, or none that reached a verdict),
+    the certificate's path (None: none written), and the one-line error it ended on."""
+
+    code: int
+    result: RunResult | None = None
+    certificate: str | None = None
+    error: str = ""

@@ -57,7 +57,7 @@ def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
         else:
             result = _host(spec, suites, started, progress)
         at("judging")
-        history = _history(progress.spec, result, state_path)
+        history, result = _history(progress.spec, result, state_path)
         result = assemble.judged(result, spec.outputs.require_complete)
         if history is not None:
             _remember(progress.spec, result, history)
@@ -65,14 +65,14 @@ def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
 
 
 def _history(spec, result, state_path):
-    """A live quick or full run that measured figures, against this host's history (the
-    findings go into the result before it is judged); the history's path, else None."""
+    """A live quick or full run that measured figures, against this host's history (its
+    findings join the result before it is judged): (the history's path, the result), else
+    (None, the result as it was)."""
     if spec.tier == PASSIVE or spec.is_replay or not result.bandwidth:
-        return None
+        return None, result
     path = history_path(state_path or default_state_path())
     runs, note = load_history(path, LIVE)
-    assemble.with_history(result, runs, note, spec.policies)
-    return path
+    return path, assemble.with_history(result, runs, note, spec.policies)
 
 
 def _remember(spec, result, path) -> None:

@@ -11,6 +11,7 @@ rmpeer.run.assemble alone turns it into the RunResult.
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS, FAULTED_GROUP
 from rmpeer.errors import ConfigError
@@ -46,7 +47,7 @@ class LayoutRun:
         self.left_allocated: list = []
         self.held_at_teardown = self.frees_accepted = 0
         self.result = LayoutResult(case.layout.name, list(case.layout.cards), case.extent)
-        host.layout_results.append(self.result)
+        host.built.append(self)
         try:
             self.setup.create_sessions()
             self.setup.run()
@@ -54,8 +55,8 @@ class LayoutRun:
             _quietly(self.setup.teardown)   # nothing of a failed setup stays allocated
             raise
         finally:
-            self.result.statuses = [{"label": s.label, "s": s.s, "t": s.t, "status": s.status_name}
-                                    for s in self.setup.report.steps]
+            self.result = replace(self.result, statuses=[{"label": s.label, "s": s.s, "t": s.t,
+                                                          "status": s.status_name} for s in self.setup.report.steps])
 
     @property
     def traffic(self):
@@ -108,7 +109,7 @@ class LayoutRun:
         self.refused_frees = self.setup.teardown()
         self.frees_accepted = rm.frees_accepted - accepted
         self.left_allocated = self.setup.allocated()
-        self.result.refused_frees = [f"{r.label}: {r.status_name}" for r in self.refused_frees]
+        self.result = replace(self.result, refused_frees=[f"{r.label}: {r.status_name}" for r in self.refused_frees])
         return self.refused_frees
 
 
@@ -187,7 +188,7 @@ class HostRun:
         self.open_error = None            # why open() failed, for every later test of the target
         self.closed = False
         self.close_problems: list = []    # a close that failed at the run's end, for the judge
-        self.layout_results: list = []    # LayoutResult, one per layout built
+        self.built: list = []             # LayoutRun, one per layout built (layout_results)
         self.pairs: list = []             # PairResult, one per read, write or refused map
         self.findings: list = []          # what the traffic found wrong
         self.gpu_processes: dict = {}     # {before: [...], after: [...], <when>_error: why}
@@ -283,6 +284,11 @@ class HostRun:
                                           no_floors=self.spec.policies.no_floors,
                                           classes=dict(abi.classes) if abi is not None else None)
         return self._floors
+
+    @property
+    def layout_results(self) -> list:
+        """Each layout built, as it stands: its LayoutResult (frozen: a new one per step)."""
+        return [run.result for run in self.built]
 
     def layout(self, case: Case) -> LayoutRun:
         """The case's layout, built once: the layout built before it is torn down first."""

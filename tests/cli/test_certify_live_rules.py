@@ -16,7 +16,7 @@ import pytest
 from rmpeer.cli import main
 from rmpeer.errors import EXIT_NOT_IDLE, EXIT_OK
 from rmpeer.machine.lock import LOCK_ENV
-from rmpeer.model.result import CheckResult
+from rmpeer.model.result import CheckResult, RunOutcome
 from rmpeer.model.target import Target
 
 pytestmark = pytest.mark.offline
@@ -52,7 +52,7 @@ def test_the_lock_is_held_while_the_run_is_under_way(live_host, monkeypatch):
     """Issue 27 row 6."""
     lock = live_host / "rmpeer.lock"
     seen = []
-    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: seen.append(second_run(lock)) or EXIT_OK)
+    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: seen.append(second_run(lock)) or RunOutcome(EXIT_OK))
     assert main(["certify", "--output", str(live_host / "out")]) == EXIT_OK
     assert seen == ["busy"]
     assert second_run(lock) == "free"          # and given back when the run ends
@@ -125,7 +125,7 @@ def test_the_lock_note_reaches_no_terminal_raw(live_host, monkeypatch, capsys):
     lock it took printed the path raw (a title escape, a colour)."""
     lock = live_host / "\x1b]0;PWNED\x07\x1b[31mX.lock"
     monkeypatch.setenv(LOCK_ENV, str(lock))
-    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: EXIT_OK)
+    monkeypatch.setattr("rmpeer.cli.certify._certify", lambda *args: RunOutcome(EXIT_OK))
     assert main(["certify", "--output", str(live_host / "out")]) == EXIT_OK
     said = capsys.readouterr().out
     assert "rmpeer: lock: " in said and "\\x1b]0;PWNED\\x07" in said, said

@@ -258,3 +258,80 @@ def test_a_folder_it_cannot_use_is_named_on_one_line(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1 and "file/a\\nb cannot take this node's results" in lines[0], \
         done.stderr
+
+
+def _not_certified(folder: Path, certificate_id: str = "c-41"):
+    """certify's RunOutcome of a NOT CERTIFIED run, its certificate written as certify writes it."""
+    from rmpeer.model.result import FAIL, NOT_CERTIFIED, CheckResult, Finding, RunOutcome, RunResult
+
+    result = RunResult(verdict=NOT_CERTIFIED, certificate_id=certificate_id, reasons=["wrong memory"],
+                       checks=[CheckResult("read/one-per-card/s0->t1", "read", "read/write", "s0->t1", "failed")],
+                       findings=[Finding("read", "s0->t1", "card 0's buffer pattern", "card 1's buffer pattern", FAIL)])
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "certificate.json"
+    path.write_text(json.dumps(result.to_dict()))
+    return RunOutcome(1, result, str(path))
+
+
+def test_the_node_reads_certifys_result_never_what_it_printed(tmp_path, monkeypatch, capsys):
+    """certify printing a drain-like line of its own: the node's reason is its RunResult's first
+    finding, and status.json names that result's certificate id."""
+    import sys
+
+    from rmpeer.fleet import node
+
+    monkeypatch.setenv("RMPEER_NODE_NAME", "n41")
+
+    def certify(argv):
+        print("rmpeer: printed: drain me for this", file=sys.stderr)
+        print("rmpeer: printed: or this")
+        return _not_certified(tmp_path / "n41")
+    code, line = node.run_node("full", tmp_path / "n41", run_id="r-41", certify=certify)
+    status = json.loads((tmp_path / "n41" / "status.json").read_text())
+    assert (code, line) == (1, "rmpeer: read: s0->t1: expected card 0's buffer pattern, found card 1's buffer pattern")
+    assert (status["verdict"], status["certificate_id"], status["line"]) == ("NOT CERTIFIED", "c-41", line)
+
+
+def test_a_certificate_replaced_after_the_run_is_no_verdict(tmp_path, monkeypatch):
+    """The file certify named holds another certificate id by the time the node reads it (a
+    folder others may write): not this run's certificate, so no verdict and no drain."""
+    from rmpeer.fleet import node
+
+    monkeypatch.setenv("RMPEER_NODE_NAME", "n42")
+
+    def certify(argv):
+        ran = _not_certified(tmp_path / "n42")
+        Path(ran.certificate).write_text(json.dumps({**ran.result.to_dict(), "certificate_id": "planted"}))
+        return ran
+    code, line = node.run_node("full", tmp_path / "n42", run_id="r-42", certify=certify)
+    status = json.loads((tmp_path / "n42" / "status.json").read_text())
+    assert (code, status["verdict"], status["certificate_id"]) == (5, "", "")
+    assert line == f"rmpeer: tool: exit 1 but no certificate of this run in {tmp_path / 'n42'}"
+
+
+def test_a_link_to_a_fifo_swapped_in_for_the_certificate_never_hangs_the_node(tmp_path, monkeypatch):
+    """certify wrote its certificate; another user swaps a link to a FIFO in at its name before
+    the node reads it back. The node never reads through it (an open that followed the link
+    would block for ever): not this run's certificate, so no verdict."""
+    from rmpeer.fleet import node
+
+    monkeypatch.setenv("RMPEER_NODE_NAME", "n43")
+
+    def certify(argv):
+        ran = _not_certified(tmp_path / "n43")
+        os.mkfifo(tmp_path / "n43" / ".f")
+        Path(ran.certificate).unlink()
+        Path(ran.certificate).symlink_to(".f")
+        return ran
+    import threading
+
+    got = []
+    worker = threading.Thread(target=lambda: got.append(node.run_node("full", tmp_path / "n43", run_id="r-43",
+                                                                       certify=certify)), daemon=True)
+    worker.start()
+    worker.join(30)
+    if worker.is_alive():       # blocked on the FIFO: a writer's open releases it, then fail
+        os.close(os.open(tmp_path / "n43" / ".f", os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("fleet node opened the FIFO through the link swapped in for its certificate")
+    assert got == [(5, f"rmpeer: tool: exit 1 but no certificate of this run in {tmp_path / 'n43'}")]

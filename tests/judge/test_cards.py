@@ -202,9 +202,9 @@ def test_a_pairs_failed_copy_shows_in_its_read_column():
     is the pair's read "failed", beside a passed one the other way."""
     from rmpeer.model.result import PairResult
 
-    r = _result(verdict=NOT_CERTIFIED)
-    r.pairs = [PairResult("one-per-card", 0, 1, 0, 1, "read", False, 64 << 20),
-               PairResult("one-per-card", 1, 0, 1, 0, "read", True, 64 << 20)]
+    r = dataclasses.replace(_result(verdict=NOT_CERTIFIED), pairs=[
+        PairResult("one-per-card", 0, 1, 0, 1, "read", False, 64 << 20),
+        PairResult("one-per-card", 1, 0, 1, 0, "read", True, 64 << 20)])
     (pair,) = by_card(r)["pairs"]
     assert (pair["pair"], pair["read"], pair["write"]) == ("0-1", "failed", "not run")
 
@@ -234,8 +234,7 @@ def test_a_copy_that_was_not_run_gives_its_pair_no_column():
     passed nor failed: no check touched the pair, which has no verdict to give."""
     from rmpeer.model.result import PairResult
 
-    r = _result(verdict=NOT_CERTIFIED)
-    r.pairs = [PairResult("one-per-card", 0, 1, 0, 1, "read", None)]
+    r = dataclasses.replace(_result(verdict=NOT_CERTIFIED), pairs=[PairResult("one-per-card", 0, 1, 0, 1, "read", None)])
     assert by_card(r)["pairs"] == []
 
 

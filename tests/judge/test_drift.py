@@ -7,6 +7,7 @@ committed certificate's figures (docs/evidence), the drops are written here."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import glob
 import json
 import os
@@ -27,10 +28,7 @@ CERT = ROOT / "docs" / "evidence" / "h200x1-20261204T2035Z-machinery" / "report"
 
 
 def result(**change) -> RunResult:
-    r = RunResult.from_dict(json.loads(CERT.read_text()))
-    for key, value in change.items():
-        setattr(r, key, value)
-    return r
+    return dataclasses.replace(RunResult.from_dict(json.loads(CERT.read_text())), **change)
 
 
 def runs(n: int, figure: str = "same-card 0->0 (256 MiB)", values=None) -> list:
@@ -101,13 +99,13 @@ def test_a_warning_never_changes_the_verdict_and_is_said_under_it():
 
     history = runs(10, values=[560.0] * 10)
     fallen = result(bandwidth=[{**f, "gbps": 500.0} if f["op"] == "same-card" else f for f in result().bandwidth])
-    judged(with_history(fallen, history, None, Policies()))
-    assert fallen.verdict == "CERTIFIED"
-    assert warning_lines(fallen) == ["drift: same-card 0->0 (256 MiB): 500.0 GB/s, 11% below that median (expected "
+    warned = judged(with_history(fallen, history, None, Policies()))
+    assert warned.verdict == "CERTIFIED"
+    assert warning_lines(warned) == ["drift: same-card 0->0 (256 MiB): 500.0 GB/s, 11% below that median (expected "
                                      "at least 532.0 GB/s (within 5% of this host's median of its last 10 runs, "
                                      "560.0 GB/s, since 2026-11-20))"]
     strict = result(bandwidth=fallen.bandwidth)
-    judged(with_history(strict, history, None, Policies(drift_fails=True)))
+    strict = judged(with_history(strict, history, None, Policies(drift_fails=True)))
     assert strict.verdict == "DEGRADED" and any("drift" in r for r in strict.reasons)
 
 
@@ -191,16 +189,16 @@ def test_a_live_run_is_compared_then_kept_and_a_no_boost_run_only_compared(tmp_p
     state = tmp_path / "state.json"
     live = SimpleNamespace(tier="full", is_replay=False, boost=True, policies=Policies())
     for _ in range(3):
-        r = result()
-        path = execute._history(live, r, state)
+        path, r = execute._history(live, result(), state)
         execute._remember(live, judged(r), path)
     assert len(load_history(history_path(state), "live")[0]) == 3
     idle = SimpleNamespace(tier="quick", is_replay=False, boost=False, policies=Policies())
     slow = result(bandwidth=[{**f, "gbps": 247.8} for f in result().bandwidth])
-    path = execute._history(idle, slow, state)
-    execute._remember(idle, judged(slow), path)
+    path, slow = execute._history(idle, slow, state)
+    slow = judged(slow)
+    execute._remember(idle, slow, path)
     assert [f.found for f in slow.findings if f.check == "drift"] == ["247.8 GB/s, 56% below that median"]
     assert slow.verdict == "CERTIFIED"           # the warning alone changes no verdict (its floors were judged before)
     assert len(load_history(history_path(state), "live")[0]) == 3
     replay = SimpleNamespace(tier="full", is_replay=True, boost=True, policies=Policies())
-    assert execute._history(replay, result(), state) is None
+    assert execute._history(replay, result(), state)[0] is None

@@ -21,10 +21,9 @@ def _collected(message: str):
 
 def test_a_long_floor_miss_is_one_reason():
     assert len(LONG) > 400
-    r = RunResult()
-    r.checks = _collected(LONG)
-    r.findings = [Finding("bandwidth-floor", "read 0->7", "the check to pass", LONG, DEGRADE)]
-    verdict, reasons = judge(r)
+    r = RunResult(checks=_collected(LONG),
+                  findings=[Finding("bandwidth-floor", "read 0->7", "the check to pass", LONG, DEGRADE)])
+    verdict, reasons, _ = judge(r)
     assert verdict == "DEGRADED"
     assert len(reasons) == 1, reasons
     assert reasons[0].startswith("bandwidth read 0->7: expected at least 355 GB/s, found 231.8 GB/s")
@@ -39,7 +38,7 @@ def test_a_passive_finding_longer_than_its_checks_reason_is_one_reason():
     f = Finding("topology", "host", "the topology h200x8-nvswitch", found, FAIL)
     checks, findings = checks_of([("p2p-caps", "host", [f])])
     assert len(checks[0].reason) == 300 < len(f.text)
-    verdict, reasons = judge(RunResult(checks=checks + [CheckResult("read/x", "read", "read/write", "s0->t1",
+    verdict, reasons, _ = judge(RunResult(checks=checks + [CheckResult("read/x", "read", "read/write", "s0->t1",
                                                                     "passed")], findings=findings))
     assert verdict == NOT_CERTIFIED
     assert len(reasons) == 1, reasons

@@ -29,10 +29,9 @@ def test_one_reason_of_one_check_is_one_entry_and_two_reasons_are_two():
 
 def test_require_complete_refuses_only_a_certified_run_and_says_so():
     items = [{"check": "xid", "subject": "host", "reason": "/dev/kmsg: Permission denied"}]
-    certified = RunResult(verdict=CERTIFIED, not_checked=items)
-    (f,) = refusals(certified)
+    (f,) = refusals(CERTIFIED, items)
     assert (f.check, f.subject, f.severity) == ("require-complete", "xid", UNFINISHED)
-    assert refusals(RunResult(verdict=DEGRADED, not_checked=items)) == []
+    assert refusals(DEGRADED, items) == []
     # its refusal alone is exit 8 (UNCHECKED); beside a run cut short it is that run's exit 5
     alone = RunResult(verdict=INCOMPLETE, findings=[f])
     assert (alone.exit_code, alone.exit_name) == (8, "UNCHECKED")

@@ -56,7 +56,7 @@ def test_one_reason_per_cause_and_no_class_names():
     checks = [check("failed", reason="read: one-per-card s0->t1: expected the buffer pattern of session 1, "
                                      "found session 0")] * 5
     result = RunResult(checks=checks)
-    got, reasons = judge(result)
+    got, reasons, _ = judge(result)
     assert got == NOT_CERTIFIED and len(reasons) == 1
     assert "expected" in reasons[0] and "found" in reasons[0]
     assert "Error" not in reasons[0] and "rmpeer." not in reasons[0]

@@ -59,10 +59,11 @@ def test_a_run_a_signal_stopped_is_incomplete_and_names_the_signal():
 @needs_recording
 def test_a_signal_after_the_checks_turns_a_finished_run_incomplete():
     r = result_of(spec())
-    before = r.verdict
-    assemble.stopped_after(r, "SIGHUP")
-    assert before != "INCOMPLETE" and (r.verdict, r.exit_code) == ("INCOMPLETE", EXIT_INCOMPLETE)
-    assert any("stopped by SIGHUP after its checks" in reason for reason in r.reasons)
+    stopped = assemble.stopped_after(r, "SIGHUP")
+    assert (stopped.verdict, stopped.exit_code) == ("INCOMPLETE", EXIT_INCOMPLETE)
+    assert any("stopped by SIGHUP after its checks" in reason for reason in stopped.reasons)
+    # a new RunResult: the one the outputs were first written from is as it was
+    assert r.verdict != "INCOMPLETE" and not any("SIGHUP" in reason for reason in r.reasons)
 
 
 @needs_recording

@@ -23,6 +23,7 @@ import pytest
 
 from rmpeer.errors import EXIT_CONFIG, EXIT_DEGRADED, EXIT_INCOMPLETE, EXIT_NO_ACCESS, EXIT_OK
 from rmpeer.fleet.files import copy_out
+from rmpeer.model.result import RunOutcome, RunResult
 from rmpeer.paths import transcripts_dir
 
 pytestmark = pytest.mark.offline
@@ -425,7 +426,7 @@ def test_fleet_node_exit_1_without_its_certificate_is_no_verdict(tmp_path, monke
     from rmpeer.fleet import node
 
     monkeypatch.setenv("RMPEER_NODE_NAME", "n1")
-    code, line = node.run_node("passive", tmp_path / "n1", run_id="r-1", certify=lambda argv: 1)
+    code, line = node.run_node("passive", tmp_path / "n1", run_id="r-1", certify=lambda argv: RunOutcome(1))
     status = json.loads((tmp_path / "n1" / "status.json").read_text())
     assert code == EXIT_INCOMPLETE and line == f"rmpeer: tool: exit 1 but no certificate of this run in {tmp_path / 'n1'}"
     assert status["exit"] == 5 and status["verdict"] == "" and status["run_id"] == "r-1"
@@ -440,7 +441,7 @@ def test_fleet_node_takes_no_earlier_runs_certificate(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "certificate.json").write_text(json.dumps({"verdict": "NOT CERTIFIED", "started": "2026-01-01T00:00:00Z",
                                                          "certificate_id": "old"}))
-    code, _ = node.run_node("passive", folder, run_id="r-2", certify=lambda argv: 1)
+    code, _ = node.run_node("passive", folder, run_id="r-2", certify=lambda argv: RunOutcome(1))
     assert code == EXIT_INCOMPLETE
     assert json.loads((folder / "status.json").read_text())["certificate_id"] == ""
 
@@ -623,8 +624,7 @@ def test_require_complete_never_hides_a_worse_verdict():
 
     result = RunResult(verdict=DEGRADED, findings=[Finding("xid", "host", "x", KMSG_NEEDS_ROOT, INFO),
                                                    Finding("bandwidth-floor", "read 0->1", "x", "y", DEGRADE)])
-    result.not_checked = not_checked(result)
-    assert result.not_checked and refusals(result) == []
+    assert not_checked(result) and refusals(DEGRADED, not_checked(result)) == []
 
 
 # -- a deadline on every tier --------------------------------------------------------------
@@ -717,11 +717,11 @@ def test_fleet_node_exit_1_beside_a_certificate_that_says_otherwise_is_no_verdic
         (folder / "certificate.json").write_text(json.dumps({
             "verdict": "CERTIFIED", "certificate_id": "c-1",
             "started": clock.strftime("%Y-%m-%dT%H:%M:%SZ", clock.gmtime())}))
-        return 1
+        return RunOutcome(1, RunResult(verdict="CERTIFIED", certificate_id="c-1"), str(folder / "certificate.json"))
     for module, expected in ((node, EXIT_INCOMPLETE),
                              (mutated("rmpeer.fleet.node", "and mine and verdict == VERDICT_OF_EXIT[code]:",
                                       "and mine:"), 1)):
-        monkeypatch.setattr(module, "load_certificate", lambda n, p: type("O", (), {"line": "rmpeer: x: y"})())
+        monkeypatch.setattr(module, "from_result", lambda n, r, p: type("O", (), {"line": "rmpeer: x: y"})())
         code, _ = module.run_node("passive", folder, run_id="r-3", certify=certify_says_certified)
         assert code == expected
     status = json.loads((folder / "status.json").read_text())

@@ -151,7 +151,7 @@ def counted(*a, **k):
 for module in list(sys.modules.values()):
     if getattr(module, "__name__", "").startswith("rmpeer") and getattr(module, "judge", None) is real:
         module.judge = counted
-code = run_argv(sys.argv[2:])
+code = run_argv(sys.argv[2:]).code
 open(sys.argv[1], "w").write(str(len(calls)))
 sys.exit(code)
 """
@@ -249,3 +249,37 @@ def test_mutant_a_run_result_written_outside_the_assembler_is_caught(planted, ho
 def test_reading_a_certificate_back_is_not_writing_one():
     read = "from rmpeer.model.result import RunResult\ndef f(p):\n    return RunResult.load(p).verdict\n"
     assert result_writes([("rmpeer/fleet/planted.py", read)]) == []
+
+
+def test_require_complete_is_one_judgement(monkeypatch):
+    """--require-complete refusing a run that would be CERTIFIED with a check it could not
+    make (the kernel log unreadable): one call of the judge gives INCOMPLETE, exit 8, with
+    the refusal as its reason (it was a second, recursive call)."""
+    from rmpeer.model.result import INFO, CheckResult, Finding, RunResult
+    from rmpeer.run import assemble
+
+    real, calls = assemble.judge, []
+    monkeypatch.setattr(assemble, "judge", lambda *a, **k: calls.append(1) or real(*a, **k))
+    unread = Finding("xid", "host", "a readable kernel log", "/dev/kmsg: Permission denied", INFO)
+    ran = RunResult(checks=[CheckResult("read/one-per-card/s0->t1", "read", "read/write", "s0->t1", "passed")],
+                    findings=[unread])
+    refused = assemble.judged(ran, require_complete=True)
+    assert calls == [1]
+    assert (refused.verdict, refused.exit_code) == ("INCOMPLETE", 8)
+    assert refused.reasons == ["require-complete: xid: expected it to be checked (--require-complete), found not "
+                               "checked: /dev/kmsg: Permission denied"]
+    assert (assemble.judged(ran).verdict, calls) == ("CERTIFIED", [1, 1])
+
+
+def test_a_late_signal_is_a_new_result_judged_once(monkeypatch):
+    """A signal after the outputs were written: a new RunResult with the stop among its
+    findings, judged once; the one written before is unchanged (frozen)."""
+    from rmpeer.model.result import CheckResult, RunResult
+    from rmpeer.run import assemble
+
+    real, calls = assemble.judge, []
+    monkeypatch.setattr(assemble, "judge", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = assemble.judged(RunResult(checks=[CheckResult("read/x", "read", "read/write", "s0->t1", "passed")]))
+    late = assemble.stopped_after(first, "SIGTERM")
+    assert calls == [1, 1] and first.verdict == "CERTIFIED" and late.verdict == "INCOMPLETE"
+    assert late.reasons == ["run: host: expected the run to finish, found it was stopped by SIGTERM after its checks"]

@@ -18,6 +18,7 @@ planted by root; and the mutants at the end plant as root.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -1251,7 +1252,7 @@ def attack_copied_folder(m, tmp):
 def attack_copied_status(m, tmp):
     """node7 holding vm's status.json beside a certificate edited to say node7."""
     [o] = _fleet_outcomes(tmp, ("node7", CERT_2X))
-    o.result.node = "node7"
+    o.result = dataclasses.replace(o.result, node="node7")
     return m.cross_check([o])[0].state == "error"
 
 
@@ -1262,7 +1263,8 @@ def attack_shared_uuid(m, tmp):
 
 def attack_flipped_verdict(m, tmp):
     [o] = _fleet_outcomes(tmp, ("vm", CERT_1X))
-    o.result.findings.append(Finding("bandwidth-floor", "same-card 0->0", "at least 500 GB/s", "248.4 GB/s", DEGRADE))
+    o.result = dataclasses.replace(o.result, findings=[*o.result.findings, Finding(
+        "bandwidth-floor", "same-card 0->0", "at least 500 GB/s", "248.4 GB/s", DEGRADE)])
     return m.cross_check([o])[0].state == "error"
 
 
