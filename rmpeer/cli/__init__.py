@@ -82,10 +82,21 @@ def main(argv=None) -> int:
     """Run one command and return its exit code. Exit 1 comes from the judge alone: an error
     rmpeer expected is its documented code, a signal 5, anything else one line, a traceback
     file and 5 (rmpeer.machine.crash)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_sets_split(sys.argv[1:] if argv is None else list(argv)))
     from rmpeer.cli.certify_options import guarded
 
     return guarded(args, _dispatch)
+
+
+def _sets_split(argv: list) -> list:
+    """`rmpeer diff A... -- B...`: the first bare `--` after `diff` splits the two sets of
+    hosts (argparse would drop it and run the sets together)."""
+    if argv[:1] == ["diff"] and "--" in argv:
+        from rmpeer.cli.diff import AGAINST
+
+        at = argv.index("--")
+        return argv[:at] + [AGAINST] + argv[at + 1:]
+    return argv
 
 
 def entry() -> None:

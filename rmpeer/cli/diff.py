@@ -3,12 +3,14 @@ rmpeer.diff's (load, compare, render)."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
 
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
 
+AGAINST = "--against"     # what `A... -- B...` becomes before the options are parsed (rmpeer.cli.main)
 TOLERANCE_FORM = "give a percentage from 0% to 100%, written with %, such as 5%"
 
 
@@ -21,18 +23,26 @@ def parse_tolerance(text: str) -> float:
 
 
 def add_parser(sub) -> None:
-    d = sub.add_parser("diff", help="what changed in RM's behaviour between two runs (transcripts or certificates)",
+    d = sub.add_parser("diff", help="what changed in RM's behaviour between two runs, or two sets of hosts",
+                       usage="rmpeer diff [options] A B\n       rmpeer diff [options] --baseline DIR PATH...\n"
+                             "       rmpeer diff [options] A... -- B...",
                        description="Compares two runs (transcripts or certificates): RM statuses per step label, "
                        "calls per step, struct sizes, reply fields of the host facts, clocks, links, test outcomes, "
                        "and bandwidth per pair. Volatile readings (timestamps, durations, free memory, idle clock "
                        "MHz) are left out; an aspect a file does not record is not comparable; runs of different "
-                       "layouts compare the layouts both ran.",
-                       epilog="exit codes: 0 same behaviour, 1 behaviour differs, 2 usage error "
-                       "(unreadable file, bad option)")
+                       "layouts compare the layouts both ran. Two sets of hosts (folders of certificates or "
+                       "recordings, such as a fleet's <dir>/<node>/ folders, with --baseline DIR or A... -- B...) "
+                       "are matched host by host (by node, else by host kind) and each change is counted over "
+                       "the hosts it is on, with the bandwidth per kind of pair before and after.",
+                       epilog="exit codes: 0 same behaviour, 1 behaviour differs (on any matched host), 2 usage "
+                       "error (unreadable file, bad option)")
     # '--tolerance -1%' must reach parse_tolerance (one line), not argparse's "expected one argument".
     d._negative_number_matcher = re.compile(r"^-\d*\.?\d+%?$")
-    d.add_argument("a", metavar="A", help="a transcript (*.jsonl[.gz]) or a certificate (*.json[.gz])")
-    d.add_argument("b", metavar="B", help="the run to compare it with")
+    d.add_argument("paths", metavar="PATH", nargs="+",
+                   help="A and B: a transcript (*.jsonl[.gz]) or a certificate (*.json[.gz]) each, or two folders "
+                        "of them (two sets of hosts)")
+    d.add_argument("--baseline", metavar="DIR", help="set A: a folder (or file) of the runs before; the PATHs are B")
+    d.add_argument(AGAINST, nargs="+", metavar="B", help=argparse.SUPPRESS)   # `A... -- B...` (rmpeer.cli.main)
     d.add_argument("--tolerance", default="5%",
                    help="change allowed in bandwidth per pair and in boosted clock MHz, 0%%..100%% (default 5%%)")
     d.add_argument("--json", metavar="FILE", help="also write every difference as JSON")
@@ -58,7 +68,10 @@ def run(args) -> int:
             raise ConfigError(f"--json {args.json}: refused: {problem}; rmpeer writes only regular files")
     if args.alluredir and Path(args.alluredir).exists() and not Path(args.alluredir).is_dir():
         raise ConfigError(f"--alluredir {args.alluredir}: exists and is not a folder")
-    a, b = load(args.a), load(args.b)
+    sets = _sets(args.paths, args.baseline, args.against)
+    if sets is not None:
+        return _set_diff(*sets, tolerance, args)
+    a, b = load(args.paths[0]), load(args.paths[1])
     aspects, cover, table, doc = _compared(a, b, tolerance, args.limit)
     code = EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
     try:
@@ -75,6 +88,69 @@ def run(args) -> int:
     if args.alluredir:
         write_allure(args.alluredir, a, b, aspects, tolerance)
     return code
+
+
+def _sets(paths: list, baseline: str | None, against: list | None):
+    """(A's paths, B's paths) of a set diff, or None for `rmpeer diff A B` of two files."""
+    if baseline is not None and against is not None:
+        raise ConfigError("give set A once: --baseline DIR, or A... -- B..., not both")
+    if baseline is not None:
+        if not str(baseline).strip():
+            raise ConfigError("--baseline needs a folder (an empty name would compare the current directory)")
+        return [baseline], list(paths)
+    if against is not None:
+        return list(paths), list(against)
+    if len(paths) != 2:
+        raise ConfigError(f"diff takes two runs (A B), or two sets: --baseline DIR PATH..., or A... -- B... "
+                          f"({len(paths)} path{'s' if len(paths) != 1 else ''} given)")
+    if any(Path(p).is_dir() and not Path(p).is_symlink() for p in paths):
+        return [paths[0]], [paths[1]]
+    return None
+
+
+def _set_diff(given_a: list, given_b: list, tolerance: float, args) -> int:
+    """Two sets of hosts (rmpeer.diff.sets): the table, --json and --alluredir."""
+    from rmpeer.diff.load import load_set
+    from rmpeer.diff.render import render_set_table, set_to_json
+    from rmpeer.diff.sets import Host, compare_sets, host_kind
+    from rmpeer.diff.write import write_json, write_set_allure
+
+    (found_a, bad_a), (found_b, bad_b) = load_set(given_a), load_set(given_b)
+    a, b = _hosts(found_a, Host, host_kind), _hosts(found_b, Host, host_kind)
+    try:
+        found = compare_sets(a, b, tolerance)
+        table = render_set_table(" ".join(given_a), " ".join(given_b), a, b, found, bad_a + bad_b, tolerance,
+                                 limit=args.limit)
+        doc = set_to_json(given_a, given_b, a, b, found, bad_a + bad_b, tolerance)
+    except SHAPE_ERRORS as exc:
+        from rmpeer.render.text import escaped
+
+        raise ConfigError(f"a run of the sets holds a field that is not of the kind rmpeer writes "
+                          f"({type(exc).__name__}: {escaped(str(exc)[:160])}): diff its files two by two to "
+                          f"find it") from None
+    code = EXIT_NOT_CERTIFIED if found.differs else EXIT_OK
+    try:
+        print(table, flush=True)
+    except OSError as exc:
+        from rmpeer.machine.lines import said_on_stderr
+
+        said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
+                       f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
+    if args.json:
+        write_json(args.json, doc)
+    if args.alluredir:
+        write_set_allure(args.alluredir, found, tolerance)
+    return code
+
+
+def _hosts(found: list, host, kind_of) -> list:
+    """Host of each (name, Side); a name met again (two runs of one node) gets #2, #3."""
+    seen: dict = {}
+    out = []
+    for name, side in found:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(host(name if seen[name] == 1 else f"{name}#{seen[name]}", kind_of(side), side))
+    return out
 
 
 # What a field of the wrong kind raises in the comparison: the loaders check each file's

@@ -227,7 +227,7 @@ def _result(path: Path, doc: dict) -> Side:
     side.context = {"label": result.target.get("label"), "created": result.started,
                     "driver": host.get("driver_version"), "abi": host.get("abi_release"),
                     "cards": len(host.get("cards") or []), "tier": result.tier, "layouts": side.layouts,
-                    "subject": result.target.get("kind"), "rmpeer": result.version}
+                    "subject": result.target.get("kind"), "rmpeer": result.version, "node": result.node}
 
     side.context["signature"] = verify(doc).line      # read whatever it says, and say how far it is vouched for
     side.facts = host
@@ -369,3 +369,93 @@ def _bandwidth(rows) -> dict:
                  f"{size >> 20} MiB" if isinstance(size, int) and size >= 1 << 20 else (f"{size} B" if size else None)]
         samples.setdefault(" ".join(str(p) for p in parts if p is not None), []).append(float(gbps))
     return {k: statistics.median(v) for k, v in sorted(samples.items())}
+
+
+# ---- a set of hosts: folders of certificates or recordings (rmpeer.diff.sets) ---------------
+
+# What a fleet's folders hold beside the runs (rmpeer.fleet, rmpeer.machine): never a run
+NOT_A_RUN = {"status.json", "summary.jsonl", "summary.json", "history.json", "state.json", "environment.json",
+             "executor.json", "categories.json"}
+RUN_SUFFIXES = (".jsonl.gz", ".jsonl", ".json.gz", ".json")
+FOLDER_DEPTH = 2        # <dir>/<file> and a fleet's <dir>/<node>/<file>; deeper (allure-results/) is no run
+
+
+def load_pinned(path: Path) -> Side:
+    """load() of a file in a folder others may write: opened once, never through a link and
+    never blocking on a FIFO, and read through that open file (its inode is pinned: a file
+    swapped in after the check is not the one read)."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        why = "a symbolic link: refused" if path.is_symlink() else (exc.strerror or str(exc))
+        raise ConfigError(f"{path}: {why}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path}: not a regular file")
+        pinned = f"/proc/self/fd/{fd}"
+        try:
+            side = load(pinned)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(pinned, str(path))) from None
+        side.path = str(path)
+        return side
+    finally:
+        os.close(fd)
+
+
+def _runs_in(folder: Path) -> list:
+    """The files of `folder` that may be runs, to FOLDER_DEPTH, no link followed, sorted."""
+    found = []
+    for child in sorted(folder.iterdir()):
+        if child.is_symlink():
+            if child.name.endswith(RUN_SUFFIXES):
+                found.append(child)     # refused where it is read: listed, never followed
+            continue
+        if child.is_dir():
+            found += [f for f in sorted(child.iterdir()) if f.name.endswith(RUN_SUFFIXES)
+                      and f.name not in NOT_A_RUN and (f.is_symlink() or not f.is_dir())]
+        elif child.name.endswith(RUN_SUFFIXES) and child.name not in NOT_A_RUN:
+            found.append(child)
+    return found
+
+
+def host_name(path: Path, side: Side, top: Path | None) -> str:
+    """A run's host: a fleet folder's <node>/ (fleet node writes <shared>/<node>/), else the
+    node its certificate names, else the recording's name."""
+    from rmpeer.model.result import replay_node
+
+    if top is not None and path.parent != top:
+        return path.parent.name
+    return str(side.context.get("node") or replay_node(str(path)))
+
+
+def load_set(paths: list) -> tuple[list, list]:
+    """(hosts [(name, Side)], unreadable [(path, why)]) of folders and files. A file named
+    on the command line that cannot be read is exit 2, as in `rmpeer diff A B`; one found in
+    a folder is listed as unreadable and the rest are compared (a planted file never stops
+    the set's diff)."""
+    hosts, unreadable = [], []
+    for given in paths:
+        top = Path(given)
+        if top.is_dir() and not top.is_symlink():
+            try:
+                found = _runs_in(top)
+            except OSError as exc:
+                raise ConfigError(f"{given}: cannot list the folder ({exc.strerror or exc})") from None
+            for path in found:
+                try:
+                    side = load_pinned(path)
+                except ConfigError as exc:
+                    unreadable.append((str(path), str(exc).removeprefix(f"{path}: ")))
+                    continue
+                hosts.append((host_name(path, side, top), side))
+        else:
+            side = load(given)
+            hosts.append((host_name(top, side, None), side))
+    if not hosts:
+        raise ConfigError(f"{' '.join(map(str, paths))}: no recording or certificate to compare"
+                          + (f" ({len(unreadable)} unreadable)" if unreadable else ""))
+    return hosts, unreadable

@@ -131,3 +131,101 @@ def to_json(a, b, aspects, cover, tolerance) -> dict:
                                      for k, va, vb in x.differences]}
                     for x in aspects],
     }
+
+
+# ---- two sets of hosts (rmpeer.diff.sets) ------------------------------------------------------
+
+def _hosts(names: list, limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _kinds(hosts: list) -> str:
+    counts: dict = {}
+    for h in hosts:
+        counts[h.kind] = counts.get(h.kind, 0) + 1
+    return ", ".join(f"{kind} ({n})" for kind, n in sorted(counts.items()))
+
+
+def _rows(header: tuple, rows: list, limit: int) -> list:
+    shown = rows if limit <= 0 else rows[:limit]
+    widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [header])) for i in range(len(header))]
+    lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    for row in shown:
+        lines.append("  " + "  ".join(_cut(c, w, front=(i == 0)).ljust(w)
+                                      for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    if len(rows) > len(shown):
+        lines.append(f"  ... and {len(rows) - len(shown)} more (--limit 0 shows all; --json writes all)")
+    return lines
+
+
+def _gbps(value) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def render_set_table(given_a: str, given_b: str, a: list, b: list, found, unreadable: list, tolerance,
+                     *, limit: int = 25) -> str:
+    """The terminal table of a set diff (rmpeer.diff.sets.SetDiff `found`): what each set
+    holds, how its hosts were matched, then one row per change with the hosts it is on, and
+    the bandwidth per kind of pair. Every word from a file is escaped."""
+    matched = len(found.pairs)
+    by_node = sum(p.by == "node" for p in found.pairs)
+    lines = [escaped(f"A: {len(a)} host(s) in {given_a}: {_kinds(a)}"),
+             escaped(f"B: {len(b)} host(s) in {given_b}: {_kinds(b)}"),
+             escaped(f"matched: {matched} ({by_node} by node, {matched - by_node} by host kind); only in A: "
+                     f"{_hosts([h.name for h in found.only_a]) or 'none'}; only in B: "
+                     f"{_hosts([h.name for h in found.only_b]) or 'none'}"),
+             tolerance_line(tolerance)]
+    for path, why in unreadable:
+        lines.append(escaped(f"unreadable (left out): {path}: {why}"))
+    lines.append("")
+    of = f"of {matched}"
+    for title, wanted in (("RM steps whose statuses changed", ("RM statuses", "RM call counts")),
+                          ("struct sizes that changed", ("struct sizes",)), ("other differences", None)):
+        rows = [c for c in found.changes if (c["aspect"] in wanted if wanted else
+                                             c["aspect"] not in ("RM statuses", "RM call counts", "struct sizes"))]
+        if not rows:
+            lines.append(f"{title}: none")
+            continue
+        lines.append(_colour(f"{title}: {len(rows)}", "31"))
+        lines += _rows(({"RM statuses": "step", "struct sizes": "struct"}.get((wanted or ("",))[0], "what"),
+                        "A", "B", "hosts"),
+                       [(escaped(c["key"] if wanted else f"{c['aspect']}: {c['key']}"), escaped(c["a"]),
+                         escaped(c["b"]), escaped(f"{len(c['hosts'])} {of}: {_hosts(c['hosts'])}"))
+                        for c in rows], limit)
+    if found.bandwidth:
+        lines.append(f"bandwidth per kind of pair (GB/s, each host's median; ±{percent(tolerance)}):")
+        lines += _rows(("kind of pair", "A median", "A min", "B median", "B min", "moved beyond", "moved most"),
+                       [(escaped(r["kind"]), _gbps(r["a"]["median"]), _gbps(r["a"]["min"]), _gbps(r["b"]["median"]),
+                         _gbps(r["b"]["min"]), f"{r['beyond']} of {r['compared']}",
+                         escaped(", ".join(f"{m['b']} {m['change']:+.1%}" for m in r["moved"]) or "-"))
+                        for r in found.bandwidth], limit)
+    else:
+        lines.append("bandwidth per kind of pair: no host of either set measured any")
+    for aspect, hosts in found.not_comparable.items():
+        lines.append(escaped(f"not comparable: {aspect} on {len(hosts)} {of} host(s) ({_hosts(hosts)})"))
+    lines.append("")
+    differing = [p for p in found.pairs if p.differs]
+    aspects = sorted({x.name for p in differing for x in p.aspects if x.differs})
+    lines.append(_colour(escaped(f"BEHAVIOUR DIFFERS on {len(differing)} of {matched} matched host(s): "
+                                 f"{', '.join(aspects)}"), "31") if differing else
+                 _colour(f"SAME BEHAVIOUR on all {matched} matched host(s)", "32"))
+    return "\n".join(lines)
+
+
+def set_to_json(given_a: list, given_b: list, a: list, b: list, found, unreadable: list, tolerance) -> dict:
+    """The set diff as one JSON document: every pair's own comparison, and the changes counted."""
+    def host(h):
+        return {"name": h.name, "kind": h.kind, "path": h.side.path, "file": h.side.kind, **h.side.context}
+
+    return {
+        "tool": "rmpeer diff (sets)", "tolerance": tolerance, "tolerance_text": f"±{percent(tolerance)}",
+        "a": {"given": given_a, "hosts": [host(h) for h in a]}, "b": {"given": given_b, "hosts": [host(h) for h in b]},
+        "unreadable": [{"path": p, "why": why} for p, why in unreadable],
+        "same": not found.differs,
+        "matched": [{"a": p.a.name, "b": p.b.name, "by": p.by, "differs": p.differs,
+                     "differing_aspects": [x.name for x in p.aspects if x.differs]} for p in found.pairs],
+        "only_in_a": [h.name for h in found.only_a], "only_in_b": [h.name for h in found.only_b],
+        "changes": [{**c, "count": len(c["hosts"])} for c in found.changes],
+        "bandwidth": found.bandwidth,
+        "not_comparable": found.not_comparable,
+    }

@@ -59,3 +59,39 @@ def write_allure(folder: str, a, b, aspects, tolerance) -> None:
             logger.report_attached_data(table, source)
             result.attachments.append(Attachment(name="differences", source=source, type="text/plain"))
         logger.report_result(result)
+
+
+def write_set_allure(folder: str, found, tolerance) -> None:
+    """A set diff's Allure results: one per change (failed, naming its hosts), one per kind
+    of pair's bandwidth (failed when a matched host moved beyond the tolerance), and a
+    passed 'same behaviour' result when nothing differs."""
+    from allure_commons.logger import AllureFileLogger
+    from allure_commons.model2 import Label, Parameter, Status, StatusDetails, TestResult
+
+    try:
+        make_folder(folder)
+        logger = AllureFileLogger(folder)
+    except OSError as exc:
+        raise ConfigError(f"--alluredir {folder}: cannot write there ({exc.strerror or exc})") from None
+    labels = [Label(name="parentSuite", value="rmpeer diff"), Label(name="suite", value="two sets of hosts"),
+              Label(name="epic", value="driver release"), Label(name="framework", value="rmpeer")]
+    matched = len(found.pairs)
+    results = [(f"{c['aspect']}: {c['key']}", Status.FAILED,
+                f"A {c['a']} -> B {c['b']} on {len(c['hosts'])} of {matched} host(s): {', '.join(c['hosts'])}",
+                c["aspect"]) for c in found.changes]
+    for r in found.bandwidth:
+        moved = ", ".join(f"{m['b']} {m['a_gbps']:.1f} -> {m['b_gbps']:.1f} GB/s ({m['change']:+.1%})"
+                          for m in r["moved"])
+        results.append((f"bandwidth: {r['kind']}", Status.FAILED if r["beyond"] else Status.PASSED,
+                        f"A median {r['a']['median']} GB/s, B median {r['b']['median']} GB/s; {r['beyond']} of "
+                        f"{r['compared']} host(s) moved beyond ±{percent(tolerance)}" + (f"; most: {moved}" if moved
+                                                                                        else ""), "bandwidth"))
+    if not found.differs:
+        results.append(("same behaviour", Status.PASSED, f"no aspect differs on the {matched} matched host(s)", "verdict"))
+    for name, status, message, feature in results:
+        case = f"rmpeer diff sets: {name}"
+        logger.report_result(TestResult(
+            uuid=str(uuid.uuid4()), name=name, fullName=case, historyId=str(uuid.uuid5(uuid.NAMESPACE_URL, case)),
+            testCaseId=str(uuid.uuid5(uuid.NAMESPACE_URL, case)), status=status, stage="finished",
+            statusDetails=StatusDetails(message=message), labels=labels + [Label(name="feature", value=feature)],
+            parameters=[Parameter(name="tolerance", value=f"±{percent(tolerance)}")]))
