@@ -78,11 +78,9 @@ def _run_pytest(spec, host, collector, say) -> int:
 
     from rmpeer.pytest_plugin.plugin import GivenRun
 
-    from rmpeer.safewrite import empty_folder, make_folder
-
     # the report's results are written from the RunResult once the run has ended
-    # (reporting.write_results): allure-pytest is not loaded, and costs nothing per check
-    empty_folder(make_folder(spec.allure_dir, what="--output"))
+    # (reporting.write_results; its folder made fresh by _certify): allure-pytest is not
+    # loaded, and costs nothing per check
     # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
     # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
@@ -174,6 +172,12 @@ def _certify(spec, started) -> RunOutcome:
     if spec.is_replay:
         say("a request regression (replay): rmpeer's RM calls checked against a recording of a real host; "
             "this machine is not tested")
+    if spec.tier != "passive":
+        from rmpeer.safewrite import empty_folder, make_folder
+
+        # the report's folder, fresh before anything runs: a run whose open RM refused (no
+        # check ran) still has its verdict drawn there, never beside an earlier run's checks
+        empty_folder(make_folder(spec.allure_dir, what="--output"))
     result = run(spec, suites=_suites(say), started=started, at_deadline=at_deadline)
     code, result, written = _report(result, spec, say, started)
     return RunOutcome(code, result, str(written) if written is not None else None)
@@ -219,9 +223,10 @@ def _report(result, spec, say, started) -> tuple:
 
 def _verdict_results(result, spec) -> None:
     """The report's results, from the RunResult alone (rmpeer.render.allure): every check, the
-    card x card matrix, the verdict and the findings, once the suites have run (and made the
-    folder): a report never shows a run's checks without the verdict they led to."""
-    if spec.tier != "passive" and spec.allure_dir.is_dir():
+    card x card matrix, the verdict and the findings, once the run has ended (its folder made
+    fresh by _certify): a report never shows a run's checks without the verdict they led to,
+    and a run no check of which ran still shows its verdict."""
+    if spec.tier != "passive":
         from rmpeer.pytest_plugin.reporting import write_results
 
         try:
