@@ -284,8 +284,8 @@ MUTANTS = {
         ("tests/system/test_user_hunt.py::test_row[show > /dev/full]",)),
     "verdict-line-sends-input-raw": M(
         "certify's verdict line quotes a card's reason (an Xid's text a recording holds) unescaped",
-        "rmpeer/render/verdict.py", "    return escaped(f\"{result.verdict}: {'; '.join(parts)}\") if parts",
-        "    return (f\"{result.verdict}: {'; '.join(parts)}\") if parts",
+        "rmpeer/render/verdict.py", "    return escaped(short(f\"{result.verdict}: {'; '.join(parts)}\", limit)) if parts",
+        "    return (short(f\"{result.verdict}: {'; '.join(parts)}\", limit)) if parts",
         ("tests/run/test_passive_recording.py::test_an_xid_text_of_a_recording_reaches_no_terminal_raw",)),
     "show-keeps-a-fields-line-break": M(
         "rmpeer show sends a line break a recording's field holds: a forged line",
@@ -319,7 +319,8 @@ MUTANTS = {
          "[node-name-c1-control]",)),
     "recording-name-printed-raw": M(
         "certify prints a recording's file name raw: a screen clear in its name reaches the terminal",
-        "rmpeer/cli/certify.py", "    return escaped(f\"REPLAY of", "    return (f\"REPLAY of",
+        "rmpeer/cli/certify.py", '    return f"{_replay_short(spec)} ({escaped(spec.target.path)})"',
+        '    return f"{_replay_short(spec)} ({spec.target.path})"',
         ("tests/cli/test_certify_input.py::test_a_recording_and_an_output_named_with_escapes_reach_no_terminal_raw",)),
     "sweep-shared-unchecked": M(
         "fleet sweep takes a --shared holding a line break (it ended a line of the job script)",

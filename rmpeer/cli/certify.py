@@ -27,13 +27,14 @@ from rmpeer.paths import pytest_args, suites_dir
 from rmpeer.render.jsonline import json_line
 from rmpeer.render.table import render_fitness, render_table, use_colour
 from rmpeer.render.text import escaped
-from rmpeer.render.verdict import unchecked_phrase, verdict_text, warning_lines
+from rmpeer.render.verdict import LINE_CHARS, unchecked_phrase, verdict_text, warning_lines
 from rmpeer.run import assemble
 from rmpeer.run.execute import run
 from rmpeer.run.outputs import write_files
 from rmpeer.run.spec import from_request
 
 REASONS_SHOWN = 20
+VERDICT_MIN = 80      # the verdict's own words keep at least this much of the line
 
 
 class Lines:
@@ -146,13 +147,19 @@ def _suites(say):
     return suites
 
 
+def _replay_short(spec) -> str:
+    """'REPLAY of h200x2 recorded on vm at ...': the verdict line's, without the file's path
+    (the "certifying" line names it)."""
+    t = assemble.target_of(spec)
+    return escaped(f"REPLAY of {t['recorded_label']} recorded on {t['recorded_host']} at {t['recorded_at']}")
+
+
 def _replay_of(spec) -> str:
+    """_replay_short and the recording's path; "" for a live run. The recording's name and
+    header are input (a file name may hold a screen clear): escaped."""
     if not spec.is_replay:
         return ""
-    t = assemble.target_of(spec)
-    # the recording's name and header are input (a file name may hold a screen clear): escaped
-    return escaped(f"REPLAY of {t['recorded_label']} recorded on {t['recorded_host']} at {t['recorded_at']} "
-                   f"({spec.target.path})")
+    return f"{_replay_short(spec)} ({escaped(spec.target.path)})"
 
 
 def _tier_line(earned: str, asked: str) -> str:
@@ -238,7 +245,6 @@ def _verdict_results(result, spec) -> None:
 
 
 def _say_verdict(result, spec, say, started, path) -> int:
-    replay_of = _replay_of(spec)
     if spec.tier == "passive" and spec.outputs.tier_asked not in (None, "passive"):
         # a passive recording replayed with --tier quick or full (the suites' path, which says
         # the tier it earned, never ran): the certificate claims passive, and says so here too
@@ -253,10 +259,15 @@ def _say_verdict(result, spec, say, started, path) -> int:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no check ran"
     written = f"written to {escaped(path)}" if path is not None else "no certificate written"
 
-    # a reason or a reading's "why not" may quote what a recording or the kernel log holds: escaped
-    unchecked = f"; not checked: {escaped(unchecked_phrase(result.not_checked))}" if result.not_checked else ""
-    say(f"\n{replay_of + ': ' if spec.is_replay else ''}{verdict_text(result)} ({summary}) in "
-        f"{time.time() - started:.1f} s; {written}{unchecked}")
+    # the verdict line: at most LINE_CHARS, whatever the replay's names; where the certificate
+    # went and what could not be checked on lines of their own. A reason or a reading's "why
+    # not" may quote what a recording or the kernel log holds: escaped
+    head = f"{_replay_short(spec)}: " if spec.is_replay else ""
+    tail = f" ({summary}) in {time.time() - started:.1f} s"
+    say("\n" + head + verdict_text(result, max(VERDICT_MIN, LINE_CHARS - len(head) - len(tail))) + tail)
+    say(f"  {written}")
+    if result.not_checked:
+        say(f"  not checked: {escaped(unchecked_phrase(result.not_checked))}")
     for r in result.reasons[:REASONS_SHOWN]:
         say(f"  - {escaped(r)}")
     if len(result.reasons) > REASONS_SHOWN:

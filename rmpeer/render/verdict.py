@@ -21,10 +21,11 @@ def _to_blame(row: dict) -> bool:
         row["verdict"] == INCOMPLETE and row["reasons"] != [CUT_SHORT])
 
 
-def verdict_text(result) -> str:
+def verdict_text(result, limit: int = LINE_CHARS) -> str:
     """The host's verdict, naming its bad cards and pairs when it is not CERTIFIED:
     'NOT CERTIFIED: card 3 (GPU-...): <its first root cause>; pairs 0-3, 1-3', at most
-    LINE_CHARS long, each reason cut between words. The verdict alone when no card or pair
+    `limit` long (LINE_CHARS: certify gives it what its verdict line leaves), each reason cut
+    between words. The verdict alone when no card or pair
     is to blame (the fault is the host's). A reason may quote what a recording or the kernel
     log holds (an Xid's text): escaped, as every line of certify's is."""
     if result.verdict == CERTIFIED:
@@ -40,10 +41,11 @@ def verdict_text(result) -> str:
         tail.append(f"pair{'s' if len(bad_pairs) > 1 else ''} {names}")
     heads = [f"card {c['card']} ({c['uuid'] or 'uuid unknown'})" for c in bad_cards[:SHOWN]]
     fixed = len(result.verdict) + 2 + sum(len(h) + 4 for h in heads) + sum(len(t) + 2 for t in tail)
-    room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS, (LINE_CHARS - fixed) // max(1, len(heads))))
+    room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS, (limit - fixed) // max(1, len(heads))))
     parts = [f"{h}: {short(c['reasons'][0], room) if c['reasons'] else c['verdict']}"
              for h, c in zip(heads, bad_cards)] + tail
-    return escaped(f"{result.verdict}: {'; '.join(parts)}") if parts else result.verdict
+    # within `limit` whatever the cards' and pairs' names take: the last words give way
+    return escaped(short(f"{result.verdict}: {'; '.join(parts)}", limit)) if parts else result.verdict
 
 
 def compact(result) -> dict:
