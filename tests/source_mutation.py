@@ -1260,6 +1260,11 @@ MUTANTS = {
         '    same = isinstance(data, dict) and data.get("certificate_id") == ran.result.certificate_id',
         "    same = isinstance(data, dict)",
         ("tests/fleet/test_node.py::test_a_certificate_replaced_after_the_run_is_no_verdict",)),
+    "quick-extent-on-every-host": M("the quick tier's smaller extent applies on 2 cards too (its recordings no "
+                                    "longer cover quick)", "rmpeer/tables/layouts.py",
+        '        if tier == "quick" and layout.quick_extent and host_cards >= (layout.quick_from_cards or 1):',
+        '        if tier == "quick" and layout.quick_extent:',
+        ("tests/run/test_spec.py::test_the_quick_tier_on_many_cards_runs_interleaved_at_its_quick_extent",)),
     "history-unbounded": M("the history keeps every run: the file grows without bound",
         "rmpeer/machine/history.py", "    targets[target] = (runs + [entry])[-MAX_RUNS:]", "    targets[target] = runs + [entry]",
         ("tests/judge/test_drift.py::test_the_history_is_bounded_and_oldest_first",)),

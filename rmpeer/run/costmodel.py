@@ -216,7 +216,7 @@ def tier_layouts(cards: int, tier: str) -> list:
         chosen = [matrix.resolve(name, cards) for name in QUICK_LAYOUTS]
     else:
         chosen = matrix.fitting_with_reasons(cards)[0]
-    return [(layout.cards, layout.extent or matrix.default_extent) for layout in chosen if layout is not None]
+    return [(layout.cards, matrix.tier_extent(layout, tier, cards)) for layout in chosen if layout is not None]
 
 
 def projection(bench: dict, logs: list, card_counts=(4, 8)) -> dict:

@@ -150,7 +150,7 @@ def live_spec(*, layouts=(), extent=None, abi=None, record=None, boost=True, top
     wanted = list(layouts)
     if tier == "quick" and not wanted:
         wanted = [name for name in QUICK_LAYOUTS if matrix.resolve(name, target.cards)]
-    cases, left_out = _some(*cases_for(target, wanted, extent, matrix))
+    cases, left_out = _some(*cases_for(target, wanted, extent, matrix, tier))
     tier = matrix.covered_tier(tier, cases, target.cards)
     seed = pattern_seed if pattern_seed is not None else int.from_bytes(os.urandom(2), "little")
     return RunSpec(target=target, cases=cases, left_out=left_out, tier=tier, boost=boost, pattern_seed=seed,

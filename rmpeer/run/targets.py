@@ -77,16 +77,17 @@ def bundled(name: str) -> str | None:
 
 
 def cases_for(target: Target, layout_options: list, extent: int | None,
-              matrix: LayoutMatrix) -> tuple[list[Case], list[str]]:
+              matrix: LayoutMatrix, tier: str = "full") -> tuple[list[Case], list[str]]:
     """The cases this host runs, and what was left out and why: the layouts asked for (names
     or card lists), else every layout that fits, each planned once here so that a layout RM
-    could not be given is refused before any call."""
+    could not be given is refused before any call. Each at --extent, else at its extent for
+    the tier (LayoutMatrix.tier_extent)."""
     if layout_options:
         layouts, left_out = [parse_layout_option(text, matrix, target.cards) for text in layout_options], []
     else:
         layouts, reasons = matrix.fitting_with_reasons(target.cards)
         left_out = [f"{name}: {why}" for name, why in reasons]
-    cases = [Case(target, layout, extent or layout.extent or matrix.default_extent) for layout in layouts]
+    cases = [Case(target, layout, extent or matrix.tier_extent(layout, tier, target.cards)) for layout in layouts]
     for case in cases:
         matrix.plan(case.layout.cards, case.extent, host_cards=target.cards)   # refuses what RM cannot be given
     return cases, left_out

@@ -14,7 +14,7 @@ from rmpeer.tables.plan import MAX_SESSIONS, VA_LIMIT, linear_windows, plan_peer
 
 FORMS = ("per_card", "sessions", "cards")
 QUICK_LAYOUTS = ("one-per-card", "interleaved")     # the quick tier's layouts (docs/tiers.md)
-KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description", "extent"}
+KEYS = set(FORMS) | {"order", "on_card", "min_cards", "description", "extent", "quick_extent", "quick_from_cards"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class Layout:
     cards: tuple          # card of each session
     description: str = ""
     extent: int | None = None   # the layout's own buffer size (layouts.yaml), if it has one
+    quick_extent: int | None = None     # the quick tier's, on hosts of quick_from_cards cards or more
+    quick_from_cards: int | None = None
 
     @property
     def sessions(self) -> int:
@@ -158,16 +160,21 @@ class LayoutMatrix:
         order = spec.get("order", "blocked")
         if order not in ("blocked", "interleaved"):
             raise MatrixError(self.path, f"{where}.order", f"must be blocked or interleaved, found {order!r}")
-        for key, least in (("on_card", 0), ("min_cards", 1), ("extent", None)):
+        if ("quick_extent" in spec) != ("quick_from_cards" in spec):
+            raise MatrixError(self.path, f"{where}.quick_extent", "quick_extent and quick_from_cards go together: "
+                              "the quick tier's buffer size, and from how many cards it applies")
+        for key, least in (("on_card", 0), ("min_cards", 1), ("extent", None), ("quick_extent", None),
+                           ("quick_from_cards", 1)):
             if key in spec:
                 value = require(self.path, where, spec, key, int)
                 if least is not None and value < least:
                     raise MatrixError(self.path, f"{where}.{key}", f"must be at least {least}, found {value}")
-        if "extent" in spec:
-            try:
-                self.check_extent(spec["extent"])
-            except ConfigError as exc:
-                raise MatrixError(self.path, f"{where}.extent", str(exc)) from None
+        for key in ("extent", "quick_extent"):
+            if key in spec:
+                try:
+                    self.check_extent(spec[key])
+                except ConfigError as exc:
+                    raise MatrixError(self.path, f"{where}.{key}", str(exc)) from None
 
     @property
     def names(self) -> list[str]:
@@ -203,7 +210,8 @@ class LayoutMatrix:
         if len(cards) > MAX_SESSIONS:
             return None, (f"left out: {len(cards)} sessions > {MAX_SESSIONS} "
                           f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
-        return Layout(name, cards, spec.get("description", ""), spec.get("extent")), ""
+        return Layout(name, cards, spec.get("description", ""), spec.get("extent"), spec.get("quick_extent"),
+                      spec.get("quick_from_cards")), ""
 
     def fitting(self, host_cards: int) -> list[Layout]:
         """Every layout that fits the host, duplicates (same cards) kept once."""
@@ -241,11 +249,19 @@ class LayoutMatrix:
                                   f"(the seed's pair handles collide beyond {MAX_SESSIONS})")
             self.plan(cards, extent or self.default_extent)
 
+    def tier_extent(self, layout: Layout, tier: str, host_cards: int) -> int:
+        """The buffer size a tier runs the layout at: its quick_extent in the quick tier on a
+        host of quick_from_cards cards or more (docs/tiers.md: the prolog's budget on many
+        cards), else its own extent, else the default."""
+        if tier == "quick" and layout.quick_extent and host_cards >= (layout.quick_from_cards or 1):
+            return layout.quick_extent
+        return layout.extent or self.default_extent
+
     def covered_tier(self, asked: str, cases, host_cards: int) -> str:
         """The tier a run's cases (each a layout at an extent) stand for, never deeper than
         the one asked: full needs every layout that fits a host of `host_cards` cards,
-        quick the quick layouts that fit, each at its default extent or larger (a layout is
-        its cards, whatever it is called). Layouts that cover neither are PARTIAL, which no
+        quick the quick layouts that fit, each at its extent for that tier or larger
+        (tier_extent; a layout is its cards, whatever it is called). Layouts that cover neither are PARTIAL, which no
         --if-stale tier accepts: a certificate must not claim more than it checked."""
         if asked == "passive":
             return asked
@@ -256,7 +272,7 @@ class LayoutMatrix:
         needs = {"full": fitting, "quick": [l for l in fitting if l.name in QUICK_LAYOUTS]}
         for tier in ("full", "quick"):
             if TIERS.index(tier) <= TIERS.index(asked) and all(
-                    ran.get(tuple(l.cards), -1) >= (l.extent or self.default_extent) for l in needs[tier]):
+                    ran.get(tuple(l.cards), -1) >= self.tier_extent(l, tier, host_cards) for l in needs[tier]):
                 return tier
         return PARTIAL
 

@@ -115,6 +115,52 @@ def test_a_run_claims_only_the_tier_its_layouts_cover(cards, asked, layouts, ext
     assert live_spec(layouts=layouts, tier=asked, extent=extent, target=_live(cards)).tier == earned
 
 
+# The quick tier's extents (matrices/layouts.yaml: interleaved's quick_extent 0x1000000, 16
+# MiB, from 3 cards; extent.default 0x4000000, 64 MiB): the quick tier on many cards moves
+# less through each window of its 16-session layout, never fewer windows.
+@pytest.mark.parametrize("cards, tier, extents", [
+    (2, "quick", {"one-per-card": 64 << 20, "interleaved": 64 << 20}),   # as every committed recording
+    (3, "quick", {"one-per-card": 64 << 20, "interleaved": 16 << 20}),
+    (8, "quick", {"one-per-card": 64 << 20, "interleaved": 16 << 20}),
+    (8, "full", {"one-per-card": 64 << 20, "interleaved": 64 << 20}),
+])
+def test_the_quick_tier_on_many_cards_runs_interleaved_at_its_quick_extent(cards, tier, extents):
+    from rmpeer.run.spec import live_spec
+
+    spec = live_spec(tier=tier, target=_live(cards), pattern_seed=1)
+    got = {c.layout.name: c.extent for c in spec.cases if c.layout.name in extents}
+    assert got == extents and spec.tier == tier
+
+
+@pytest.mark.parametrize("cards, extent, earned", [
+    (8, 16 << 20, "quick"),       # the quick extent is the quick tier's, on 8 cards
+    (2, 16 << 20, "partial"),     # on 2 cards the quick tier is 64 MiB: 16 covers nothing
+    (8, 8 << 20, "partial"),      # below the quick extent
+])
+def test_a_quick_run_below_its_extent_claims_no_tier(cards, extent, earned):
+    from rmpeer.run.spec import live_spec
+
+    spec = live_spec(layouts=("one-per-card", "interleaved"), tier="quick", target=_live(cards), pattern_seed=1)
+    cases = [dataclasses.replace(c, extent=extent) if c.layout.name == "interleaved" else c for c in spec.cases]
+    from rmpeer.tables.layouts import LayoutMatrix
+
+    assert LayoutMatrix().covered_tier("quick", cases, cards) == earned
+
+
+def test_a_quick_extent_without_the_cards_it_applies_from_is_refused(tmp_path):
+    import yaml
+
+    from rmpeer.errors import MatrixError
+    from rmpeer.paths import matrices_dir
+    from rmpeer.tables.layouts import LayoutMatrix
+
+    doc = yaml.safe_load((matrices_dir() / "layouts.yaml").read_text())
+    del doc["layouts"]["interleaved"]["quick_from_cards"]
+    (tmp_path / "layouts.yaml").write_text(yaml.safe_dump(doc))
+    with pytest.raises(MatrixError, match="quick_extent and quick_from_cards go together"):
+        LayoutMatrix(tmp_path / "layouts.yaml")
+
+
 def test_a_replay_of_a_quick_recording_is_quick_whatever_was_asked():
     from rmpeer.shim.replay import transcript_summary
     from rmpeer.tables.layouts import QUICK_LAYOUTS
