@@ -120,6 +120,8 @@ def figures_by_key(certs: list, size: int) -> dict:
         for f in cert.get("bandwidth") or []:
             if f.get("bytes") == size and f.get("op") in ("same-card", "read", "write", "bidirectional"):
                 gbps = f.get("gbps")
+                if isinstance(gbps, int) and not isinstance(gbps, bool) and abs(gbps) >= 1 << 1023:
+                    gbps = math.inf      # an integer past any float: no rate, and no spread to compute
                 if isinstance(gbps, bool) or not isinstance(gbps, (int, float)) or not 0 < gbps < math.inf:
                     raise Refused(f"calibrate: run {i + 1}: its {f['op']} {f.get('src_card')}->{f.get('dst_card')} "
                                   f"figure is {quoted(gbps)} GB/s, not a measured rate: no run rmpeer made")
@@ -312,6 +314,7 @@ def _load(path: str) -> dict:
     import io
     import os
     import stat
+    import zlib
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -324,7 +327,10 @@ def _load(path: str) -> dict:
         if len(raw) > CERT_LIMIT:
             raise ValueError(f"more than a certificate's {CERT_LIMIT >> 20} MiB")
         doc = json.loads(raw)
-    except (OSError, ValueError, EOFError) as exc:
+    except RecursionError:      # JSON nested past Python's reach: no file rmpeer writes
+        raise ConfigError(f"calibrate: {path} is not a readable certificate: nested deeper than any "
+                          "file rmpeer writes") from None
+    except (OSError, ValueError, EOFError, zlib.error) as exc:     # zlib.error: a cut or corrupt gzip stream
         raise ConfigError(f"calibrate: {path} is not a readable certificate: "
                           f"{getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(doc, dict):
@@ -335,10 +341,32 @@ def _load(path: str) -> dict:
         RunResult.from_dict(doc)
         if not all(isinstance(f, dict) for f in doc.get("bandwidth") or []):
             raise TypeError("its bandwidth holds a figure that is not a mapping")
+        _shape(doc)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise ConfigError(f"calibrate: {path} is not a certificate rmpeer wrote: {exc}") from None
     _trusted(path, doc)
     return doc
+
+
+def _shape(doc: dict) -> None:
+    """The fields calibrate reads that RunResult.from_dict leaves as they are, of the kinds
+    certify writes them (a signed certificate of another shape: exit 2, never a traceback)."""
+    def mappings(value, what):
+        if not isinstance(value, dict) or not all(isinstance(v, dict) or v is None for v in value.values()):
+            raise TypeError(f"its {what} is not a mapping of mappings")
+    boost = doc.get("boost") or {}
+    mappings(boost.get("results") or {}, "boost results")
+    if not all(isinstance((r or {}).get("raise") or {}, dict) for r in (boost.get("results") or {}).values()):
+        raise TypeError("its boost results hold a raise that is not a mapping")
+    p2p = (doc.get("host") or {}).get("p2p") or {}
+    mappings(p2p, "host's p2p")
+    if not all(isinstance((v or {}).get("caps", []), list) for v in p2p.values()):
+        raise TypeError("its host's p2p holds caps that are not a list")
+    mappings(doc.get("links") or {}, "links")
+    for f in doc.get("bandwidth") or []:
+        if f.get("op") in ("same-card", "read", "write", "bidirectional") and not all(
+                isinstance(f.get(k), (int, str)) and not isinstance(f.get(k), bool) for k in ("src_card", "dst_card")):
+            raise TypeError(f"its {f['op']} figure names no card as rmpeer does (src_card, dst_card)")
 
 
 def _trusted(path: str, doc: dict) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from rmpeer.errors import ConfigError
 from rmpeer.judge.verdict import unfollowed
 from rmpeer.fleet.outcome import ERROR, NodeOutcome, load_node, reason_line
 
@@ -71,7 +72,11 @@ def cross_check(outcomes: list[NodeOutcome]) -> list[NodeOutcome]:
 def load_sweep(shared: Path) -> list[NodeOutcome]:
     """Every node folder under a sweep's shared folder: every folder in it (an empty one is a
     node that left no result: an error), checked against each other (rmpeer.fleet.checks)."""
-    folders = [p for p in sorted(Path(shared).iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    try:        # a sweep's folder this user may not list (another user's, 0700): one line, exit 2
+        entries = sorted(Path(shared).iterdir())
+    except OSError as exc:
+        raise ConfigError(f"{shared}: cannot list the sweep's folder ({exc.strerror or exc})") from None
+    folders = [p for p in entries if p.is_dir() and not p.name.startswith(".")]
     return cross_check([_linked(p) if p.is_symlink() else load_node(p) for p in folders])
 
 

@@ -15,19 +15,21 @@ from __future__ import annotations
 
 import calendar
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
+from rmpeer.errors import EXIT_INCOMPLETE, EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError, quoted
 from rmpeer.fleet import slurmctl
 from rmpeer.fleet.checks import load_sweep
 from rmpeer.fleet.outcome import (
     DEGRADED_STATE, ERROR, FAIL_STATE, PASS, STATUS, NodeOutcome, found_json, load_node, read_status, reason_line)
 from rmpeer.fleet.sweep import SWEEP, rmpeer_command
 from rmpeer.machine.lines import Say, said_on_stderr
+from rmpeer.machine.writable import writable
 from rmpeer.machine.signing import BAD, NO_KEY, OTHER_KEY, UNSIGNED, VERIFIED
 from rmpeer.model.result import TIERS
 from rmpeer.model.selection import collect_cell
@@ -42,7 +44,9 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     """Every node sweep.json names and every folder present (rmpeer.fleet.checks.load_sweep):
     a node named but without a folder, or with an empty one, is an error."""
     record = {}
-    if (shared / SWEEP).is_file() or (shared / SWEEP).is_symlink():
+    # whatever is at the name, read as a file: a FIFO or a folder planted there would
+    # otherwise pass for no record at all, and no run id or tier would be checked
+    if os.path.lexists(shared / SWEEP):
         try:
             record = found_json(shared / SWEEP, limit=SWEEP_LIMIT)
         except (OSError, ValueError) as exc:
@@ -50,6 +54,17 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
         if not isinstance(record, dict) or not isinstance(record.get("nodes", []), list) \
                 or not all(isinstance(n, str) for n in record.get("nodes", [])):
             raise ConfigError(f"{shared / SWEEP}: not a sweep record (no list of node names)")
+        # each name is read as <shared>/<name>/ (label reads its status.json): '../x' or '' would
+        # read another folder's, and a name no Slurm node has is no record of a sweep's
+        odd = next((n for n in record.get("nodes", []) if not n or "/" in n or n.startswith(".")
+                    or not n.isprintable()), None)
+        if odd is not None:
+            raise ConfigError(f"{shared / SWEEP}: not a sweep record (it names {quoted(odd)}, no node's folder name)")
+        # what --drain's re-run puts on its command line: a list there was an internal error
+        if record.get("tier", TIERS[-1]) not in TIERS or not all(
+                isinstance(record.get(k) or "", str) for k in ("run_id", "submitted")):
+            raise ConfigError(f"{shared / SWEEP}: not a sweep record (its tier, run id or time is not what fleet "
+                              f"sweep writes)")
     found = {o.node: o for o in load_sweep(shared)}
     run_id = record.get("run_id")
     if run_id:      # a folder left by an earlier sweep into the same folder is not this sweep's result
@@ -64,8 +79,9 @@ def gather(shared: Path) -> tuple[list[NodeOutcome], dict]:
     if asked in TIERS:      # a certificate of a shallower tier than the sweep asked is no pass of it
         for node, o in found.items():
             tier = o.result.tier if o.result is not None else None
-            # a stand-in recording (fleet node under RMPEER_STAND_IN) replays its own tier, whole
-            stand_in = bool(read_status(shared / node).get("stand_in"))
+            # a stand-in recording (fleet node under RMPEER_STAND_IN) replays its own tier, whole;
+            # status.json's word alone is no stand-in: the certificate must be a replay's too
+            stand_in = tier is not None and o.result.is_replay and bool(read_status(shared / node).get("stand_in"))
             if o.state != ERROR and tier is not None and not stand_in and (
                     tier not in TIERS or TIERS.index(tier) < TIERS.index(asked)):
                 found[node] = NodeOutcome(node, ERROR, o.verdict, o.reasons, reason_line(
@@ -170,8 +186,10 @@ def write_junit(outcomes: list[NodeOutcome], path: Path) -> str:
 
 
 def write_report(outcomes: list[NodeOutcome], path: Path) -> str:
-    dirs = [str(o.certificate.parent / "allure-results") for o in outcomes
-            if o.certificate and (o.certificate.parent / "allure-results").is_dir()]
+    # a link planted at a node's allure-results would put another folder's results into the
+    # merged report, under that node's name: never followed (rmpeer report refuses it too)
+    dirs = [str(d) for d in (o.certificate.parent / "allure-results" for o in outcomes if o.certificate)
+            if d.is_dir() and not d.is_symlink()]
     if not dirs:
         return "report.html not written: no node left Allure results"
     try:
@@ -209,6 +227,10 @@ def collect(folder: str, *, drain: bool = False, degraded: str = "drain", time_m
     shared = Path(folder).resolve()
     if not shared.is_dir():
         raise ConfigError(f"{shared}: no such folder (the --shared folder of a sweep)")
+    # the files it writes, before anything is read or done: a folder this user may only read,
+    # or a link planted at one of them, is exit 2 in one line, never found out half-way
+    for name in ("summary.jsonl", "junit.xml", *(["report.html"] if report else [])):
+        writable("fleet collect DIR", shared / name, folder=False)
     outcomes, record = gather(shared)
     if not outcomes:
         raise ConfigError(f"{shared}: no node's result in it (each node writes <dir>/<node>/status.json)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -87,18 +88,35 @@ def node_patch(want: dict, current_taints: list[dict]) -> dict:
     return patch
 
 
+def _kubeconfig_files_are_files() -> None:
+    """KUBECONFIG's files (else ~/.kube/config), as the kubernetes client finds them: a FIFO or
+    a device there would hang --apply or be read without end, before a word is said."""
+    for name in (os.environ.get("KUBECONFIG") or "~/.kube/config").split(os.pathsep):
+        try:
+            st = os.stat(Path(name).expanduser()) if name else None    # the user's own config: a link is theirs
+        except OSError:
+            continue        # absent: the client says so
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"--apply: the kubeconfig {escaped(name)} is not a regular file")
+
+
 def _apply(wants: list[dict]) -> list[str]:
     try:
+        import yaml
         from kubernetes import client, config
     except ImportError:
         raise ConfigError("--apply needs the kubernetes client: pip install 'rmpeer[fleet]'") from None
     try:
         config.load_incluster_config()
     except config.ConfigException:
+        _kubeconfig_files_are_files()
         try:
             config.load_kube_config()
         except (config.ConfigException, OSError) as exc:
             raise ConfigError(f"--apply: no cluster configuration (in-cluster or kubeconfig): {exc}") from None
+        except (yaml.YAMLError, ValueError, TypeError, AttributeError, KeyError) as exc:    # its YAML, its kinds
+            raise ConfigError(f"--apply: the kubeconfig cannot be read ({type(exc).__name__}: "
+                              f"{escaped(str(exc).splitlines()[0] if str(exc) else '')})") from None
     api = client.CoreV1Api()
     done = []
     for want in wants:

@@ -199,8 +199,8 @@ def main_node(*, tier: str, output: str | None, shared: str | None, certify, if_
 
 def _folder(output: str | None, shared: str | None) -> Path:
     """The node's folder: --output, else <shared>/<node>/. An empty name would write into the
-    working folder, and a node name that is not one folder name (a/b, ..) outside <shared>:
-    both exit 2, before anything is made."""
+    working folder, a node name that is not one folder name (a/b, ..) outside <shared>, and
+    one starting with '.' where no collector looks: each exit 2, before anything is made."""
     for option, given in (("--output", output), ("--shared", shared)):
         if given is not None and not given.strip():
             raise ConfigError(f"{option} needs a folder (an empty name would write into the current directory)")
@@ -209,5 +209,8 @@ def _folder(output: str | None, shared: str | None) -> Path:
     node = node_name()
     if "/" in node or node in (".", ".."):
         raise ConfigError(f"the node name {node!r} is not a folder name: fleet node writes <shared>/<node>/ (set "
+                          f"RMPEER_NODE_NAME, SLURMD_NODENAME or NODE_NAME to the node's name)")
+    if node.startswith("."):    # collect and label skip hidden names: its verdict would be lost unsaid
+        raise ConfigError(f"the node name {node!r} starts with '.': fleet collect never reads <shared>/{node}/ (set "
                           f"RMPEER_NODE_NAME, SLURMD_NODENAME or NODE_NAME to the node's name)")
     return Path(shared) / node

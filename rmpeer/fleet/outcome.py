@@ -8,6 +8,7 @@ missing folder, an unreadable certificate). An `error` never drains nor resumes 
 from __future__ import annotations
 
 import errno
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from rmpeer.judge.cards import host_subject
 from rmpeer.machine.signing import BAD, read_certificate, verify
 from rmpeer.model.result import CERTIFIED, DEGRADE, DEGRADED, FAIL, NOT_CERTIFIED, RunResult, short
 from rmpeer.model.spec import CERTIFICATE, REPLAY_CERTIFICATE
+from rmpeer.render.text import escaped
 from rmpeer.safewrite import json_input, read_found
 
 STATUS = "status.json"
@@ -52,12 +54,15 @@ class NodeOutcome:
 
 
 def certificate_in(folder: Path) -> Path | None:
-    """The node's certificate; one planted as a link is found, and refused where it is read."""
-    return next((folder / n for n in CERTIFICATES if (folder / n).is_file() or (folder / n).is_symlink()), None)
+    """The node's certificate; one planted as a link (or a FIFO) is found, and refused where it
+    is read. lexists, not is_file: a folder this user may not enter is no traceback."""
+    return next((folder / n for n in CERTIFICATES if os.path.lexists(folder / n)), None)
 
 
 def reason_line(check: str, detail: str) -> str:
-    return short(f"{REASON_PREFIX} {check}: {detail}", REASON_LIMIT)     # cut between words
+    # a certificate's words go into Slurm's drain reason (shown raw by `sinfo -R`) and the
+    # hooks' logs: an escape or a bell in them is shown as its escape, never sent
+    return short(escaped(f"{REASON_PREFIX} {check}: {detail}"), REASON_LIMIT)     # cut between words
 
 
 def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeOutcome:
@@ -124,10 +129,10 @@ def read_status(folder: Path) -> dict:
     """A node's status.json as a dict; one that is cut, not JSON or not an object says so as
     its line (the node is then an error), never raises."""
     path = folder / STATUS
-    if not path.is_file() and not path.is_symlink():
-        return {}
-    try:
+    try:    # a folder of another user's this one may not enter: that node unreadable, never a traceback
         status = found_json(path, limit=STATUS_LIMIT)
+    except FileNotFoundError:
+        return {}
     except (OSError, ValueError, ConfigError) as exc:
         return {"exit": None, "line": reason_line("tool", f"unreadable {path}: {getattr(exc, 'msg', None) or exc}")}
     if not isinstance(status, dict):

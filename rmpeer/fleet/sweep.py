@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from rmpeer.errors import ConfigError, quoted
-from rmpeer.safewrite import write_file
+from rmpeer.safewrite import refuse_unsafe, write_file
 from rmpeer.model.result import TIERS
 
 SWEEP = "sweep.json"
@@ -83,6 +83,11 @@ def submit(*, nodes: str, tier: str, shared: str, max_nodes: int = 300, time_min
     except OSError as exc:
         raise ConfigError(f"--shared {shared}: cannot create it ({exc.strerror})") from None
     chunks = [names[i:i + max_nodes] for i in range(0, len(names), max_nodes)]
+    # every name the sweep writes, checked before any job is submitted: a link or a FIFO
+    # planted at sweep.json (or a later chunk's script) would otherwise be refused only after
+    # jobs ran with no record of them (rmpeer.safewrite refuses it again at the write)
+    for name in [f"sweep-{n}.sh" for n in range(len(chunks))] + [SWEEP]:
+        refuse_unsafe(shared / name, f"fleet sweep: {name}")
     jobs = []
     import uuid
 

@@ -159,7 +159,29 @@ REFUSALS = [
     ("gbps-negative", lambda c: [f.update(gbps=-400) for f in c["bandwidth"]], "-400 GB/s, not a measured rate"),
     ("host-is-a-number", lambda c: c.update(host=1), "not a certificate rmpeer wrote: the result's host is '1'"),
     ("bandwidth-of-numbers", lambda c: c.update(bandwidth=[1, 2]), "its bandwidth holds a figure that is not a mapping"),
+    # a second hunt (fields of another kind, signed with this host's key): each was exit 5
+    ("figure-without-card", lambda c: [f.pop("src_card") for f in c["bandwidth"]], "names no card as rmpeer does"),
+    ("figure-card-a-list", lambda c: [f.update(dst_card=[1]) for f in c["bandwidth"]], "names no card as rmpeer does"),
+    ("boost-results-a-list", lambda c: c["boost"].update(results=[1]), "its boost results is not a mapping"),
+    ("boost-raise-a-list", lambda c: c["boost"]["results"]["0"].update({"raise": [1]}),
+     "its boost results hold a raise that is not a mapping"),
+    ("p2p-a-list", lambda c: c["host"].update(p2p=[1]), "its host's p2p is not a mapping"),
+    ("p2p-caps-a-number", lambda c: [v.update(caps=5) for v in c["host"]["p2p"].values()],
+     "its host's p2p holds caps that are not a list"),
+    ("link-a-number", lambda c: c["links"].update({"0": 5}), "its links is not a mapping of mappings"),
+    ("gbps-past-any-float", lambda c: [f.update(gbps=10 ** 400) for f in c["bandwidth"]], "not a measured rate"),
 ]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[" * 100000 + "]" * 100000, "nested deeper than any file rmpeer writes"),      # was RecursionError: exit 5
+    (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage", "not a readable certificate"),  # zlib.error: exit 5
+], ids=["nested-past-reach", "corrupt-gzip"])
+def test_calibrate_from_a_file_no_json_reader_takes_is_exit_2_in_one_line(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, text = rmpeer("calibrate", "--from", bad)
+    assert code == 2 and text.count("\n") == 1 and message in text and "internal error" not in text, text
 
 
 def _times_ten(c):

@@ -81,7 +81,13 @@ def test_a_status_of_another_kind_makes_the_node_an_error(tmp_path, status):
     assert "internal error" not in err and "Traceback" not in out + err, err
 
 
-@pytest.mark.parametrize("record", ['{"nodes": [5]}', '{"nodes": [["a"]]}', DEEP])
+@pytest.mark.parametrize("record", ['{"nodes": [5]}', '{"nodes": [["a"]]}', DEEP,
+                                    # a second hunt: names that are no node's folder (label read ../x's status)
+                                    '{"nodes": ["../outside"]}', '{"nodes": [""]}', '{"nodes": ["a\\u0000b"]}',
+                                    '{"nodes": [".hidden"]}',
+                                    # --drain's re-run put these on srun's command line: exit 5 (TypeError)
+                                    '{"nodes": ["vm"], "tier": ["full"]}', '{"nodes": ["vm"], "tier": "deep"}',
+                                    '{"nodes": ["vm"], "run_id": {"a": 1}}', '{"nodes": ["vm"], "submitted": 5}'])
 def test_a_sweep_record_of_another_kind_is_exit_2(tmp_path, record):
     shared = sweep(tmp_path)
     (shared / "sweep.json").write_text(record)
@@ -212,3 +218,145 @@ def test_a_result_that_is_not_this_sweeps_is_no_pass(tmp_path, command, case):
         assert json.loads(done.stdout.splitlines()[0])["patch"]["metadata"]["labels"]["rmpeer.io/result"] == "error"
     else:
         assert [line for line in done.stdout.splitlines() if line.startswith("vm ")][0].split()[1] == "error", said
+
+
+# -- a second hunt (each failed before its fix) ---------------------------------------------------
+
+@pytest.mark.parametrize("command", ["collect", "label"])
+@pytest.mark.parametrize("planted", ["fifo", "folder"])
+def test_a_sweep_record_that_is_no_regular_file_is_exit_2_not_ignored(tmp_path, command, planted):
+    """A FIFO or a folder at sweep.json was taken for no record at all: no run id, no tier, no
+    missing node checked, and a status of an earlier run passed (exit 0). Now exit 2, one line."""
+    shared = sweep(tmp_path, status=json.dumps({"node": "vm", "exit": 0, "duration_s": 1.4, "run_id": "earlier",
+                                                "at": "2026-12-01T18:00:00Z"}))
+    os.mkfifo(shared / "sweep.json") if planted == "fifo" else (shared / "sweep.json").mkdir()
+    args = ["--no-report"] if command == "collect" else []
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", command, *args, str(shared)],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, NO_COLOR="1"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stdout + done.stderr
+    assert "sweep.json" in done.stderr and "not a regular file" in done.stderr and done.stdout == "", done.stderr
+
+
+def test_a_status_saying_stand_in_makes_no_live_certificate_a_replay(tmp_path):
+    """status.json's "stand_in" alone exempted a node from the sweep's tier: a live quick
+    certificate passed a full sweep. A stand-in is a certificate that is a replay's."""
+    shared = sweep(tmp_path, status=json.dumps({"node": "vm", "exit": 0, "duration_s": 1.4, "run_id": "this",
+                                                "stand_in": "/any/recording.jsonl.gz"}))
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": "full", "run_id": "this",
+                                                   "submitted": "2026-12-01T19:00:00Z"}))
+    rc, out, err = collect(shared)
+    row = [line for line in out.splitlines() if line.startswith("vm ")][0]
+    assert rc == 5 and row.split()[1] == "error" and "of the quick tier, this sweep asked full" in row, out + err
+
+
+def _not_certified_by(found):
+    """The real certificate judged NOT CERTIFIED by one failed finding whose words are `found`."""
+    def change(doc):
+        doc["findings"].append({"check": "read", "subject": "one-per-card s0 (card 0) -> t0 (card 0)",
+                                "expected": "every byte of the buffer pattern", "found": found, "severity": "fail"})
+        doc.update(verdict="NOT CERTIFIED", reasons=["read: wrong memory"])
+    return change
+
+
+def test_a_certificates_control_characters_never_reach_a_drain_reason(tmp_path):
+    """A finding's words went into `scontrol update Reason=` as they were: an escape that
+    clears the screen or writes the clipboard reached everyone who runs `sinfo -R`. Now the
+    reason line shows them as escapes (a fake scontrol records what it was asked)."""
+    evil = "\x1b]52;c;ZXZpbA==\x07\x1b[2Jwrong memory\r"
+    shared = sweep(tmp_path, _not_certified_by(evil), status=json.dumps({"node": "vm", "exit": 1, "duration_s": 1}))
+    o = oc.load_node(shared / "vm")
+    assert o.state == oc.FAIL_STATE and o.line.isprintable() and "\\x1b]52" in o.line, o.line
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "scontrol").write_text('#!/bin/sh\n[ "$1 $2" = "show node" ] && { echo "NodeName=$3 State=IDLE"; exit 0; }\n'
+                                   f'[ "$1" = update ] && printf "%s\\n" "$@" >>{tmp_path}/asked\nexit 0\n')
+    (bin_ / "srun").write_text("#!/bin/sh\nexit 0\n")
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "collect", "--no-report", "--drain", str(shared)],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PATH=f"{bin_}:{os.environ['PATH']}"))
+    reason = [a for a in (tmp_path / "asked").read_text().splitlines() if a.startswith("Reason=")]
+    assert done.returncode == 1 and len(reason) == 1 and reason[0].isprintable(), done.stdout + done.stderr
+    assert reason[0].startswith("Reason=rmpeer: read: ") and "\\x1b[2J" in reason[0], reason
+
+
+def test_label_reads_no_status_outside_the_sweep_for_a_name_its_record_gives(tmp_path):
+    """sweep.json naming "../outside": label read <shared>/../outside/status.json and put its
+    time into rmpeer.io/checked-at of a node "../outside". A record naming no folder is exit 2."""
+    shared = sweep(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / oc.STATUS).write_text(json.dumps({"node": "x", "exit": 0, "at": "2001-01-01T00:00:00Z"}))
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm", "../outside"]}))
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "label", str(shared)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "20010101" not in done.stdout and done.stderr.count("\n") == 1, done.stdout
+    assert "sweep.json: not a sweep record" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("planted", ["summary.jsonl", "junit.xml"])
+def test_a_link_at_an_output_of_collect_is_refused_before_any_row_or_drain(tmp_path, planted):
+    """A link planted at junit.xml was refused only after the table was printed and
+    summary.jsonl written (exit 2 half-way). Now before anything is read: exit 2, one line."""
+    shared = sweep(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("kept\n")
+    (shared / planted).symlink_to(victim)
+    rc, out, err = collect(shared)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "symbolic link" in err, out + err
+    assert victim.read_text() == "kept\n" and sorted(p.name for p in shared.iterdir()) == sorted([planted, "vm"])
+
+
+def test_a_certificate_past_its_bound_under_a_sweep_record_is_that_nodes_error(tmp_path):
+    """A sparse certificate past signing.CERT_LIMIT (never read whole), in a sweep whose record
+    names a tier: that node an error, the sweep collected (the tier's check meets no result)."""
+    from rmpeer.machine.signing import CERT_LIMIT
+
+    shared = sweep(tmp_path)
+    (shared / "sweep.json").write_text(json.dumps({"nodes": ["vm"], "tier": "quick"}))
+    with open(shared / "vm" / "certificate.json", "r+b") as f:
+        f.truncate(CERT_LIMIT + 1)
+    rc, out, err = collect(shared)
+    row = [line for line in out.splitlines() if line.startswith("vm ")][0]
+    assert rc == 5 and row.split()[1] == "error" and "unreadable" in row and "internal error" not in err, out + err
+
+
+@pytest.mark.parametrize("kubeconfig", ["fifo", "yaml-cut", "clusters-a-number", "/dev/zero"])
+def test_label_apply_with_a_kubeconfig_it_cannot_read_is_exit_2_in_one_line(tmp_path, kubeconfig):
+    """`fleet label --apply` with KUBECONFIG naming a FIFO hung until killed; one of broken
+    YAML or of the wrong kinds was an internal error (exit 5). Now each is exit 2, one line,
+    before any node is patched (none can be here: no cluster)."""
+    pytest.importorskip("kubernetes", reason="--apply needs the kubernetes client (the `fleet` extra)")
+    path = tmp_path / "kubeconfig"
+    if kubeconfig == "fifo":
+        os.mkfifo(path)
+    elif kubeconfig == "/dev/zero":
+        path = Path("/dev/zero")
+    else:
+        path.write_text(": [\n" if kubeconfig == "yaml-cut" else "apiVersion: v1\nclusters: 5\n")
+    shared = sweep(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}     # never in-cluster here
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "fleet", "label", "--apply", str(shared)],
+                          capture_output=True, text=True, timeout=60, env=dict(env, KUBECONFIG=str(path)))
+    last = done.stderr.splitlines()[-1:]
+    assert done.returncode == 2 and done.stdout == "" and last and last[0].startswith("rmpeer: --apply: the kubeconfig"), \
+        done.stderr
+    assert "internal error" not in done.stderr
+
+
+def test_the_merged_report_reads_no_results_through_a_link_planted_for_a_node(tmp_path, monkeypatch):
+    """collect's report took <node>/allure-results by is_dir(), which follows a link: another
+    folder's results went to `rmpeer report --results` as that node's. (The Allure CLI is
+    stood in for: what collect would run is recorded.)"""
+    from rmpeer.fleet import collect as fc
+
+    shared = sweep(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x-result.json").write_text("{}")
+    (shared / "vm" / "allure-results").symlink_to(tmp_path / "elsewhere")
+    ran = []
+    monkeypatch.setattr(fc, "allure_command", lambda: ["allure"])
+    monkeypatch.setattr(fc.subprocess, "run", lambda argv, **kw: ran.append(argv) or subprocess.CompletedProcess(
+        argv, 0, "", ""))
+    said = fc.write_report([oc.load_node(shared / "vm")], shared / "report.html")
+    assert ran == [] and said == "report.html not written: no node left Allure results", (said, ran)

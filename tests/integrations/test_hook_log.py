@@ -80,3 +80,32 @@ def test_an_unknown_degraded_setting_never_drains_and_is_logged_as_it_is(tmp_pat
         assert done.returncode == 0 and ("draining:" in said) == drains, said + done.stderr
     if value not in ("drain", "pass"):
         assert f"{variable}={value}" in said and "neither" in said, said
+
+
+SWAPPING_RMPEER = """#!/bin/sh
+# stand-in for rmpeer: while it runs (seconds, in a real run), the log file the hook checked is
+# replaced by a link to another file: what another user who can write its folder may do
+rm -f "$SWAP_LOG" && ln -s "$SWAP_VICTIM" "$SWAP_LOG"
+echo "rmpeer: said on stderr" >&2
+exit 2
+"""
+
+
+@pytest.mark.parametrize("hook", ["rmpeer-prolog", "rmpeer-healthcheck"])
+def test_a_log_file_swapped_for_a_link_during_the_run_is_not_written_through(tmp_path, hook):
+    """A hostile-input hunt: the hook checked RMPEER_LOG_FILE once, at its start, then opened it
+    by name again for rmpeer's stderr and each line it logged after the run: a link put there
+    in between had root append to the file it names. The hook now opens the log once."""
+    stand_in = tmp_path / "rmpeer"
+    stand_in.write_text(SWAPPING_RMPEER)
+    stand_in.chmod(0o755)
+    log, victim = tmp_path / "hooks.log", tmp_path / "victim"
+    victim.write_text("root's file\n")
+    defaults = tmp_path / "defaults"
+    defaults.write_text(f"RMPEER={stand_in}\nRMPEER_STATE_DIR={tmp_path}/state\nRMPEER_LOG_FILE={log}\n")
+    done = subprocess.run([str(SLURM / hook)], capture_output=True, text=True, timeout=30,
+                          env={"RMPEER_DEFAULTS": str(defaults), "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1",
+                               "RMPEER_PROLOG_CARDS": "all", "PATH": "/usr/bin:/bin", "SWAP_LOG": str(log),
+                               "SWAP_VICTIM": str(victim)})
+    assert done.returncode == 0, done.stderr        # exit 2: no verdict, never a drain
+    assert victim.read_text() == "root's file\n" and log.is_symlink()

@@ -937,6 +937,49 @@ def test_label_with_a_cut_status_is_one_line_and_that_node_an_error(tmp_path):
     assert "vm: signature: unsigned" in done.stderr or "vm: unsigned" in done.stderr
 
 
+@pytest.mark.parametrize("command", ["collect", "label"])
+def test_a_node_folder_this_user_may_not_enter_is_that_nodes_error_not_the_sweeps(peer, command):
+    """A hostile-input hunt: collect or label run by a user who may not enter one node's
+    folder (root's, 0700) ended on PermissionError (is_file() on its status.json): exit 5, no
+    table, no node collected. Now that node is an error, unreadable, and the others are read."""
+    shared = peer.folder / f"shared-{command}"
+    node_folder(shared, "vm", CERT_1X)
+    locked = node_folder(shared, "node2", CERT_1X)
+    for p in [shared, *shared.rglob("*")]:
+        if locked not in (p, *p.parents):
+            os.chown(p, peer.uid, peer.gid)
+    locked.chmod(0o700)
+    done = peer.run(peer.python_exe, "-m", "rmpeer", "fleet", command, *(["--no-report"] if command == "collect"
+                                                                          else []), str(shared), check=False)
+    said = done.stdout + done.stderr
+    assert "internal error" not in said and "Traceback" not in said, said
+    assert done.returncode == (5 if command == "collect" else 0), said      # errors.py: an error node is 5, never 1
+    if command == "collect":
+        rows = rows_of(done.stdout)
+        assert rows["vm"][0] == "pass" and rows["node2"][0] == "error" and "Permission denied" in rows["node2"][1], said
+    else:
+        patches = {json.loads(ln)["node"]: json.loads(ln)["patch"]["metadata"]["labels"]["rmpeer.io/result"]
+                   for ln in done.stdout.splitlines()}
+        assert patches == {"vm": "pass", "node2": "error"}, said
+
+
+@pytest.mark.parametrize("command, mode", [("collect", 0o700), ("label", 0o700), ("label", 0o711),
+                                           ("collect", 0o755)],
+                         ids=["collect-unlistable", "label-unlistable", "label-search-only", "collect-read-only"])
+def test_a_sweep_folder_this_user_may_not_list_or_write_is_exit_2_in_one_line(peer, command, mode):
+    """A hostile-input hunt: collect or label over root's sweep folder, run by another user,
+    ended on PermissionError: exit 5, a traceback file, and (collect, in a folder it may only
+    read) the table printed before summary.jsonl failed. Now exit 2, one line, before any row."""
+    shared = peer.folder / f"root-{command}-{mode:o}"
+    node_folder(shared, "vm", CERT_1X)
+    shared.chmod(mode)
+    done = peer.run(peer.python_exe, "-m", "rmpeer", "fleet", command, *(["--no-report"] if command == "collect"
+                                                                          else []), str(shared), check=False)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stdout + done.stderr
+    assert str(shared) in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert not [p for p in shared.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_diff_and_report_say_how_far_a_signature_is_vouched_for(tmp_path):
     out = tmp_path / "run"
     env = {KEY_ENV: str(tmp_path / "k" / "host.key")}

@@ -307,6 +307,12 @@ ROWS = [
         EXIT_CONFIG, "the node name '../../escaped' is not a folder name: fleet node writes <shared>/<node>/",
         env=lambda tmp: {"NODE_NAME": "../../escaped"}, on_disk=lambda tmp: _nothing_written("cwd")(tmp) or
         _not_there(tmp / "escaped")),
+    # a node name starting with '.': exit 0 into <shared>/.hidden/, a folder fleet collect and
+    # label skip, so the node's verdict (a NOT CERTIFIED too) never reached the sweep's table
+    Row("fleet node --shared with a node name collect never reads", lambda tmp: [
+        "fleet", "node", "--tier", "passive", "--shared", tmp / "cwd" / "shared"],
+        EXIT_CONFIG, "the node name '.hidden' starts with '.': fleet collect never reads",
+        env=lambda tmp: {"NODE_NAME": ".hidden"}, on_disk=lambda tmp: _not_there(tmp / "cwd" / "shared" / ".hidden")),
     # report reads other runs' results (a shared sweep folder): Allure, run by root, read a
     # planted link's target into the report's attachments
     Row("report of results holding a planted link", lambda tmp: ["report", "--results", _results_with_a_link(tmp),
