@@ -1276,7 +1276,7 @@ MUTANTS = {
         ("tests/fleet/test_fleet_input.py::test_a_status_saying_stand_in_makes_no_live_certificate_a_replay",)),
     "drain-reason-sends-controls": M("a certificate's control characters reach Slurm's drain reason raw",
         "rmpeer/fleet/outcome.py",
-        '    return short(escaped(f"{REASON_PREFIX} {check}: {detail}"), REASON_LIMIT)',
+        '    return short(escaped(" ".join(f"{REASON_PREFIX} {check}: {detail}".split())), REASON_LIMIT)',
         '    return short(f"{REASON_PREFIX} {check}: {detail}", REASON_LIMIT)',
         ("tests/fleet/test_fleet_input.py::test_a_certificates_control_characters_never_reach_a_drain_reason",)),
     "history-unbounded": M("the history keeps every run: the file grows without bound",

@@ -61,8 +61,9 @@ def certificate_in(folder: Path) -> Path | None:
 
 def reason_line(check: str, detail: str) -> str:
     # a certificate's words go into Slurm's drain reason (shown raw by `sinfo -R`) and the
-    # hooks' logs: an escape or a bell in them is shown as its escape, never sent
-    return short(escaped(f"{REASON_PREFIX} {check}: {detail}"), REASON_LIMIT)     # cut between words
+    # hooks' logs: a line break is a space (one line), an escape or a bell is shown as its
+    # escape, never sent; then cut between words
+    return short(escaped(" ".join(f"{REASON_PREFIX} {check}: {detail}".split())), REASON_LIMIT)
 
 
 def from_result(node: str, result: RunResult, path: Path | None = None) -> NodeOutcome:
