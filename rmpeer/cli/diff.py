@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 from rmpeer.errors import EXIT_NOT_CERTIFIED, EXIT_OK, ConfigError
@@ -52,7 +51,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from rmpeer.diff.load import load
-    from rmpeer.diff.write import write_allure, write_json
+    from rmpeer.diff.write import write_allure
 
     tolerance = parse_tolerance(args.tolerance)
     for flag, given in (("--json", args.json), ("--alluredir", args.alluredir)):
@@ -73,7 +72,16 @@ def run(args) -> int:
         return _set_diff(*sets, tolerance, args)
     a, b = load(args.paths[0]), load(args.paths[1])
     aspects, cover, table, doc = _compared(a, b, tolerance, args.limit)
-    code = EXIT_NOT_CERTIFIED if any(x.differs for x in aspects) else EXIT_OK
+    return _answer(any(x.differs for x in aspects), table, doc, args,
+                   lambda folder: write_allure(folder, a, b, aspects, tolerance))
+
+
+def _answer(differs: bool, table: str, doc: dict, args, allure) -> int:
+    """The table on stdout, --json and --alluredir (allure(folder) writes its results), and
+    the exit code: 1 when a behaviour differs."""
+    from rmpeer.diff.write import write_json
+
+    code = EXIT_NOT_CERTIFIED if differs else EXIT_OK
     try:
         print(table, flush=True)
     except OSError as exc:
@@ -86,7 +94,7 @@ def run(args) -> int:
     if args.json:
         write_json(args.json, doc)
     if args.alluredir:
-        write_allure(args.alluredir, a, b, aspects, tolerance)
+        allure(args.alluredir)
     return code
 
 
@@ -112,11 +120,11 @@ def _set_diff(given_a: list, given_b: list, tolerance: float, args) -> int:
     """Two sets of hosts (rmpeer.diff.sets): the table, --json and --alluredir."""
     from rmpeer.diff.load import load_set
     from rmpeer.diff.render import render_set_table, set_to_json
-    from rmpeer.diff.sets import Host, compare_sets, host_kind
-    from rmpeer.diff.write import write_json, write_set_allure
+    from rmpeer.diff.sets import compare_sets, hosts_of
+    from rmpeer.diff.write import write_set_allure
 
     (found_a, bad_a), (found_b, bad_b) = load_set(given_a), load_set(given_b)
-    a, b = _hosts(found_a, Host, host_kind), _hosts(found_b, Host, host_kind)
+    a, b = hosts_of(found_a), hosts_of(found_b)
     try:
         found = compare_sets(a, b, tolerance)
         table = render_set_table(" ".join(given_a), " ".join(given_b), a, b, found, bad_a + bad_b, tolerance,
@@ -128,29 +136,7 @@ def _set_diff(given_a: list, given_b: list, tolerance: float, args) -> int:
         raise ConfigError(f"a run of the sets holds a field that is not of the kind rmpeer writes "
                           f"({type(exc).__name__}: {escaped(str(exc)[:160])}): diff its files two by two to "
                           f"find it") from None
-    code = EXIT_NOT_CERTIFIED if found.differs else EXIT_OK
-    try:
-        print(table, flush=True)
-    except OSError as exc:
-        from rmpeer.machine.lines import said_on_stderr
-
-        said_on_stderr(f"rmpeer: diff: the table could not be written to stdout ({exc.strerror or exc}); the "
-                       f"answer stands: {'behaviour differs' if code else 'same behaviour'} (exit {code})")
-    if args.json:
-        write_json(args.json, doc)
-    if args.alluredir:
-        write_set_allure(args.alluredir, found, tolerance)
-    return code
-
-
-def _hosts(found: list, host, kind_of) -> list:
-    """Host of each (name, Side); a name met again (two runs of one node) gets #2, #3."""
-    seen: dict = {}
-    out = []
-    for name, side in found:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(host(name if seen[name] == 1 else f"{name}#{seen[name]}", kind_of(side), side))
-    return out
+    return _answer(found.differs, table, doc, args, lambda folder: write_set_allure(folder, found, tolerance))
 
 
 # What a field of the wrong kind raises in the comparison: the loaders check each file's

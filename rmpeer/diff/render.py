@@ -89,15 +89,8 @@ def render_table(a, b, aspects, cover, tolerance, *, limit: int = 25) -> str:
             lines.append(f"{name}: same" + (f" ({info})" if info else ""))
         else:
             lines.append(_colour(f"{name}: {len(aspect.differences)} differ", "31") + (f" ({info})" if info else ""))
-            rows = [(escaped(str(k)), escaped(show(va)), escaped(show(vb))) for k, va, vb in aspect.differences]
-            shown = rows if limit <= 0 else rows[:limit]
-            widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [("", "A", "B")])) for i in range(3)]
-            lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("", "A", "B"), widths)).rstrip())
-            for row in shown:
-                cells = [_cut(c, w, front=(i == 0)).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
-                lines.append("  " + "  ".join(cells).rstrip())
-            if len(rows) > len(shown):
-                lines.append(f"  ... and {len(rows) - len(shown)} more (--limit 0 shows all; --json writes all)")
+            lines += _rows(("", "A", "B"), [(escaped(str(k)), escaped(show(va)), escaped(show(vb)))
+                                            for k, va, vb in aspect.differences], limit)
     differing = [escaped(x.name) for x in aspects if x.differs]
     lines.append("")
     lines.append(_colour(f"BEHAVIOUR DIFFERS: {', '.join(differing)}", "31") if differing
@@ -147,6 +140,8 @@ def _kinds(hosts: list) -> str:
 
 
 def _rows(header: tuple, rows: list, limit: int) -> list:
+    """A table's lines under `header`: each column as wide as its widest cell (at most KEY for
+    the first, cut at its front; CELL for the others), `limit` rows (0: all) and how many more."""
     shown = rows if limit <= 0 else rows[:limit]
     widths = [min(KEY if i == 0 else CELL, max(len(r[i]) for r in shown + [header])) for i in range(len(header))]
     lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]

@@ -76,6 +76,17 @@ def host_kind(side: Side) -> str:
     return str(side.context.get("label") or "unknown host kind")
 
 
+def hosts_of(found: list) -> list:
+    """A Host of each (name, Side) rmpeer.diff.load.load_set found; a name met again (two runs
+    of one node) gets #2, #3."""
+    seen: dict = {}
+    out = []
+    for name, side in found:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(Host(name if seen[name] == 1 else f"{name}#{seen[name]}", host_kind(side), side))
+    return out
+
+
 def match(a: list, b: list) -> tuple[list, list, list]:
     """(pairs [(Host of A, Host of B, by)], A's hosts matched by none, B's hosts without a match)."""
     by_name = {h.name: h for h in a}

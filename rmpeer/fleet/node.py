@@ -23,9 +23,7 @@ the replay. A recording decides its own layouts, so the tier does not apply to i
 
 from __future__ import annotations
 
-import calendar
 import contextlib
-import io
 import json
 import os
 import stat
