@@ -2,6 +2,10 @@
 the byte check shows that the engine read its own card's memory (docs/copy-engine.md)."""
 
 import pytest
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "detect:reserve", "detect:map-without-flag", "detect:free")
 
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_min_cards(2), pytest.mark.rm_layouts("one-per-card")]

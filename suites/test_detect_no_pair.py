@@ -10,6 +10,10 @@ import pytest
 from rmpeer.rm.objects import Pair, Window
 from rmpeer.judge.sharedhost import HELD, NOT_APPLICABLE, judge_map_before_pair
 from rmpeer.rm.snapshots import snapshot_runtime
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "no-pair:gpu-processes")
 
 pytestmark = [pytest.mark.hardware, pytest.mark.rm_fresh, pytest.mark.rm_min_cards(2),
               pytest.mark.rm_layouts("one-per-card")]

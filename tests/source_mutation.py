@@ -192,10 +192,8 @@ MUTANTS = {
         ("tests/render/test_outputs.py::test_an_unknown_verdict_is_incomplete_never_certified",)),
     "tier-always-full": M(
         "the certificate's tier is always written as full", "rmpeer/run/assemble.py",
-        "    made = dict(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,\n"
-        "                matrices=matrices,",
-        '    made = dict(node=_node(spec), tier="full", target=target_of(spec), version=__version__,\n'
-        "                matrices=matrices,",
+        "    made = dict(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,",
+        '    made = dict(node=_node(spec), tier="full", target=target_of(spec), version=__version__,',
         ("tests/render/test_outputs.py::test_json_line_of_a_replay",)),
     "replay-write-first-8-bytes": M(
         "a replayed CPU write compares only its first 8 bytes", "rmpeer/shim/replay.py",
@@ -885,7 +883,7 @@ MUTANTS = {
         ("tests/judge/test_cards.py::test_a_cut_short_run_certifies_no_card",)),
     "passive-health-unjudged": M(
         "the passive tier leaves RM's health facts unjudged", "rmpeer/judge/passive.py",
-        '        ("health", "fitness", health_findings(facts.as_dict(), kind)[0]),\n', "",
+        '        "health": health_findings(facts.as_dict(), kind)[0],\n', '        "health": [],\n',
         ("tests/run/test_health_replay.py::test_each_branch_replays_to_its_verdict",)),
     "passive-unrecorded-passes": M(
         "a passive reading the recording does not hold passes instead of being skipped", "rmpeer/judge/passive.py",
@@ -1293,6 +1291,16 @@ MUTANTS = {
     "verdict-line-unbounded": M("the verdict line's card reasons are no longer bounded by its 400 characters",
         "rmpeer/render/verdict.py", "room = max(CARD_REASON_MIN, min(CARD_REASON_CHARS,", "room = max(1000, min(CARD_REASON_CHARS,",
         ("tests/render/test_render_verdict.py::test_the_verdict_line_is_at_most_400_characters_and_cuts_no_word",)),
+    "step-family-undeclared": M("code makes a step of a new family (ce:user-mode) that no module declares: the "
+                                "manifest would not know it, and diff would take it for a step older rmpeers made",
+        "rmpeer/ce/engine.py", 'label=f"ce:s{s}:usermode"', 'label=f"ce:s{s}:user-mode"',
+        ("tests/model/test_manifest.py::test_a_recording_header_and_a_certificate_carry_the_manifest",)),
+    "shims-take-any-step": M("the live shim records a step of any family, declared or not", "rmpeer/shim/live.py",
+        "        check_label(record.label)", "        pass",
+        ("tests/model/test_manifest.py::test_the_shims_refuse_a_step_of_a_family_no_module_declares",)),
+    "diff-ignores-the-manifest": M("diff takes a family a side's manifest lacks for one its rmpeer made",
+        "rmpeer/diff/compare.py", "        return family not in made\n", "        return False\n",
+        ("tests/diff/test_diff_manifest.py::test_each_family_one_side_s_rmpeer_does_not_make_is_not_comparable",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -1,7 +1,8 @@
-"""Writes fixtures/transcripts/step-families.json: for every step family (a call label's first
-two parts), the creation time of the earliest committed recording of a real host that holds a
+"""Writes fixtures/transcripts/step-families.json: for every step family (rmpeer.model.steps.family_of
+of a call's label), the creation time of the earliest committed recording of a real host that holds a
 call of it (rmpeer.diff.load.first_seen). `rmpeer diff` reads it to tell a step one side's
-rmpeer never made (not comparable) from one it made and the other side did not (a difference).
+rmpeer never made (not comparable) from one it made and the other side did not (a difference),
+for a recording made before rmpeer wrote its manifest into every header (tools/manifest.py).
 Run it after committing a recording that holds a new family; tests/diff/test_diff_versions.py
 fails while the file is not what this writes.
 

@@ -19,6 +19,12 @@ from rmpeer.tables.handles import COPY_ENGINE_STRIDE as CE_HANDLE_STRIDE
 from rmpeer.ce.classes import Generation
 from rmpeer.rm.host import engine_type
 from rmpeer.ce.memory import Memory, SessionMemory
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "ce:control", "ce:semaphores", "ce:error-notifier", "ce:usermode", "ce:doorbell",
+                "ce:channel-group", "ce:context-share", "ce:gpfifo", "ce:copy", "ce:work-token", "ce:schedule",
+                "ce:free-faulted-group", "free:ce", "close:ce")
 
 
 

@@ -19,11 +19,14 @@ the two files hold:
 - volatile readings (timestamps, durations, free memory, temperatures, idle clock MHz) are
   left out, and the output names the rules that left something out (VOLATILE, CLOCK_PHASES);
 - an aspect or a field one side does not record is "not comparable", never "differs";
-- a step one side's rmpeer never made is "not comparable: only in A/B", both rmpeer versions
-  named, never a difference: a step family with no call at all on one side, whose rmpeer did
-  not make it yet (Side.unmade: it first came in a committed recording of a host of as many
-  cards made later, rmpeer.diff.load.unmade_families). Any other step one side did not call
-  (alloc:p2p on one card, perf:boost without the boost) differs as ever;
+- a step or a check one side's rmpeer never made is "not comparable: only in A/B", both
+  rmpeers named, never a difference: a step family with no call at all on one side, or a check
+  with no test there, that the side's manifest does not hold (rmpeer.model.steps: generated
+  from the code, in every file made since 2026-12-05). A file with no manifest is inferred:
+  Side.unmade (the family first came in a committed recording of a host of as many cards made
+  later, rmpeer.diff.load.unmade_families), a family no committed recording holds, made by the
+  newer side, or a check an older certificate holds no test of. Any other step one side did
+  not call (alloc:p2p on one card, perf:boost without the boost) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
 Reading the files is rmpeer.diff.load (each into a Side, rmpeer.diff.side); the table and
@@ -151,8 +154,12 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
 
 
 def _unknown(side: Side, other: Side, family: str) -> bool:
-    """Whether the side's rmpeer did not make this family yet: Side.unmade, or a family no
-    committed recording of such a host holds, made by the other side's newer rmpeer."""
+    """Whether the side's rmpeer did not make this family: not in its manifest; for a file
+    with no manifest, Side.unmade, or a family no committed recording of such a host holds,
+    made by the other side's newer rmpeer."""
+    made = side.makes("families")
+    if made is not None:
+        return family not in made
     if family in side.unmade:
         return True
     mine, theirs = str(side.context.get("created") or ""), str(other.context.get("created") or "")
@@ -161,7 +168,23 @@ def _unknown(side: Side, other: Side, family: str) -> bool:
 
 def _made_by(side: Side) -> str:
     c = side.context
-    return f"rmpeer {c.get('rmpeer') or 'of unknown version'}, made {c.get('created') or 'at an unknown time'}"
+    how = ("by its manifest" if side.manifest is not None else
+           "inferred from when it was made (no manifest)")
+    return (f"rmpeer {c.get('rmpeer') or 'of unknown version'}, made {c.get('created') or 'at an unknown time'}, "
+            f"{how}")
+
+
+def _check_unmade(side: Side, other: Side, check: str | None) -> bool:
+    """Whether the side's rmpeer did not make this check: not in its manifest; for a
+    certificate with no manifest, made before the other side's and holding no test of that
+    check at all (its rmpeer had no such check yet)."""
+    if check is None:
+        return False
+    made = side.makes("checks")
+    if made is not None:
+        return check not in made
+    mine, theirs = str(side.context.get("created") or ""), str(other.context.get("created") or "")
+    return bool(mine) and mine < theirs and check not in set(side.checks_of.values())
 
 
 def compare_structs(a: Side, b: Side) -> Aspect:
@@ -351,15 +374,25 @@ def compare_tests(a: Side, b: Side, cover: Coverage) -> Aspect:
         return aspect
     if a.verdict != b.verdict:
         aspect.differences.append(("verdict", a.verdict, b.verdict))
-    skipped = 0
+    skipped, only = 0, {"A": Counter(), "B": Counter()}
     for test in sorted(set(a.tests) | set(b.tests)):
         (la, oa), (lb, ob) = a.tests.get(test, (None, "absent")), b.tests.get(test, (None, "absent"))
         if not cover.includes(la if test in a.tests else lb):
             skipped += 1
+        elif test not in b.tests and _check_unmade(b, a, a.checks_of.get(test)):
+            only["A"][a.checks_of[test]] += 1
+        elif test not in a.tests and _check_unmade(a, b, b.checks_of.get(test)):
+            only["B"][b.checks_of[test]] += 1
         elif oa != ob:
             aspect.differences.append((test, oa, ob))
     if skipped:
         aspect.info.append(f"{skipped} tests of layouts only one side ran left out")
+    for side, checks in only.items():
+        if checks:
+            other = "B" if side == "A" else "A"
+            aspect.info.append(f"not comparable (only in {side}): {sum(checks.values())} test(s) of the check(s) "
+                               f"{', '.join(sorted(checks))}, which {other}'s rmpeer never made "
+                               f"(A: {_made_by(a)}; B: {_made_by(b)})")
     return aspect
 
 

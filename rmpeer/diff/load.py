@@ -24,6 +24,7 @@ from rmpeer.diff.side import Side, step_family
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
+from rmpeer.model.steps import MANIFEST_FORMAT
 from rmpeer.paths import transcripts_dir
 from rmpeer.safewrite import json_input, read_found
 from rmpeer.shim.records import END_NOTE, read_transcript, read_unpacked
@@ -138,6 +139,29 @@ def family_table() -> dict:
         return {}
 
 
+MANIFEST_PARTS = {"families": dict, "checks": dict, "fields": list, "figures": list}
+
+
+def manifest_of(path: Path, doc) -> dict | None:
+    """A file's manifest of what its rmpeer makes (rmpeer.model.steps), checked whole: None
+    when the file has none (made before rmpeer wrote one); a malformed one is the file's fault,
+    one line and exit 2, before anything is compared. An empty one is none: a run whose rmpeer
+    could not read its own manifest (rmpeer.model.steps.manifest) says nothing of what it makes."""
+    if doc is None or doc == {}:
+        return None
+    bad = (f"{path}: its manifest (what its rmpeer makes) is malformed: " if isinstance(doc, dict) else
+           f"{path}: its manifest (what its rmpeer makes) is not an object")
+    if not isinstance(doc, dict):
+        raise ConfigError(bad)
+    if doc.get("format") != MANIFEST_FORMAT:
+        raise ConfigError(f"{bad}format {str(doc.get('format'))[:40]!r}, not {MANIFEST_FORMAT!r}")
+    for part, kind in MANIFEST_PARTS.items():
+        value = doc.get(part)
+        if not isinstance(value, kind) or not all(isinstance(x, str) for x in value):
+            raise ConfigError(f"{bad}{part} is not {'an object' if kind is dict else 'a list'} of names")
+    return {part: sorted(doc[part]) for part in MANIFEST_PARTS}
+
+
 def unmade_families(created, cards, calls) -> set:
     """The step families a recording's rmpeer did not make yet: those that first came in a
     recording of a host of as many cards made after it (and that it did not call)."""
@@ -179,6 +203,7 @@ def _recording(path: Path) -> Side:
             side.structs[line.payload.struct] = len(line.payload.request) // 2
     side.sources["calls"] = "every call the recording holds"
     side.sources["struct sizes"] = "the requests recorded"
+    side.manifest = manifest_of(path, header.get("manifest"))
     side.unmade = unmade_families(header.get("created"), header.get("cards"), side.calls)
     side.recorded_families = {f for fams in family_table().values() for f in fams} or None
     if host is not None:
@@ -240,6 +265,8 @@ def _result(path: Path, doc: dict) -> Side:
              "the certificate records no clocks and no links")
     side.verdict = result.verdict
     side.tests = {c.id: (c.layout, c.outcome) for c in result.checks}
+    side.checks_of = {c.id: c.check for c in result.checks}
+    side.manifest = manifest_of(path, doc.get("manifest"))
     side.sources["tests"] = "check ids"
     side.structs = _abi_struct_sizes(host.get("abi_release"))
     _structs_source(side, host)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rmpeer.model.steps import family_of
+
 # What diff leaves out as volatile: (rule, why, field-name pattern).
 VOLATILE = [
     ("timestamps", "the moment of a run or a call", r"created|started|valid_until|t_ns|timestamp|time|.+_at"),
@@ -63,10 +65,20 @@ class Side:
     # every family the committed recordings hold, of any host (None: unknown): a family none
     # of them holds, made by a newer side, is one the older side did not make yet
     recorded_families: set | None = None
+    # what the file says its rmpeer makes (rmpeer.model.steps.manifest: families, checks,
+    # fields, figures); None for a file made before rmpeer wrote one: then what its rmpeer made
+    # is inferred (unmade, recorded_families; the checks it holds)
+    manifest: dict | None = None
+    checks_of: dict = field(default_factory=dict)   # test id -> the check it is (a certificate's)
+
+    def makes(self, part: str) -> set | None:
+        """The families, checks, fields or figures its rmpeer makes, by its manifest (None: no manifest)."""
+        return set(self.manifest[part]) if self.manifest is not None else None
 
 
 def step_family(label: str) -> str:
-    """A step's family: its label's first two parts (gpu-processes:before:pids:card0 ->
-    gpu-processes:before). A family with no call on one side, whose rmpeer did not make it yet
-    (Side.unmade), is not comparable."""
-    return ":".join(str(label).split(":")[:2])
+    """A step's family (rmpeer.model.steps.family_of: gpu-processes:before:pids:card0 ->
+    gpu-processes:before, ce:s3:g1:copy -> ce:copy). A family with no call on one side, whose
+    rmpeer did not make it (not in its manifest, or, for a file with none, Side.unmade), is
+    not comparable."""
+    return family_of(label)

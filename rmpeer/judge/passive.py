@@ -12,6 +12,12 @@ from rmpeer.judge.scope import host_view, last_cards_here, other_cards_xids_drop
 from rmpeer.judge.verdict import link_error_findings, link_state_findings, xid_findings
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, CheckResult, Finding
 
+# the passive tier's checks, one per aspect, in the order the certificate lists them, with
+# their areas (tools/manifest.py reads them into the checks rmpeer makes)
+ASPECTS = {"cards": "host", "p2p-caps": "host", "nvlink": "fitness", "clocks": "fitness", "xids": "fitness",
+           "gpu-processes": "host", "health": "fitness"}
+UNREAD = "host"       # the one check of a host whose facts RM did not give at all
+
 
 def checks_of(aspects: list) -> tuple[list, list]:
     """(CheckResults, findings) of [(name, area, findings)]: one check per aspect, failed when
@@ -30,7 +36,7 @@ def checks_of(aspects: list) -> tuple[list, list]:
 
 def unread(problems: list) -> tuple[list, list]:
     """RM gave no facts of the host at all: one check, which could not tell."""
-    return checks_of([("host", "host", [Finding("rm", "host", "the host's facts through RM",
+    return checks_of([(UNREAD, "host", [Finding("rm", "host", "the host's facts through RM",
                                                 "; ".join(problems) or "nothing read", UNFINISHED)])])
 
 
@@ -46,16 +52,16 @@ def passive_checks(read: dict, last: dict | None, history: list, topology, *, to
     # health in the fitness area: the judge reads a failed check of it as DEGRADED at most, so a
     # health finding's own severity decides (Confidential Computing on: DEGRADED, never NOT
     # CERTIFIED); its INFO findings are the checks it could not make (rmpeer.judge.unchecked)
-    return checks_of([
-        ("cards", "host", _card_findings(facts, read.get("proc_gpus"), last) + history + problems),
-        ("p2p-caps", "host", _p2p_findings(facts, topology, topology_asked)),
-        ("nvlink", "fitness", _link_findings(links, (last or {}).get("links", {}), facts, topology)),
-        ("clocks", "fitness", _clock_findings(read.get("clocks"))),
-        ("xids", "fitness", _xid_findings(other_cards_xids_dropped(read.get("xids"), facts), facts,
-                                          allowed_xids, replay)),
-        ("gpu-processes", "host", _process_findings(read.get("gpu_processes"), replay)),
-        ("health", "fitness", health_findings(facts.as_dict(), kind)[0]),
-    ])
+    found = {
+        "cards": _card_findings(facts, read.get("proc_gpus"), last) + history + problems,
+        "p2p-caps": _p2p_findings(facts, topology, topology_asked),
+        "nvlink": _link_findings(links, (last or {}).get("links", {}), facts, topology),
+        "clocks": _clock_findings(read.get("clocks")),
+        "xids": _xid_findings(other_cards_xids_dropped(read.get("xids"), facts), facts, allowed_xids, replay),
+        "gpu-processes": _process_findings(read.get("gpu_processes"), replay),
+        "health": health_findings(facts.as_dict(), kind)[0],
+    }
+    return checks_of([(name, area, found[name]) for name, area in ASPECTS.items()])
 
 
 def _card_findings(facts, proc_gpus, last) -> list:

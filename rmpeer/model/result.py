@@ -283,6 +283,9 @@ class RunResult:
     certificate_id: str = ""
     version: str = ""               # rmpeer's
     matrices: str = ""              # sha256 of the matrices the run used
+    # what this rmpeer makes (rmpeer.model.steps.manifest): step families, checks, host facts'
+    # fields and figures; `rmpeer diff` reads it to tell what one side's rmpeer never made
+    manifest: dict = field(default_factory=dict)
     host: dict = field(default_factory=dict)        # HostFacts.as_dict(): driver, ABI, cards
     fingerprint: dict = field(default_factory=dict)
     topology: dict | None = None    # {name, matched_by: expected|match|defaults, floors}

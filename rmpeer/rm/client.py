@@ -13,6 +13,10 @@ import os
 
 from rmpeer.errors import AccessError, NoDeviceError
 from rmpeer.rm.errors import RmError
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "alloc:client", "free:client", "open:nvidiactl", "close:nvidiactl")
 
 CTL_PATH = "/dev/nvidiactl"
 # Preset into NVOS46.status before each map: a status RM never wrote stays this value.

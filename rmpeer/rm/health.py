@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from rmpeer.abi import status as status_of
 from rmpeer.tables.handles import CONF_COMPUTE_HANDLE
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "health:fabric-status", "health:cc-object", "health:cc-caps", "health:fabric-probe",
+                "health:ecc", "health:remapped-rows", "health:reset", "health:drain", "health:recovery",
+                "health:pcie", "health:mig")
 
 FABRIC_STATUS = "NV0000_CTRL_CMD_SYSTEM_GET_FABRIC_STATUS"
 FABRIC_PROBE = "NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO"

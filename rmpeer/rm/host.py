@@ -13,6 +13,12 @@ from rmpeer.rm.client import open_device_node
 from rmpeer.rm.health import read_host as read_health
 from rmpeer.shim.records import PROC_VERSION, read_proc_version_text
 from rmpeer.tables.handles import PROBE_DEVICE_BASE, PROBE_SUBDEVICE_BASE
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "driver:version", "host:card-info", "host:device", "host:subdevice", "host:id-info",
+                "host:name", "host:uuid", "host:classes", "host:fb-size", "host:heap-free", "host:vbios",
+                "host:ce-caps", "host:ce-pces", "host:p2p-caps", "open", "register-fd", "close")
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 

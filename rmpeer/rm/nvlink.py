@@ -7,6 +7,10 @@ Counters are read before and after the traffic; rmpeer.judge.nvlink judges the r
 from __future__ import annotations
 
 from rmpeer.model.nvlink import NO_NVLINK, UP_STATES
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "nvlink:caps", "nvlink:status", "nvlink:counters")
 
 CAPS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS"
 STATUS = "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS"

@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmpeer.abi import status as status_of
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "alloc:device", "alloc:subdevice", "alloc:vaspace", "alloc:buffer", "free:alloc")
 
 
 @dataclass

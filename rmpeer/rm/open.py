@@ -11,6 +11,10 @@ from rmpeer.errors import NoDeviceError
 from rmpeer.rm.client import CTL_PATH, RmClient, open_device_node
 from rmpeer.model.host import HostFacts
 from rmpeer.rm.host import PROC_VERSION, Host, checked_version, query_driver_version, read_proc_version
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "open:nvidiactl", "close:nvidiactl")
 
 
 class Runtime:

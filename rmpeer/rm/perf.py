@@ -7,6 +7,10 @@ reading taken afterwards shows the host as it is again.
 """
 
 from __future__ import annotations
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "perf:pstate", "perf:clock-levels", "perf:boost")
 
 BOOST_CONTROL = "NV2080_CTRL_CMD_PERF_BOOST"
 BOOST_FLAGS = "NV2080_CTRL_PERF_BOOST_FLAGS"

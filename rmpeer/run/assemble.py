@@ -24,6 +24,7 @@ from rmpeer.judge.unchecked import not_checked
 from rmpeer.judge.verdict import judge
 from rmpeer.model.result import FAIL, INFO, UNFINISHED, Finding, RunResult, node_name
 from rmpeer.rm.errors import RmError
+from rmpeer.model.steps import manifest
 from rmpeer.tables.load import matrices_digest
 from rmpeer.run.fingerprint import platform_fingerprint, recorded_fingerprint
 
@@ -68,7 +69,7 @@ def host_result(spec, host, checks: list, *, started: float, stopped: str | None
     """A quick or full run's result: the HostRun's layouts, pairs and findings, the fitness
     readings, the floors it was judged by, the health facts, and why it did not finish."""
     matrices = matrices_digest()
-    made = dict(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
+    made = dict(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__, manifest=manifest(),
                 matrices=matrices, started=_iso(started), certificate_id=str(uuid.uuid4()),
                 valid_until=_valid_until(spec, started), ran_because=list(spec.outputs.ran_because),
                 left_out=list(spec.left_out), layouts=list(host.layout_results), pairs=list(host.pairs),
@@ -126,7 +127,7 @@ def close_findings(problems, stopped, code, internal_error: bool, checks) -> lis
 
 def passive_result(spec, seen) -> RunResult:
     """A passive run's result, from what rmpeer.run.passive.observe read and found."""
-    return RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
+    return RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__, manifest=manifest(),
                      started=seen.started, valid_until=_valid_until(spec, seen.started_s), matrices=seen.matrices,
                      certificate_id=str(uuid.uuid4()), ran_because=list(spec.outputs.ran_because),
                      host=seen.host, fingerprint=seen.fingerprint, topology=seen.topology, clocks=seen.clocks,
@@ -138,7 +139,7 @@ def deadline_result(spec, started: float, checks: list, seconds: float, layouts:
     """The run its deadline ended: the checks that ended before it, the layouts built by then,
     and INCOMPLETE."""
     result = RunResult(node=_node(spec), tier=spec.tier, target=target_of(spec), version=__version__,
-                       matrices=matrices_digest(), certificate_id=str(uuid.uuid4()), started=_iso(started),
+                       manifest=manifest(), matrices=matrices_digest(), certificate_id=str(uuid.uuid4()), started=_iso(started),
                        host=spec.facts.as_dict() if spec.facts else {}, checks=list(checks), layouts=list(layouts),
                        findings=[Finding("deadline", "host", f"the run to end within {seconds:g} s (--deadline)",
                                          "it was still running at its deadline: ended there, the RM client freed "

@@ -17,6 +17,10 @@ from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
 from rmpeer.traffic.bandwidth import Rig, measure, tier_pairs
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "host:clocks", "host:xids")
 
 BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs/copy-engine.md)
 SMI_QUERY = ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate", "--format=csv,noheader,nounits"]

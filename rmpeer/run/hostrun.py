@@ -30,6 +30,10 @@ from rmpeer.shim.records import new_transcript
 from rmpeer.shim.replay import ReplayShim
 from rmpeer.tables.layouts import LayoutMatrix
 from rmpeer.tables.topology import TopologyMatrix
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "host:proc-gpus", "gpu-processes:before", "gpu-processes:after")
 
 
 class LayoutRun:

@@ -39,6 +39,10 @@ from rmpeer.run.spec import chooser
 from rmpeer.shim.records import new_transcript
 from rmpeer.shim.passive_replay import PassiveReplay
 from rmpeer.tables.topology import TopologyMatrix
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "host:proc-gpus", "host:xids", "gpu-processes:now")
 
 TIER = "passive"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"

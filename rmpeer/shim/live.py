@@ -12,6 +12,7 @@ from rmpeer.machine import slices
 from rmpeer.abi import status as status_of
 from rmpeer.shim.libc import MAP_FAILED, MAP_SHARED, O_RDWR_CLOEXEC, PROT_RW, address, ffi, libc
 from rmpeer.shim.records import CallRecord, Payload, sampled_digest, word_runs
+from rmpeer.model.steps import check_label
 
 
 class HostBuffer:
@@ -46,6 +47,7 @@ class Recorder:
         return self.writer is not None
 
     def add(self, record: CallRecord) -> CallRecord:
+        check_label(record.label)       # a step of a family no module declared is rmpeer's bug
         self.seq += 1
         record.seq = self.seq
         if self.writer:

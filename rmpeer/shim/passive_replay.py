@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 from rmpeer.errors import ReplayMismatch
+from rmpeer.model.steps import check_label
 from rmpeer.shim.replay import ReplayShim
 
 # A recording holds the clocks read at the run's start as "idle"; a passive run calls its
@@ -22,6 +23,7 @@ class PassiveReplay(ReplayShim):
     An observation the stretch lacks is None ("not recorded")."""
 
     def _next(self, op: str, label: str):
+        check_label(label)
         for i in range(self.pos, len(self.lines)):
             line = self.lines[i]
             if isinstance(line, dict):

@@ -23,6 +23,7 @@ from rmpeer import __version__
 from rmpeer.errors import TranscriptError
 from rmpeer.machine.slices import pool
 from rmpeer.shim.observed import INT64, kind_of, misfit
+from rmpeer.model.steps import manifest
 
 FORMAT = "rmpeer-transcript/2"
 # /2: data read back is kept as word runs (mem.view), host observations as records, and a
@@ -174,7 +175,9 @@ def read_proc_version_text(path: str = PROC_VERSION) -> str:
 
 
 def host_header(**extra) -> dict:
-    return {"format": FORMAT, "tool": "rmpeer", "version": __version__,
+    """A recording's header: the run, the machine, and what this rmpeer makes (its manifest,
+    which `rmpeer diff` reads to tell a step this rmpeer never made from one it did not call)."""
+    return {"format": FORMAT, "tool": "rmpeer", "version": __version__, "manifest": manifest(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "hostname": socket.gethostname(), "kernel": platform.release(),
             "machine": platform.machine(), "python": platform.python_version(), **extra}

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from rmpeer.errors import ConfigError, ReplayMismatch, TranscriptError
 from rmpeer.machine.deadline import wait_forever
+from rmpeer.model.steps import check_label
 from rmpeer.shim.records import END_NOTE, CallRecord, read_transcript, sampled_digest, words_from_runs
 
 
@@ -210,6 +211,7 @@ class ReplayShim:
                 f"made; the first is call {line.seq}: {line.op} {line.label!r}")
 
     def _next(self, op: str, label: str) -> CallRecord:
+        check_label(label)              # as the live shim: an undeclared family is rmpeer's bug
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
             if isinstance(line, dict):

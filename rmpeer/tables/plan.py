@@ -21,6 +21,10 @@ from rmpeer.tables.handles import PAIR_STRIDE as PAIR_HANDLE_STRIDE
 from rmpeer.tables.handles import SESSION_BASES as SESSION_HANDLE_BASES
 from rmpeer.tables.handles import SESSION_STRIDE as SESSION_HANDLE_STRIDE
 from rmpeer.tables.handles import WINDOW_BASE as WINDOW_HANDLE_BASE
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "alloc:p2p", "alloc:window", "dma-map-window", "dma-map-peer")
 
 MAX_SESSIONS = PAIR_HANDLE_STRIDE
 # GPU virtual addresses (NVOS46 dmaOffset, the reservation's offset and limit) are 64-bit.

@@ -14,6 +14,10 @@ import time
 from dataclasses import asdict, dataclass
 
 from rmpeer.tables.layouts import Layout
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "bw:scratch", "free:bw")
 
 REPEATS = 5              # steady copies per figure, after one first copy
 MORE_REPEATS = 5         # added once when the spread of the first ones exceeds STABLE_SPREAD

@@ -19,6 +19,11 @@ from rmpeer.ce.engine import CopyEngine
 from rmpeer.tables.lce import pick_lce
 from rmpeer.ce.memory import Memory, alloc_system, map_system_to_cpu
 from rmpeer.tables.handles import STAGING_BASE, STAGING_STRIDE
+from rmpeer.model.steps import declare
+
+# the step families this module makes (rmpeer.model.steps: the shims refuse any other)
+STEPS = declare(__name__, "staging:upload", "staging:readback", "close:staging", "traffic:scratch",
+                "traffic:upload", "traffic:readback", "free:traffic")
 
 LANDING, SOURCE, PRISTINE = 0, 1, 2   # thirds of a session's scratch
 BANDWIDTH_REPEATS = 1                 # steady-state copies after the first, per transfer

@@ -74,7 +74,8 @@ def test_a_missing_step_of_a_family_both_made_still_differs():
     assert statuses.differences == [("alloc:p2p", "not called", "NV_OK x1"),          # a step of the host, not
                                     ("teardown:own:before:card1", "not called", "NV_OK x1")]  # of rmpeer's version
     assert statuses.info == ["not comparable (only in B): 1 step(s) of gpu-processes:before:*, which A's rmpeer "
-                             "never made (A: rmpeer 0.1.0, made t1; B: rmpeer 0.1.0, made t2)"]
+                             "never made (A: rmpeer 0.1.0, made t1, inferred from when it was made (no manifest); "
+                             "B: rmpeer 0.1.0, made t2, inferred from when it was made (no manifest))"]
 
 
 @pytest.mark.parametrize("old, new", [

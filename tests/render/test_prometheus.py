@@ -135,3 +135,47 @@ def test_node_exporter_serves_a_replayed_run(replayed, exporter):
     assert copied == {pair: 1 for pair in every_card_pair()}
     assert value(series, "rmpeer_build_info", version=result.version,
                  driver_version=result.host["driver_version"]) == 1
+
+
+# dcgm-exporter's own label names (UUID, modelName, Hostname), kept so that rmpeer's series join
+# DCGM's in PromQL and Grafana; promtool's lint asks for snake_case and says so for each series
+# that carries them, as it does for dcgm-exporter's own output. Everything else must be clean.
+DCGM_CAMEL = "label names should be written in 'snake_case' not 'camelCase'"
+PROMTOOL = "/usr/bin/promtool"
+
+
+def promtool_or_skip() -> str:
+    exe = shutil.which("promtool") or (PROMTOOL if os.access(PROMTOOL, os.X_OK) else None)
+    if exe:
+        return exe
+    message = f"no promtool ({PROMTOOL}): apt-get install prometheus"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must check the metrics with a real promtool: {message}")
+    pytest.skip(message)
+
+
+def test_promtool_check_metrics_passes_but_for_dcgm_exporter_s_label_names(replayed, tmp_path):
+    """`promtool check metrics` on a replayed run's rmpeer.prom (per-pair GB/s gauges
+    included): no parse error (exit 1), and its only lint findings are dcgm-exporter's
+    camelCase label names, one per series that carries them."""
+    exe = promtool_or_skip()
+    result, _ = replayed
+    outputs.write_textfile(result, tmp_path)
+    text = (tmp_path / "rmpeer.prom").read_text()
+    assert "rmpeer_p2p_bandwidth_bytes_per_second{" in text and 'peer_gpu="1"' in text
+    done = subprocess.run([exe, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    findings = [x for x in (done.stdout + done.stderr).splitlines() if x.strip()]
+    assert done.returncode in (0, 3), findings            # 1: a parse error
+    assert all(x.endswith(DCGM_CAMEL) for x in findings), [x for x in findings if not x.endswith(DCGM_CAMEL)]
+    camel = {x.split(" ", 1)[0] for x in findings}
+    carrying = {line.split("{", 1)[0] for line in text.splitlines()
+                if not line.startswith("#") and ('UUID="' in line or 'modelName="' in line or 'Hostname="' in line)}
+    assert camel == carrying
+
+
+def test_promtool_sees_a_broken_file():
+    """The oracle itself: promtool fails a file it cannot parse (exit 1), as node_exporter does."""
+    exe = promtool_or_skip()
+    done = subprocess.run([exe, "check", "metrics"], input='rmpeer_certified{tier="quick" 1\n', capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr

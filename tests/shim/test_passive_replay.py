@@ -47,9 +47,19 @@ def test_the_calls_a_passive_run_does_not_make_are_passed_over():
 
 
 def test_an_observation_the_stretch_lacks_is_not_recorded():
-    assert opened().observe("host:no-such-reading", never) is None
+    # a reading of a family rmpeer declares (host:clocks), at a moment the stretch has not
+    assert opened().observe("host:clocks:no-such-moment", never) is None
 
 
 def test_a_call_the_stretch_lacks_is_a_mismatch():
     with pytest.raises(ReplayMismatch, match="the passive run made a ioctl call"):
+        opened()._next("ioctl", "health:ecc:card7")      # declared, but not in the stretch
+
+
+def test_a_call_of_a_family_rmpeer_never_declared_is_refused_before_the_recording_is_read():
+    """The shims refuse a step of a family no module declares (rmpeer.model.steps): rmpeer's
+    own bug, never taken for a mismatch of the host's recording."""
+    from rmpeer.model.steps import UndeclaredStep
+
+    with pytest.raises(UndeclaredStep, match="no-such-call"):
         opened()._next("ioctl", "no-such-call")
