@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from rmpeer.errors import NotIdleError
 from rmpeer.judge.scope import count_for_idle
 from rmpeer.model.processes import GpuProcess
+from rmpeer.model.result import INFO
 
 HELD, NOT_APPLICABLE, VIOLATED = "held", "not-applicable", "violated"
 
@@ -166,6 +167,13 @@ def judge_teardown(*, refused, leftover, cards, own: dict | None = None, host: d
 # ---- bandwidth findings and --require-idle ------------------------------------------------
 
 _PAIR = re.compile(r"(\d+)\s*->\s*(\d+)")
+_CARD = re.compile(r"card (\d+)\b")
+# the findings of one card's clocks (rmpeer.judge.verdict.boost_findings): on a card another
+# process used, what they compare is that process's load, not what the card can reach
+CLOCK_CHECKS = ("clocks", "boost")
+# of those, the ones that compare clock rates (the boost to reach the idle sample's MHz), not
+# RM's answers (a P-state, the boost accepted): only a rate is the other process's doing
+_MHZ = re.compile(r"\d+ MHz")
 
 
 def _cards_of_finding(f) -> set[int]:
@@ -175,6 +183,8 @@ def _cards_of_finding(f) -> set[int]:
         text = str(f.get("pair", ""))
     else:
         text = getattr(f, "subject", "")
+        if getattr(f, "check", "") in CLOCK_CHECKS and (one := _CARD.fullmatch(text)):
+            return {int(one.group(1))}
     m = _PAIR.search(text)
     return {int(m.group(1)), int(m.group(2))} if m else set()
 
@@ -193,9 +203,16 @@ def users_text(cards, before=None, after=None) -> str:
 
 
 def name_other_users(findings, before=None, after=None) -> list:
-    """The bandwidth findings, each on a card another process held (before or after the
-    run) with 'while pid N (cmd) held card C' appended to its reason. Accepts floors.py's
-    finding dicts (the 'message') and result.Finding (the 'found'); returns new objects."""
+    """The fitness findings, each on a card another process held (before or after the run)
+    with 'while pid N (cmd) held card C' appended to its reason. Accepts floors.py's finding
+    dicts (the 'message') and result.Finding (the 'found'); returns new objects.
+
+    A bandwidth finding stays what it was, named: the figure was measured, and is low; so does
+    a finding of RM's answers (no P-state, the boost refused). A finding that compares clock
+    rates on such a card could not be judged: its idle sample and its boosted clocks were
+    taken under the other process's load and power draw, so it becomes a check that could not
+    be made (INFO: the certificate's not_checked lists it, and
+    --require-complete refuses the run), never an unexplained DEGRADED."""
     out = []
     for f in findings:
         suffix = users_text(_cards_of_finding(f), before, after)
@@ -203,6 +220,9 @@ def name_other_users(findings, before=None, after=None) -> list:
             out.append(f)
         elif isinstance(f, dict):
             out.append({**f, "message": f.get("message", "") + suffix})
+        elif f.check in CLOCK_CHECKS and _MHZ.search(f.expected) and f.severity != INFO:
+            out.append(replace(f, severity=INFO, cause="",
+                               found=f"not judged{suffix}: found {f.found}, expected {f.expected}"))
         else:
             out.append(replace(f, found=f.found + suffix))
     return out

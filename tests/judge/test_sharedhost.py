@@ -16,7 +16,7 @@ from rmpeer.errors import EXIT_NOT_IDLE, NotIdleError
 from rmpeer.judge.floors import judge_bandwidth
 from rmpeer.model.processes import GpuProcess
 from rmpeer.paths import pytest_args, pytest_env, suites_dir, transcripts_dir
-from rmpeer.model.result import Finding
+from rmpeer.model.result import DEGRADE, INFO, Finding
 from rmpeer.judge.sharedhost import (HELD, NOT_APPLICABLE, VIOLATED, judge_map_before_pair, judge_teardown,
                                name_other_users, require_idle, require_idle_of)
 
@@ -348,3 +348,47 @@ def test_require_idle_of_a_run_of_some_cards_ignores_another_jobs_card():
     assert require_idle_of(dict(READ_OK, processes=[other_job]), sel) is None
     with pytest.raises(NotIdleError, match="pid 10"):
         require_idle_of(dict(READ_OK, processes=[other_job]), None)      # the whole host: counted
+
+
+# ---- a busy card's clocks (issue 47, item 8) -----------------------------------------------------
+
+def _boost_findings_of(idle_mhz: int, boosted_mhz: int) -> list:
+    """The judge's own boost rule (rmpeer.judge.verdict.boost_findings) on card 0's readings."""
+    from rmpeer.judge.verdict import boost_findings
+
+    fitness = SimpleNamespace(clocks={"idle": {0: {"pstate": "P0", "graphics_mhz": idle_mhz}},
+                                      "boosted": {0: {"pstate": "P0", "graphics_mhz": boosted_mhz}}},
+                              boost=SimpleNamespace(failures={1: "NV_ERR_INSUFFICIENT_PERMISSIONS"}))
+    return boost_findings(fitness)
+
+
+def test_a_boost_below_a_busy_card_s_idle_sample_is_not_judged_and_names_the_process():
+    """Another job (pid 4242, on cards 0 and 1) ran its matmul while the idle sample was taken
+    at 1980 MHz; the boost then held 1755 MHz under both jobs' power draw. Not a fault of the
+    card: a check that could not be made, naming the job; RM's refusal on card 1 stays DEGRADED,
+    named."""
+    findings = _boost_findings_of(1980, 1755)
+    assert [(f.subject, f.severity) for f in findings] == [("card 1", DEGRADE), ("card 0", DEGRADE)]
+    named = name_other_users(findings, after=[CUDA])
+    by_card = {f.subject: f for f in named}
+    assert by_card["card 0"].severity == INFO
+    assert by_card["card 0"].found == ("not judged while pid 4242 (python train.py) held card 0: found 1755 MHz, "
+                                       "expected a graphics clock of at least 1980 MHz after the boost")
+    assert by_card["card 1"].severity == DEGRADE
+    assert by_card["card 1"].found.endswith("while pid 4242 (python train.py) held card 1")
+
+
+def test_a_boost_below_an_idle_card_s_sample_stays_degraded():
+    """The same readings with nobody else on card 0 (the monitor holds card 1 only)."""
+    findings = name_other_users(_boost_findings_of(1980, 1755), after=[SMI_ONE_CARD])
+    card0 = next(f for f in findings if f.subject == "card 0")
+    assert card0.severity == DEGRADE and "while" not in card0.found
+
+
+def test_a_busy_card_s_unjudged_boost_is_listed_as_not_checked():
+    from rmpeer.judge.unchecked import not_checked
+
+    named = name_other_users(_boost_findings_of(1980, 1755), after=[CUDA])
+    listed = not_checked(SimpleNamespace(findings=named, gpu_processes={}))
+    assert [(x["check"], x["subject"]) for x in listed] == [("boost", "card 0")]
+    assert "pid 4242 (python train.py)" in listed[0]["reason"]
