@@ -24,7 +24,7 @@ TIMEOUT_S = 5.0      # far longer than the 20 ms after which the test's "RM" wri
 
 def _pages(shim, n=2):
     bufs = [ffi.new("unsigned char[]", 4096) for _ in range(n)]
-    maps = [LiveMapping(shim, -1, address(b), 4096, label) for b, label in zip(bufs, ("sem", "notifier"))]
+    maps = [LiveMapping(shim, -1, address(b), 4096, label) for b, label in zip(bufs, ("ce:s0:semaphores:cpu", "ce:s0:error-notifier:cpu"))]
     return bufs, maps
 
 
@@ -50,7 +50,7 @@ def test_the_error_notifier_ends_the_wait_before_the_timeout(tmp_path):
     assert not arrived and seen == 0
     assert waited < TIMEOUT_S * 1e9, "the wait ran to its timeout although the notifier said error"
     rec = [json.loads(line) for line in path.read_text().splitlines() if '"mem.wait"' in line][0]
-    assert rec["extra"]["unless"] == {"label": "notifier", "offset": STATUS.offset, "seen": 0xFFFF}
+    assert rec["extra"]["unless"] == {"label": "ce:s0:error-notifier:cpu", "offset": STATUS.offset, "seen": 0xFFFF}
 
 
 def test_a_copy_that_completes_is_seen_though_a_notifier_is_watched(tmp_path):
@@ -75,9 +75,10 @@ def test_a_replay_serves_the_recorded_wait_and_checks_what_it_watched(tmp_path):
     replay = ReplayShim(path)
     from rmpeer.shim.replay import ReplayMapping
 
-    rsem, rnote = ReplayMapping(replay, -1, 0, 4096, "sem"), ReplayMapping(replay, -1, 0, 4096, "notifier")
+    rsem = ReplayMapping(replay, -1, 0, 4096, "ce:s0:semaphores:cpu")
+    rnote = ReplayMapping(replay, -1, 0, 4096, "ce:s0:error-notifier:cpu")
     assert rsem.wait32(SLOT, 1, TIMEOUT_S, unless=(rnote, STATUS.offset, STATUS.width)) == live
-    with pytest.raises(ReplayMismatch, match="the wait watched notifier at 0x8, the recording notifier at 0xe"):
+    with pytest.raises(ReplayMismatch, match="the wait watched ce:s0:error-notifier:cpu at 0x8, the recording ce:s0:error-notifier:cpu at 0xe"):
         rsem.wait32(SLOT, 1, TIMEOUT_S, unless=(rnote, 8, 4))
 
 
@@ -88,7 +89,7 @@ def test_mutant_a_wait_that_ignores_the_notifier_runs_to_its_timeout(tmp_path):
     live = mutated("rmpeer.shim.live", "                if raised:", "                if False:")
     shim = live.LiveShim(TranscriptWriter(tmp_path / "m.jsonl", {"format": FORMAT, "label": "m"}))
     bufs = [ffi.new("unsigned char[]", 4096) for _ in range(2)]
-    sem, notifier = (live.LiveMapping(shim, -1, address(b), 4096, n) for b, n in zip(bufs, ("sem", "notifier")))
+    sem, notifier = (live.LiveMapping(shim, -1, address(b), 4096, n) for b, n in zip(bufs, ("ce:s0:semaphores:cpu", "ce:s0:error-notifier:cpu")))
     ffi.cast("uint16_t *", ffi.cast("unsigned char *", bufs[1]) + STATUS.offset)[0] = 0xFFFF
     short = 0.3
     arrived, _, waited = sem.wait32(SLOT, 1, short, unless=(notifier, STATUS.offset, STATUS.width))
