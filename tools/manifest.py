@@ -6,7 +6,8 @@ makes it, never kept by hand.
 - checks: every check a suite declares (its rm_check marker) and the passive tier's
   (rmpeer.judge.passive), with its area;
 - fields: the host facts' fields (rmpeer.model.host: HostFacts, and Card per card);
-- figures: the bandwidth figures a run measures (rmpeer.traffic.bandwidth.OPS).
+- figures: the bandwidth figures a run measures, each with how it is timed
+  (rmpeer.traffic.bandwidth.OPS, METHODS).
 
 Every recording's header and every certificate carries it; `rmpeer diff` reads from it what
 each side's rmpeer makes. The shims refuse a call of a family the manifest does not hold, and
@@ -59,7 +60,7 @@ def _suite_checks(mods) -> dict:
 
 def build() -> dict:
     from rmpeer.judge.passive import ASPECTS, UNREAD
-    from rmpeer.traffic.bandwidth import OPS
+    from rmpeer.traffic.bandwidth import METHODS, OPS
 
     mods = _import_everything()
     # a check is named as its CheckResult's `check` (the passive tier's clocks and the full
@@ -70,7 +71,7 @@ def build() -> dict:
            "checks": dict(sorted(checks.items())),
            "fields": sorted([f"host.{f.name}" for f in dataclasses.fields(HostFacts)]
                             + [f"card.{f.name}" for f in dataclasses.fields(Card)]),
-           "figures": sorted(OPS)}
+           "figures": {op: METHODS[op] for op in sorted(OPS)}}
     body = json.dumps(doc, sort_keys=True).encode()
     return {**doc, "digest": "sha256:" + hashlib.sha256(body).hexdigest()}
 

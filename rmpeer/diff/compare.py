@@ -402,7 +402,17 @@ def compare_bandwidth(a: Side, b: Side, tolerance: float) -> Aspect:
     if a.bandwidth is None or b.bandwidth is None:
         aspect.not_comparable = _why_not(a, b, "bandwidth")
         return aspect
-    common = sorted(set(a.bandwidth) & set(b.bandwidth))
+    common, two_ways = [], Counter()
+    for key in sorted(set(a.bandwidth) & set(b.bandwidth)):
+        op = a.bandwidth_ops.get(key) or b.bandwidth_ops.get(key)
+        ma, mb = a.figure_methods.get(op), b.figure_methods.get(op)
+        if ma and mb and ma != mb:
+            two_ways[(op, ma, mb)] += 1          # one figure timed two ways: not the same figure
+        else:
+            common.append(key)
+    for (op, ma, mb), n in sorted(two_ways.items()):
+        aspect.info.append(f"not comparable: {n} {op} figure(s) timed two ways (A {ma}, B {mb}; "
+                           f"rmpeer.traffic.bandwidth.METHODS)")
     for key in common:
         ga, gb = a.bandwidth[key], b.bandwidth[key]
         if _beyond(ga, gb, tolerance):

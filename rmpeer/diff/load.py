@@ -24,7 +24,7 @@ from rmpeer.diff.side import Side, step_family
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
-from rmpeer.model.steps import MANIFEST_FORMAT
+from rmpeer.model.steps import MANIFEST_FORMAT, manifest
 from rmpeer.paths import transcripts_dir
 from rmpeer.safewrite import json_input, read_found
 from rmpeer.shim.records import END_NOTE, read_transcript, read_unpacked
@@ -139,7 +139,7 @@ def family_table() -> dict:
         return {}
 
 
-MANIFEST_PARTS = {"families": dict, "checks": dict, "fields": list, "figures": list}
+MANIFEST_PARTS = {"families": dict, "checks": dict, "fields": list, "figures": dict}
 
 
 def manifest_of(path: Path, doc) -> dict | None:
@@ -159,7 +159,22 @@ def manifest_of(path: Path, doc) -> dict | None:
         value = doc.get(part)
         if not isinstance(value, kind) or not all(isinstance(x, str) for x in value):
             raise ConfigError(f"{bad}{part} is not {'an object' if kind is dict else 'a list'} of names")
-    return {part: sorted(doc[part]) for part in MANIFEST_PARTS}
+    if not all(isinstance(m, str) for m in doc["figures"].values()):
+        raise ConfigError(f"{bad}figures does not name how each is timed")
+    return {**{part: sorted(doc[part]) for part in MANIFEST_PARTS}, "figures": dict(sorted(doc["figures"].items()))}
+
+
+def figure_methods(made: dict | None, gated) -> dict:
+    """How a file's figures were timed: its manifest's figures. A recording with none says in
+    its header whether its rmpeer had the gate (run.gated): today's methods
+    (rmpeer.model.steps.manifest), the engines at once "ungated" where it had not. A
+    certificate with none does not say: {} (its figures are compared as they are)."""
+    if made is not None:
+        return dict(made["figures"])
+    if gated is None:
+        return {}
+    today = dict(manifest().get("figures") or {})
+    return {op: ("ungated" if m == "gated" and not gated else m) for op, m in today.items()}
 
 
 def unmade_families(created, cards, calls) -> set:
@@ -204,6 +219,7 @@ def _recording(path: Path) -> Side:
     side.sources["calls"] = "every call the recording holds"
     side.sources["struct sizes"] = "the requests recorded"
     side.manifest = manifest_of(path, header.get("manifest"))
+    side.figure_methods = figure_methods(side.manifest, bool(run.get("gated")))
     side.unmade = unmade_families(header.get("created"), header.get("cards"), side.calls)
     side.recorded_families = {f for fams in family_table().values() for f in fams} or None
     if host is not None:
@@ -221,7 +237,7 @@ def _recording(path: Path) -> Side:
         side.why_not["test outcomes"] = "a recording records calls, not test outcomes (diff the certificates)"
     for note in (n for n in notes if n.get("note") == "bandwidth"):
         rows = next((v for v in note.values() if isinstance(v, list) and v and isinstance(v[0], dict)), [])
-        side.bandwidth = _bandwidth(rows)
+        side.bandwidth, side.bandwidth_ops = _bandwidth(rows), _ops(rows)
         side.sources["bandwidth"] = "the recording's bandwidth note"
     if side.bandwidth is None:
         side.why_not["bandwidth"] = "a recording's copy records carry no GB/s, and it has no bandwidth note"
@@ -267,11 +283,13 @@ def _result(path: Path, doc: dict) -> Side:
     side.tests = {c.id: (c.layout, c.outcome) for c in result.checks}
     side.checks_of = {c.id: c.check for c in result.checks}
     side.manifest = manifest_of(path, doc.get("manifest"))
+    side.figure_methods = figure_methods(side.manifest, None)
     side.sources["tests"] = "check ids"
     side.structs = _abi_struct_sizes(host.get("abi_release"))
     _structs_source(side, host)
     if result.bandwidth:
         side.bandwidth, side.sources["bandwidth"] = _bandwidth(result.bandwidth), "the certificate's bandwidth list"
+        side.bandwidth_ops = _ops(result.bandwidth)
     else:
         side.why_not["bandwidth"] = "the certificate records no bandwidth"
     return side
@@ -305,6 +323,7 @@ def _legacy_certificate(path: Path, doc: dict) -> Side:
     rows = fitness.get("bandwidth") or doc.get("bench")
     if isinstance(rows, list) and rows:
         side.bandwidth, side.sources["bandwidth"] = _bandwidth(rows), "the certificate's bandwidth list"
+        side.bandwidth_ops = _ops(rows)
     else:
         rows = [dict(t["properties"]["bandwidth"], layout=(t.get("params") or {}).get("layout"))
                 for t in tests if isinstance((t.get("properties") or {}).get("bandwidth"), dict)]
@@ -388,14 +407,24 @@ def _bandwidth(rows) -> dict:
         gbps = row.get("gbps", row.get("steady_gbps"))
         if gbps is None:
             continue
-        src = next((row[k] for k in ("src_card", "src", "s") if k in row), "?")
-        dst = next((row[k] for k in ("dst_card", "dst", "t") if k in row), "?")
-        card = "card " if "src_card" in row else "s"
-        size = row.get("bytes")
-        parts = [row.get("layout"), row.get("op"), f"{card}{src}->{'' if card == 'card ' else 't'}{dst}",
-                 f"{size >> 20} MiB" if isinstance(size, int) and size >= 1 << 20 else (f"{size} B" if size else None)]
-        samples.setdefault(" ".join(str(p) for p in parts if p is not None), []).append(float(gbps))
+        samples.setdefault(_key(row), []).append(float(gbps))
     return {k: statistics.median(v) for k, v in sorted(samples.items())}
+
+
+def _key(row: dict) -> str:
+    """A figure's pair key: its layout, op, pair and size ("read card 0->1 256 MiB")."""
+    src = next((row[k] for k in ("src_card", "src", "s") if k in row), "?")
+    dst = next((row[k] for k in ("dst_card", "dst", "t") if k in row), "?")
+    card = "card " if "src_card" in row else "s"
+    size = row.get("bytes")
+    parts = [row.get("layout"), row.get("op"), f"{card}{src}->{'' if card == 'card ' else 't'}{dst}",
+             f"{size >> 20} MiB" if isinstance(size, int) and size >= 1 << 20 else (f"{size} B" if size else None)]
+    return " ".join(str(p) for p in parts if p is not None)
+
+
+def _ops(rows) -> dict:
+    """{pair key: its op} of rows _bandwidth took (checked there)."""
+    return {_key(row): str(row.get("op")) for row in rows if isinstance(row, dict) and row.get("op")}
 
 
 # ---- a set of hosts: folders of certificates or recordings (rmpeer.diff.sets) ---------------

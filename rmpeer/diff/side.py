@@ -70,6 +70,10 @@ class Side:
     # is inferred (unmade, recorded_families; the checks it holds)
     manifest: dict | None = None
     checks_of: dict = field(default_factory=dict)   # test id -> the check it is (a certificate's)
+    # how each figure was timed (op -> method: rmpeer.traffic.bandwidth.METHODS), and each
+    # bandwidth key's op: a figure timed two ways is not comparable (rmpeer.diff.load.figure_methods)
+    figure_methods: dict = field(default_factory=dict)
+    bandwidth_ops: dict = field(default_factory=dict)
 
     def makes(self, part: str) -> set | None:
         """The families, checks, fields or figures its rmpeer makes, by its manifest (None: no manifest)."""

@@ -47,6 +47,14 @@ class Figure:
 
 
 OPS = ("read", "write", "same-card", "bidirectional", "all")
+# How each figure is timed, named in the manifest (tools/manifest.py) so that `rmpeer diff`
+# never compares one figure measured two ways: "own-clock", one engine's copy timed by its
+# card's own timestamps; "gated", the engines armed behind a gate and opened together, each
+# span on its own card's clock (Rig.together). A recording made before the gate (its header's
+# run has no `gated`) timed the engines at once "ungated": from the first start on any card to
+# the last end on any card (two cards' clocks, about a millisecond apart).
+METHODS = {"read": "own-clock", "write": "own-clock", "same-card": "own-clock", "bidirectional": "gated",
+           "all": "gated"}
 
 
 def tier_pairs(cards: int, tier: str) -> frozenset | None:

@@ -175,3 +175,39 @@ def test_a_check_both_rmpeers_make_missing_on_one_side_differs():
     # no manifest, and the older side holds tests of that check elsewhere: its rmpeer made it
     a = _cert_side("a", "2026-11-30T00:00:00Z", {**BOTH, "nvlink-errors/card1": ("nvlink-errors", "passed")}, None)
     assert ("nvlink-errors/host", "absent", "passed") in compare_tests(a, b, coverage(a, b)).differences
+
+
+# -- figures: how each was timed ---------------------------------------------------------------
+
+TWO = transcripts_dir() / "h200x2-20261130T162924Z.jsonl.gz"     # gated: the engines at once behind a gate
+
+
+def _bidirectional_faster(lines: list, gated: bool) -> list:
+    """The recording with its both-directions figure 12% higher, made by an rmpeer with the
+    gate or without it (its header's run.gated)."""
+    lines = copy.deepcopy(lines)
+    if not gated:
+        lines[0]["header"]["run"].pop("gated", None)
+    note = next(x for x in lines if x.get("note") == "bandwidth")
+    row = next(r for r in next(v for v in note.values() if isinstance(v, list)) if r["op"] == "bidirectional")
+    row["gbps"] = round(row["gbps"] * 1.12, 2)
+    return lines
+
+
+def test_a_figure_timed_two_ways_is_not_comparable_and_says_how(tmp_path):
+    """A recording made before the gate (no run.gated) timed both directions at once from the
+    first start on any card to the last end on any card: against a gated one, that figure is
+    not comparable, whatever it reads; every figure timed one way still compares."""
+    ungated = _write(tmp_path / "ungated.jsonl.gz", _bidirectional_faster(_lines(TWO), gated=False))
+    done = _diff(ungated, TWO)
+    assert done.returncode == 0, done.stdout[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("bandwidth"))
+    assert "not comparable: 1 bidirectional figure(s) timed two ways (A ungated, B gated" in line, line
+    gated = _write(tmp_path / "gated.jsonl.gz", _bidirectional_faster(_lines(TWO), gated=True))
+    done = _diff(gated, TWO)
+    assert done.returncode == 1 and "bidirectional card 0->1 256 MiB" in done.stdout, done.stdout[-3000:]
+
+
+def test_a_manifest_names_how_each_figure_is_timed():
+    assert manifest()["figures"] == {"read": "own-clock", "write": "own-clock", "same-card": "own-clock",
+                                     "bidirectional": "gated", "all": "gated"}

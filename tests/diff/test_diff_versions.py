@@ -112,7 +112,10 @@ def _real(kind: str) -> list:
 # the pairs of committed recordings of one host kind and driver (580.159.04 open)
 SAME_KIND = [(a, b) for kind in ("h200x1", "h200x2") for i, a in enumerate(_real(kind)) for b in _real(kind)[i + 1:]]
 # both directions at once was timed across the two cards' timers before 2026-11-30 16:00 (the
-# timing bug of docs/evidence/README.md): a figure both made, by two methods; diff says so
+# timing bug of docs/evidence/README.md): a figure both made, by two methods; both recordings
+# were made with the gate (run.gated), and neither says which span it took, so diff says so.
+# A file made since carries its rmpeer's manifest, which names how each figure is timed
+# (rmpeer.traffic.bandwidth.METHODS): a change of method there is "not comparable", not this.
 METHOD_CHANGED = {("h200x2-20261130T151653Z.jsonl.gz", "h200x2-20261130T162924Z.jsonl.gz")}
 
 
