@@ -1325,6 +1325,11 @@ MUTANTS = {
     "diff-compares-a-figure-timed-two-ways": M("diff compares a figure one side timed ungated and the other gated",
         "rmpeer/diff/compare.py", "        if ma and mb and ma != mb:", "        if False:",
         ("tests/diff/test_diff_manifest.py::test_a_figure_timed_two_ways_is_not_comparable_and_says_how",)),
+    "key-folder-lookup-crashes": M("a key folder that cannot be looked up (a file on the way) stops certify as an "
+                                   "internal error (exit 5) instead of one line, exit 2", "rmpeer/machine/signing.py",
+        '    except OSError as exc:      # a file where a folder should be on the way, a name too long\n'
+        '        return f"it cannot be looked up ({exc.strerror or exc})"\n', "",
+        ("tests/cli/test_certify_input.py::test_a_key_path_that_cannot_be_looked_up_is_exit_2_in_one_line",)),
     "shims-take-any-step": M("the live shim records a step of any family, declared or not", "rmpeer/shim/live.py",
         "        check_label(record.label)", "        pass",
         ("tests/model/test_manifest.py::test_the_shims_refuse_a_step_of_a_family_no_module_declares",)),

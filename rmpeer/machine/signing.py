@@ -114,6 +114,8 @@ def _folder_problem(folder: Path) -> str | None:
         st = os.lstat(folder)
     except FileNotFoundError:
         return None
+    except OSError as exc:      # a file where a folder should be on the way, a name too long
+        return f"it cannot be looked up ({exc.strerror or exc})"
     if stat.S_ISLNK(st.st_mode):
         return "it is a symbolic link"
     if not stat.S_ISDIR(st.st_mode):

@@ -131,3 +131,17 @@ def test_a_recording_and_an_output_named_with_escapes_reach_no_terminal_raw(tmp_
     assert "\\x1b[2J" in certifying and "\\x1b]0;pwned\\x07" in certifying
     assert "\\x1b[2J" in written and "\\x1b]0;pwned\\x07" in written
 
+
+
+@pytest.mark.parametrize("key", ["a-file/sub/host.key", "x" * 300 + "/host.key"], ids=["file-on-the-way", "name-too-long"])
+def test_a_key_path_that_cannot_be_looked_up_is_exit_2_in_one_line(tmp_path, key):
+    """RMPEER_KEY under a plain file, or with a name longer than the system allows: the key's
+    folder cannot be looked up. One line and exit 2, naming the path, never an internal error
+    (found by the mutation run of machine/signing.py)."""
+    (tmp_path / "a-file").write_text("")
+    env = dict(os.environ, NO_COLOR="1", RMPEER_KEY=str(tmp_path / key), RMPEER_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-m", "rmpeer", "certify", "--replay", str(ONE), "--tier", "quick",
+                           "--output", str(tmp_path / "o")], capture_output=True, text=True, timeout=120, env=env)
+    said = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(said) == 1 and "cannot be looked up" in said[0], done.stderr + done.stdout[-500:]
+    assert "internal error" not in done.stderr and not list(tmp_path.glob("**/rmpeer-traceback-*"))
