@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from lacking import lacking
 from rmpeer.run import outputs
 from rmpeer.model.result import CERTIFIED
 
@@ -29,14 +30,17 @@ EXPORTER = "/usr/bin/prometheus-node-exporter"
 INSTALL = "apt-get install prometheus-node-exporter"
 
 
+def installed(name: str, path: str, install: str, what: str) -> str:
+    """The tool `name` (on PATH, else at `path`); missing: skip, or under CI fail (lacking)."""
+    exe = shutil.which(name) or (path if os.access(path, os.X_OK) else None)
+    if not exe:
+        message = f"no {name} ({path}): {install}"
+        lacking(message, f"CI must {what}: {message}")
+    return exe
+
+
 def exporter_or_skip() -> str:
-    exe = shutil.which("prometheus-node-exporter") or (EXPORTER if os.access(EXPORTER, os.X_OK) else None)
-    if exe:
-        return exe
-    message = f"no node_exporter ({EXPORTER}): {INSTALL}"
-    if os.environ.get("CI"):
-        pytest.fail(f"CI must test with a real node_exporter: {message}")
-    pytest.skip(message)
+    return installed("prometheus-node-exporter", EXPORTER, INSTALL, "test with a real node_exporter")
 
 
 def free_port() -> int:
@@ -145,13 +149,7 @@ PROMTOOL = "/usr/bin/promtool"
 
 
 def promtool_or_skip() -> str:
-    exe = shutil.which("promtool") or (PROMTOOL if os.access(PROMTOOL, os.X_OK) else None)
-    if exe:
-        return exe
-    message = f"no promtool ({PROMTOOL}): apt-get install prometheus"
-    if os.environ.get("CI"):
-        pytest.fail(f"CI must check the metrics with a real promtool: {message}")
-    pytest.skip(message)
+    return installed("promtool", PROMTOOL, "apt-get install prometheus", "check the metrics with a real promtool")
 
 
 def test_promtool_check_metrics_passes_but_for_dcgm_exporter_s_label_names(replayed, tmp_path):
