@@ -25,8 +25,11 @@ the two files hold:
   from the code, in every file made since 2026-12-05). A file with no manifest is inferred:
   Side.unmade (the family first came in a committed recording of a host of as many cards made
   later, rmpeer.diff.load.unmade_families), a family no committed recording holds, made by the
-  newer side, or a check an older certificate holds no test of. Any other step one side did
-  not call (alloc:p2p on one card, perf:boost without the boost) differs as ever;
+  newer side, or a check an older certificate holds no test of. So is a step one side's run
+  does not make by how it was run (compare_calls: the passive tier makes no setup, copy or
+  bandwidth step; --no-boost makes no perf:boost step and reads the clocks in fewer phases),
+  the settings of both named. Any other step one side did not call (alloc:p2p on one card,
+  perf:boost deleted from a boosted run) differs as ever;
 - runs of different coverage compare only the layouts both ran, and the output says so.
 Exit 0: same behaviour; 1: behaviour differs; 2: usage error (unreadable file, bad option).
 Reading the files is rmpeer.diff.load (each into a Side, rmpeer.diff.side); the table and
@@ -127,6 +130,8 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
     ca, cb = by_label
     families = [{step_family(label) for label in calls} for calls in (ca, cb)]
     only: dict = {"A": [], "B": []}
+    unrun: dict = {"A": [], "B": []}        # steps only one side ran, by how the other was run
+    recounted: list = []                     # steps whose count follows how each side was run
     for label in sorted(set(ca) | set(cb)):
         sa, sb = ca.get(label, []), cb.get(label, [])
         if sa == sb:
@@ -137,10 +142,16 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
         if unknown_to:
             only["B" if unknown_to == "A" else "A"].append(label)
             continue
-        if set(sa) != set(sb):
+        unrun_by = ("A" if not sa and _not_run(a, b, family) else "B" if not sb and _not_run(b, a, family) else None)
+        if unrun_by:
+            unrun["B" if unrun_by == "A" else "A"].append(label)
+        elif set(sa) != set(sb):
             statuses.differences.append((label, _counts(sa), _counts(sb)))
         elif Counter(sa) != Counter(sb):
-            counts.differences.append((label, _counts(sa), _counts(sb)))
+            if _recounted(a, b, family):
+                recounted.append(label)
+            else:
+                counts.differences.append((label, _counts(sa), _counts(sb)))
         else:
             statuses.differences.append((label, "order: " + " ".join(sa[:6]), "order: " + " ".join(sb[:6])))
     for side, labels in only.items():
@@ -150,7 +161,61 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
             statuses.info.append(f"not comparable (only in {side}): {len(labels)} step(s) of "
                                  f"{', '.join(f + ':*' for f in fams)}, which {other}'s rmpeer never made "
                                  f"(A: {_made_by(a)}; B: {_made_by(b)})")
+    for side, labels in unrun.items():
+        if labels:
+            other = b if side == "A" else a
+            fams = sorted({step_family(x) for x in labels})
+            statuses.info.append(f"not comparable (only in {side}): {len(labels)} step(s) of "
+                                 f"{', '.join(f + ':*' for f in fams)}, which {'B' if side == 'A' else 'A'}'s run "
+                                 f"does not make: {_how_run(other, b if side == 'A' else a)} ({_settings(a, b)})")
+    if recounted:
+        counts.info.append(f"not comparable: how many calls {len(recounted)} step(s) made "
+                           f"({', '.join(sorted({step_family(x) + ':*' for x in recounted}))}), which follows "
+                           f"how each run was made ({_settings(a, b)})")
     return [statuses, counts]
+
+
+# What a run makes depends on how it was run, beside what its rmpeer can make: a step that
+# one side's run does not make is not comparable, as a step its rmpeer never made is not.
+# The passive tier reads RM's facts alone (rmpeer.run.passive): no layout, channel, copy or
+# bandwidth rig, so any step it did not call is one its run does not make, and its call
+# counts (one clock reading, not one per phase) are its own. Without the boost (--no-boost),
+# rmpeer.rm.perf neither raises nor clears it, and rmpeer.run.fitness reads the clocks in
+# fewer phases (no boosted and released readings).
+BOOST_ONLY = {"perf:boost"}
+BOOST_PHASE_READS = {"perf:pstate", "perf:clock-levels"}
+
+
+def _tier(side: Side) -> str | None:
+    return side.context.get("tier")
+
+
+def _not_run(side: Side, other: Side, family: str) -> bool:
+    """Whether the side's run does not make this family, by how it was run (not its rmpeer)."""
+    if (_tier(side) == "passive") != (_tier(other) == "passive"):
+        return True
+    return family in BOOST_ONLY and _asked(side) is False and _asked(other) is True
+
+
+def _recounted(a: Side, b: Side, family: str) -> bool:
+    """Whether a family's call count follows a setting the two runs were made with apart."""
+    if (_tier(a) == "passive") != (_tier(b) == "passive"):
+        return True
+    return family in BOOST_PHASE_READS and {_asked(a), _asked(b)} == {True, False}
+
+
+def _how_run(side: Side, other: Side) -> str:
+    """Why `side`'s run does not make a step `other`'s run made."""
+    if _tier(side) == "passive":
+        return "it ran the passive tier (RM's facts alone: no layout, copy or bandwidth)"
+    if _tier(other) == "passive":
+        return "the other ran the passive tier, which reads some facts its own way (the GPU processes once)"
+    return "it ran without the boost (--no-boost)"
+
+
+def _settings(a: Side, b: Side) -> str:
+    return "; ".join(f"{name}: tier {_tier(s) or 'not recorded'}, boost asked {_yes(_asked(s))}"
+                     for name, s in (("A", a), ("B", b)))
 
 
 def _unknown(side: Side, other: Side, family: str) -> bool:

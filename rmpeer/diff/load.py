@@ -202,7 +202,8 @@ def _recording(path: Path) -> Side:
     side.layouts = [entry[0] for entry in run.get("layouts", [])]
     side.context = {"label": header.get("label"), "created": header.get("created"),
                     "driver": driver.get("version"), "abi": driver.get("abi"), "cards": header.get("cards"),
-                    "layouts": side.layouts, "boost": run.get("boost"), "rmpeer": header.get("version")}
+                    "layouts": side.layouts, "boost": run.get("boost"), "tier": run.get("tier"),
+                    "rmpeer": header.get("version")}
     side.calls, side.structs, layout = [], {}, None
     for line in lines:
         if isinstance(line, dict):
