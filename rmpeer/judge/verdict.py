@@ -131,26 +131,67 @@ def clocks_text(clocks: dict) -> str:
     cards = clocks.get(phase, {})
     return f"clocks ({phase}): " + ", ".join(
         f"card {c} {r.get('graphics_mhz')} MHz graphics / {r.get('memory_mhz')} MHz memory, {r.get('pstate')}"
-        for c, r in cards.items())
+        f"{held_text(r)}" for c, r in cards.items())
+
+
+def _events(reading: dict, kind: str) -> list:
+    """The texts of a clock reading's NVML clock-event reasons of one kind (matrices/nvml.yaml:
+    cap, slowdown, setting), or [] where none were read."""
+    return [e.get("text", "?") for e in reading.get("clock_events") or () if e.get("kind") == kind]
+
+
+def held_text(reading: dict) -> str:
+    """', held by its power limit (SW power cap; 698 of 700 W)' where NVML says the card holds
+    its clocks at its own limit, else ''."""
+    cap = _events(reading, "cap")
+    if not cap:
+        return ""
+    power, limit = reading.get("power_mw"), reading.get("power_limit_mw")
+    watts = f"; {power / 1000:.0f} of {limit / 1000:.0f} W" if power is not None and limit else ""
+    return f", held by its power limit ({', '.join(cap)}{watts})"
 
 
 def boost_findings(fitness) -> list:
-    """RM gave a P-state for every card; the boost, when asked, was accepted and raised the clocks."""
+    """RM gave a P-state for every card; the boost, when asked, was accepted and raised the
+    clocks as far as the card can go under its own power limit; and no reading found the
+    clocks slowed down by the hardware (slowdown_findings).
+
+    The boost is judged against the idle sample's MHz, except where NVML says the card holds
+    its clocks at its power limit (clock-event reason SW power cap): a card under load (a job's,
+    or rmpeer's own copies) reaches less than an idle sample taken before the load rose, and
+    that is what it can reach, not a boost that failed."""
     out = []
     idle = fitness.clocks.get("idle", {})
     for card, r in idle.items():
         if not r.get("pstate"):
             out.append(Finding("clocks", f"card {card}", "a P-state from RM", "none", DEGRADE))
+    out += slowdown_findings(fitness.clocks)
     if fitness.boost is None:
         return out
     for card, status in fitness.boost.failures.items():
         out.append(Finding("boost", f"card {card}", "RM to accept the boost", f"RM refused it: {status}", DEGRADE))
     for card, r in fitness.clocks.get("boosted", {}).items():
         before, now = idle.get(card, {}).get("graphics_mhz"), r.get("graphics_mhz")
-        if before is not None and now is not None and now < before:
+        if before is not None and now is not None and now < before and not _events(r, "cap"):
             out.append(Finding("boost", f"card {card}", f"a graphics clock of at least {before} MHz after the boost",
                                f"{now} MHz", DEGRADE))
     return out
+
+
+def slowdown_findings(clocks: dict) -> list:
+    """One finding per card whose clocks NVML says the hardware or the driver slowed down
+    (thermal, power brake, an external slowdown signal: matrices/nvml.yaml's 'slowdown'
+    reasons) at any reading of the run: a fault of the host's cooling or power, whatever load
+    the card was under."""
+    seen: dict = {}
+    for phase, cards in clocks.items():
+        for card, r in (cards or {}).items():
+            slow = _events(r, "slowdown") if isinstance(r, dict) else []
+            if slow:
+                seen.setdefault(card, []).append(f"{', '.join(slow)} at the {phase} reading "
+                                                 f"({r.get('graphics_mhz')} of {r.get('max_graphics_mhz')} MHz)")
+    return [Finding("clocks", f"card {card}", "clocks no hardware slowdown holds down (NVML's clock-event reasons)",
+                    "; ".join(texts), DEGRADE) for card, texts in seen.items()]
 
 
 def bandwidth_findings(topology, figures: list, clocks: dict, *, boost_asked: bool | None = None) -> list:

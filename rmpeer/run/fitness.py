@@ -16,6 +16,7 @@ from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findin
 from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
+from rmpeer.tables.nvml import clock_events, load_nvml
 from rmpeer.traffic.bandwidth import Rig, measure, tier_pairs
 from rmpeer.model.steps import declare
 
@@ -23,35 +24,65 @@ from rmpeer.model.steps import declare
 STEPS = declare(__name__, "host:clocks", "host:xids")
 
 BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs/copy-engine.md)
-SMI_QUERY = ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate", "--format=csv,noheader,nounits"]
 SMI_TIMEOUT_S = 20
+
+
+def _smi(smi: str, fields: list) -> tuple[list | None, str]:
+    """nvidia-smi's rows for `fields` (each a list of texts), or None and why not."""
+    try:
+        done = subprocess.run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"nvidia-smi: {exc}"
+    if done.returncode:
+        return None, f"nvidia-smi exit {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}"
+    rows = [[p.strip() for p in line.split(",")] for line in done.stdout.strip().splitlines()]
+    return [r for r in rows if len(r) == len(fields)], ""
 
 
 def nvml_clocks() -> dict:
     """Each GPU's clocks as NVML reports them (nvidia-smi), by PCI address: RM's open
-    headers number no clock domain of a discrete GPU, so MHz come from NVML."""
+    headers number no clock domain of a discrete GPU, so MHz come from NVML. With them, in
+    the same call, what the card may reach now and why it does not (its maximum graphics
+    clock, the clock-event reasons' mask, power draw and limit: matrices/nvml.yaml); an
+    nvidia-smi that refuses those fields is asked the clocks alone, and says so."""
     smi = shutil.which("nvidia-smi")
     if not smi:
         return {"reason": "nvidia-smi not found"}
-    try:
-        done = subprocess.run([smi, *SMI_QUERY], capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return {"reason": f"nvidia-smi: {exc}"}
-    if done.returncode:
-        return {"reason": f"nvidia-smi exit {done.returncode}: {done.stderr.strip()[:200]}"}
-    out = {}
-    for line in done.stdout.strip().splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 5:
-            bus, gr, sm, mem, pstate = parts
-            out[bus[-12:].lower()] = {"graphics_mhz": _int(gr), "sm_mhz": _int(sm), "memory_mhz": _int(mem),
-                                      "pstate": pstate}
-    return {"gpus": out}
+    query = load_nvml()["query"]
+    reads = {**query["base"], **query["limits"]}
+    rows, why = _smi(smi, list(reads.values()))
+    out: dict = {}
+    if rows is None:
+        reads = query["base"]
+        rows, why_base = _smi(smi, list(reads.values()))
+        if rows is None:
+            return {"reason": why_base}
+        out["limits_reason"] = why
+    gpus = {}
+    for row in rows:
+        text = dict(zip(reads, row))
+        reading = {"graphics_mhz": _int(text["graphics_mhz"]), "sm_mhz": _int(text["sm_mhz"]),
+                   "memory_mhz": _int(text["memory_mhz"]), "pstate": text["pstate"]}
+        if "event_mask" in text:
+            reading.update(max_graphics_mhz=_int(text["max_graphics_mhz"]), event_mask=_int(text["event_mask"], 16),
+                           power_mw=_milli(text["power_mw"]), power_limit_mw=_milli(text["power_limit_mw"]))
+        gpus[text["pci"][-12:].lower()] = reading
+    out["gpus"] = gpus
+    return out
 
 
-def _int(text):
+def _milli(text):
     try:
-        return int(text)
+        value = round(float(text) * 1000)
+    except ValueError:
+        return None
+    return value if 0 <= value < 1 << 40 else None
+
+
+def _int(text, base: int = 10):
+    try:
+        return int(text, base)
     except ValueError:
         return None
 
@@ -115,6 +146,10 @@ class Fitness:
             reading[card.index] = {"pstate": rm_view["pstate"], "graphics_mhz": smi.get("graphics_mhz"),
                                    "memory_mhz": smi.get("memory_mhz"), "mhz_source": "NVML (nvidia-smi)",
                                    "rm_reasons": rm_view["reasons"], "nvml_reason": nvml.get("reason")}
+            if smi.get("event_mask") is not None:     # read (absent: an nvidia-smi without the fields, an older recording)
+                reading[card.index].update(
+                    max_graphics_mhz=smi.get("max_graphics_mhz"), power_mw=smi.get("power_mw"),
+                    power_limit_mw=smi.get("power_limit_mw"), clock_events=clock_events(smi["event_mask"], load_nvml()))
         self.clocks[phase] = reading
         return reading
 

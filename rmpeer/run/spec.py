@@ -36,6 +36,7 @@ from rmpeer.shim.recording import read_recording
 from rmpeer.tables.channel import load_channel
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix, parse_size
 from rmpeer.tables.load import matrices_digest
+from rmpeer.tables.nvml import load_nvml
 from rmpeer.tables.pcie import load_pcie
 from rmpeer.tables.topology import TopologyMatrix
 
@@ -76,10 +77,12 @@ def _matrices_checked(tier: str) -> None:
     and subchannel against engines.yaml's bit fields, efficiencies.yaml's copy classes against
     drivers.yaml's (read only when the copies are judged, a broken one was exit 2 after the
     whole run), channel.yaml's error notifier against drivers.yaml's NvNotification. pcie.yaml
-    is read by a live run's fingerprint, after its checks: now, in every tier. The passive
+    is read by a live run's fingerprint, after its checks, and nvml.yaml by every clock
+    reading: now, in every tier. The passive
     tier drives no copy engine and judges no copy: engines.yaml, channel.yaml and
     efficiencies.yaml are not its to refuse."""
     load_pcie()
+    load_nvml()
     drivers = DriverMatrix().check_sends()
     links = [e["constants"][MAX_LINKS] for e in drivers.entries if MAX_LINKS in (e.get("constants") or {})]
     TopologyMatrix(nvstatus_names=status_names(), max_links=max(links, default=None))

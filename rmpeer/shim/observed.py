@@ -52,8 +52,11 @@ NUMBER = Count()
 PID = Count(PID_LIMIT)
 MHZ = (Count(1 << 20), None)     # nvidia-smi's "N/A" is read as None
 
-CLOCKS = {"gpus": MapOf({"graphics_mhz": MHZ, "sm_mhz": MHZ, "memory_mhz": MHZ, "pstate": str}),
-          "reason": str}
+MILLIWATTS = (Count(1 << 40), None)
+CLOCKS = {"gpus": MapOf({"graphics_mhz": MHZ, "sm_mhz": MHZ, "memory_mhz": MHZ, "pstate": str,
+                         "max_graphics_mhz": MHZ, "event_mask": (Count(1 << 64), None),
+                         "power_mw": MILLIWATTS, "power_limit_mw": MILLIWATTS}),
+          "reason": str, "limits_reason": str}
 PROC_GPUS = ListOf(Record({"model": str, "uuid": str, "bus": str, "vbios": str},
                           required=("model", "uuid", "bus")))
 XID = Record({"pci": str, "xid": NUMBER, "text": str, "seq": NUMBER, "gpu_instance": NUMBER,

@@ -186,3 +186,10 @@ def refuse_unknown(path, where, mapping, known) -> None:
             close = difflib.get_close_matches(str(key), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise MatrixError(path, f"{where}.{key}", f"unknown key {key!r} (known: {', '.join(known)}){hint}")
+
+
+def only_known(path, where, mapping, known) -> None:
+    """Refuse a key `known` does not list: a misspelt key would otherwise be a fact silently unread."""
+    unknown = [key for key in mapping if key not in known]
+    if unknown:
+        raise MatrixError(path, f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(known)})")

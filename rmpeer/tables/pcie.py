@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rmpeer.errors import MatrixError, quoted
-from rmpeer.tables.load import MATRICES, load_yaml, require, require_below
+from rmpeer.tables.load import MATRICES, load_yaml, only_known, require, require_below
 
 FILE_KEYS = ("schema", "extended_capabilities", "acs")
 EXT_KEYS = ("start", "header_bytes", "id_bits", "next_shift", "next_mask", "max_hops")
@@ -21,9 +21,9 @@ def load_pcie(path: Path | None = None) -> dict:
     (callers must not change what comes back: the parsed file is shared)."""
     path = Path(path or MATRICES / "pcie.yaml")
     data = load_yaml(path)
-    _known(path, "file", data, FILE_KEYS)
+    only_known(path, "file", data, FILE_KEYS)
     ext = require(path, "file", data, "extended_capabilities", dict)
-    _known(path, "extended_capabilities", ext, EXT_KEYS)
+    only_known(path, "extended_capabilities", ext, EXT_KEYS)
     for key in EXT_KEYS:
         require(path, "extended_capabilities", ext, key, int)
     at = "extended_capabilities"
@@ -40,7 +40,7 @@ def load_pcie(path: Path | None = None) -> dict:
     if not hops:
         raise MatrixError(path, f"{at}.max_hops", "must be at least 1, found 0 (the walk would read no header)")
     acs = require(path, "file", data, "acs", dict)
-    _known(path, "acs", acs, ACS_KEYS)
+    only_known(path, "acs", acs, ACS_KEYS)
     require_below(path, "acs.capability_id", require(path, "acs", acs, "capability_id", int), 1 << ext["id_bits"])
     require_below(path, "acs.control_offset", require(path, "acs", acs, "control_offset", int), offsets)
     control = require_below(path, "acs.control_bytes", require(path, "acs", acs, "control_bytes", int),
@@ -53,9 +53,3 @@ def load_pcie(path: Path | None = None) -> dict:
                                                                 f"found {quoted(bit)}")
         require_below(path, f"acs.control_bits.{name}", bit, 1 << 8 * control)
     return data
-
-
-def _known(path, where, mapping, known) -> None:
-    unknown = [key for key in mapping if key not in known]
-    if unknown:
-        raise MatrixError(path, f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(known)})")

@@ -358,6 +358,22 @@ def test_a_broken_pcie_file_is_refused_before_the_run(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
+def test_a_broken_nvml_file_is_refused_before_the_run(tmp_path, monkeypatch):
+    """Every tier's clock readings read nvml.yaml (a broken one would stop the run at its first
+    reading): the spec checks it first, in every tier, exit 2 naming the key."""
+    import rmpeer.tables.nvml as nvml
+    from rmpeer.errors import EXIT_CONFIG, MatrixError
+    from rmpeer.paths import matrices_dir
+
+    text = (matrices_dir() / "nvml.yaml").read_text()
+    (tmp_path / "nvml.yaml").write_text(text.replace("sw_power_cap: {bit: 0x4,", "sw_power_cap: {bit: 0x40,"))
+    monkeypatch.setattr(nvml, "MATRICES", tmp_path)
+    with pytest.raises(MatrixError, match=r"nvml.yaml: clock_event_reasons.hw_thermal_slowdown.bit: must be one bit") as e:
+        replay_spec(str(PASSIVE))
+    assert e.value.exit_code == EXIT_CONFIG
+
+
+@pytest.mark.skipif(not PASSIVE.is_file(), reason="no passive recording")
 def test_a_passive_replay_never_reads_the_channel_file(broken_channel):
     assert replay_spec(str(PASSIVE)).tier == "passive"
 

@@ -1,0 +1,71 @@
+"""The boost judged against what the card can reach under its power limit (issue 47, item 8):
+a boosted clock below the idle sample is no fault where NVML says the card holds its clocks at
+its own power limit (clock-event reason SW power cap, matrices/nvml.yaml kind `cap`), and the
+clocks text says so; a slowdown by the hardware (thermal, power brake, HW slowdown) at any
+reading is a fault of its own, also on a card another process used. Readings hand-made in the
+shape rmpeer.run.fitness.read_clocks gives; the reasons decoded by the table from nvml.h's bits."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from rmpeer.judge.sharedhost import name_other_users
+from rmpeer.judge.verdict import boost_findings, clocks_text
+from rmpeer.model.result import DEGRADE, INFO
+from rmpeer.tables.nvml import clock_events, load_nvml
+
+pytestmark = pytest.mark.offline
+SW_POWER_CAP, GPU_IDLE, HW_THERMAL = 0x4, 0x1, 0x40          # nvml.h's nvmlClocksEventReason* bits
+
+
+def reading(mhz: int, mask: int | None = None, power_w: float = 698.5, limit_w: float = 700.0) -> dict:
+    r = {"pstate": "P0", "graphics_mhz": mhz, "memory_mhz": 3201}
+    if mask is not None:
+        r.update(max_graphics_mhz=1980, power_mw=round(power_w * 1000), power_limit_mw=round(limit_w * 1000),
+                 clock_events=clock_events(mask, load_nvml()))
+    return r
+
+
+def fitness(idle: dict, boosted: dict, **more) -> SimpleNamespace:
+    return SimpleNamespace(clocks={"idle": {0: idle}, "boosted": {0: boosted}, **more},
+                           boost=SimpleNamespace(failures={}))
+
+
+def test_a_boost_held_at_the_power_limit_is_what_the_card_can_reach():
+    """A job's load raised the idle sample to 1980 MHz; after the boost the card sits at its
+    700 W limit at 1755 MHz: no finding."""
+    assert boost_findings(fitness(reading(1980), reading(1755, SW_POWER_CAP))) == []
+
+
+def test_the_same_drop_with_no_limit_named_still_degrades():
+    for boosted in (reading(1755), reading(1755, 0), reading(1755, GPU_IDLE)):
+        got = boost_findings(fitness(reading(1980), boosted))
+        assert [(f.check, f.expected, f.found, f.severity) for f in got] == [
+            ("boost", "a graphics clock of at least 1980 MHz after the boost", "1755 MHz", DEGRADE)], boosted
+
+
+def test_the_clocks_text_says_the_card_was_held_by_its_power_limit():
+    clocks = {"after-traffic": {0: reading(1755, SW_POWER_CAP, 698.5, 700.0)}}
+    assert clocks_text(clocks) == ("clocks (after-traffic): card 0 1755 MHz graphics / 3201 MHz memory, P0, "
+                                   "held by its power limit (SW power cap; 698 of 700 W)")
+    assert clocks_text({"after-traffic": {0: reading(1980)}}) == (
+        "clocks (after-traffic): card 0 1980 MHz graphics / 3201 MHz memory, P0")
+
+
+def test_a_hardware_slowdown_at_any_reading_degrades_naming_the_reason_and_the_reading():
+    f = fitness(reading(1980, 0), reading(1980, 0), **{"after-traffic": {0: reading(1200, HW_THERMAL | SW_POWER_CAP)}})
+    got = boost_findings(f)
+    assert [(x.check, x.subject, x.found, x.severity) for x in got] == [
+        ("clocks", "card 0", "HW thermal slowdown at the after-traffic reading (1200 of 1980 MHz)", DEGRADE)]
+
+
+def test_a_slowdown_is_judged_on_a_card_another_process_used_and_the_process_named():
+    """A boost below the idle sample on a busy card is not judged (INFO, named); a hardware
+    slowdown there is still a fault (the card's cooling or power), named too."""
+    proc = {"pid": 4242, "command": "python3 matmul_load.py", "cards": [0]}
+    f = fitness(reading(1980), reading(1700, 0), **{"after-traffic": {0: reading(1200, HW_THERMAL)}})
+    named = name_other_users(boost_findings(f), before=[proc])
+    by_check = {x.check: x for x in named}
+    assert by_check["boost"].severity == INFO and "pid 4242" in by_check["boost"].found
+    assert by_check["clocks"].severity == DEGRADE and by_check["clocks"].found.endswith(
+        " while pid 4242 (python3 matmul_load.py) held card 0")

@@ -1,0 +1,63 @@
+"""rmpeer.run.fitness.nvml_clocks: the clocks and, in the same call, what the card may reach
+(its maximum graphics clock, NVML's clock-event reasons, power draw and limit), read from
+nvidia-smi's CSV by the field names of matrices/nvml.yaml; an nvidia-smi that refuses the
+limit fields is asked the clocks alone and says so. No GPU here: a stand-in nvidia-smi on PATH
+prints lines of the shape `--format=csv,noheader,nounits` gives (the reasons a hex mask, "[N/A]"
+for a value the card does not report); the figures are an H200's under a power-capped load, as
+an example, not a recording."""
+
+import os
+import stat
+
+import pytest
+
+from rmpeer.run.fitness import nvml_clocks
+
+pytestmark = pytest.mark.offline
+
+# nvidia-smi --query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate,clocks.max.gr,
+#   clocks_event_reasons.active,power.draw,enforced.power.limit --format=csv,noheader,nounits
+BUSY = "00000000:00:06.0, 1755, 1755, 3201, P0, 1980, 0x0000000000000004, 698.52, 700.00"
+OLD_SMI_REFUSAL = 'Field "clocks_event_reasons.active" is not a valid field to query.'
+
+
+def _stand_in(tmp_path, monkeypatch, script: str):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n" + script)
+    smi.chmod(smi.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    (tmp_path / "args").touch()
+    return tmp_path / "args"
+
+
+def test_one_call_reads_the_clocks_and_what_holds_them(tmp_path, monkeypatch):
+    args = _stand_in(tmp_path, monkeypatch, f'echo "$@" >> "{tmp_path}/args"\necho "{BUSY}"\n')
+    got = nvml_clocks()
+    assert got == {"gpus": {"0000:00:06.0": {
+        "graphics_mhz": 1755, "sm_mhz": 1755, "memory_mhz": 3201, "pstate": "P0", "max_graphics_mhz": 1980,
+        "event_mask": 0x4, "power_mw": 698520, "power_limit_mw": 700000}}}
+    calls = args.read_text().splitlines()
+    assert calls == ["--query-gpu=pci.bus_id,clocks.gr,clocks.sm,clocks.mem,pstate,clocks.max.gr,"
+                     "clocks_event_reasons.active,power.draw,enforced.power.limit --format=csv,noheader,nounits"]
+
+
+def test_an_nvidia_smi_without_the_limit_fields_gives_the_clocks_alone_and_why(tmp_path, monkeypatch):
+    _stand_in(tmp_path, monkeypatch, f'case "$1" in *clocks_event_reasons*) echo \'{OLD_SMI_REFUSAL}\'; exit 2;; esac\n'
+                                      'echo "00000000:00:06.0, 345, 345, 3201, P0"\n')
+    got = nvml_clocks()
+    assert got["gpus"] == {"0000:00:06.0": {"graphics_mhz": 345, "sm_mhz": 345, "memory_mhz": 3201, "pstate": "P0"}}
+    assert got["limits_reason"] == f"nvidia-smi exit 2: {OLD_SMI_REFUSAL}"
+
+
+def test_n_a_fields_are_none_not_numbers(tmp_path, monkeypatch):
+    _stand_in(tmp_path, monkeypatch, 'echo "00000000:00:06.0, 345, 345, 3201, P0, [N/A], [N/A], [N/A], [N/A]"\n')
+    reading = nvml_clocks()["gpus"]["0000:00:06.0"]
+    assert reading["max_graphics_mhz"] is None and reading["event_mask"] is None
+    assert reading["power_mw"] is None and reading["power_limit_mw"] is None
+
+
+def test_an_nvidia_smi_that_fails_both_ways_is_a_reason(tmp_path, monkeypatch):
+    _stand_in(tmp_path, monkeypatch, 'echo "NVIDIA-SMI has failed" >&2; exit 9\n')
+    assert nvml_clocks() == {"reason": "nvidia-smi exit 9: NVIDIA-SMI has failed"}
