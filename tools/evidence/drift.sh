@@ -31,10 +31,15 @@ timed record-quick rmpeer certify --tier quick --record /tmp/drec-quick --output
 mkdir -p "$ev/recordings"
 cp /tmp/drec-full/*.jsonl.gz "$ev/recordings/full.jsonl.gz"
 cp /tmp/drec-quick/*.jsonl.gz "$ev/recordings/quick.jsonl.gz"
+# every committed 1 x H200 recording (of any tier, with or without the boost; derived ones
+# left out), eight diffs at a time: one line each, "NAME exit N: last line"
+find "$repo/docs/evidence" "$repo/fixtures/transcripts" -name '*.jsonl.gz' -path '*h200x1*' ! -path '*/derived/*' \
+  | sort >"$ev/committed.txt"
 for new in full quick; do
-  for old in "$repo"/fixtures/transcripts/h200x1-2*.jsonl.gz; do
-    name="diff-$new-vs-$(basename "$old" .jsonl.gz)"
-    timed "$name" rmpeer diff "$old" "$ev/recordings/$new.jsonl.gz"
-    grep -E "^RM statuses|BEHAVIOUR" "$ev/$name.log" | cut -c1-400 | sed "s/^/  $name: /" | tee -a "$summary"
-  done
+  xargs -P 8 -I{} sh -c 'rmpeer diff "$1" "$2" >"$3/diff-$4-vs-$(echo "$1" | md5sum | cut -c1-8).log" 2>&1;
+    echo "$4 vs ${1#$5/} exit $?: $(tail -1 "$3/diff-$4-vs-$(echo "$1" | md5sum | cut -c1-8).log")"' \
+    _ {} "$ev/recordings/$new.jsonl.gz" "$ev" "$new" "$repo" <"$ev/committed.txt" | sort >"$ev/diffs-$new.txt"
+  echo "diff $new recording against $(wc -l <"$ev/committed.txt") committed 1 x H200 recordings: exit codes $(
+    sed -E 's/.* exit ([0-9]+):.*/\1/' "$ev/diffs-$new.txt" | sort | uniq -c | tr -s ' ' | tr '\n' ';')" | tee -a "$summary"
+  grep -v " exit 0:" "$ev/diffs-$new.txt" | head -5 | tee -a "$summary"
 done
