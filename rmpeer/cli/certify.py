@@ -72,6 +72,18 @@ class Lines:
         self.flush()
 
 
+# pytest's own plugins a certify run leaves out. Each one that wraps every test's phases costs
+# each check its time (issue 46, `tools/overhead.py`): the log capture (logging: suites log
+# nothing), the thread-exception and unraisable-exception hooks (a stop signal's error in a
+# finalizer is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback),
+# faulthandler (rmpeer's own deadline stops a run that hangs), and those a run never uses (the
+# terminal: rmpeer prints its own lines; the cache, warnings, legacy paths, JUnit: certify
+# writes its own from the RunResult, doctest, pastebin, stepwise).
+QUIET_PLUGINS = [arg for name in ("cacheprovider", "terminal", "warnings", "unraisableexception", "threadexception",
+                                  "logging", "faulthandler", "legacypath", "junitxml", "doctest", "pastebin",
+                                  "stepwise") for arg in ("-p", f"no:{name}")]
+
+
 def _run_pytest(spec, host, collector, say) -> int:
     import os
 
@@ -85,8 +97,7 @@ def _run_pytest(spec, host, collector, say) -> int:
     # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
     # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
-    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:warnings", "-p", "no:unraisableexception"]
+    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), *QUIET_PLUGINS]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same
     # process (fleet node, a test) keeps its own environment for what it starts later
