@@ -37,6 +37,10 @@ FAIL = "fail"                # a conformance check failed: NOT CERTIFIED
 DEGRADE = "degraded"         # correct, but unfit (floors, links, Xids): DEGRADED
 UNFINISHED = "incomplete"    # a check could not run or was cut short: INCOMPLETE
 INFO = "info"                # recorded, never changes the verdict
+# INFO findings that warn of a check made, never a check left out: a figure fallen from this
+# host's own history, a count grown (rmpeer.judge.drift), a history that could not be used or a
+# new baseline (rmpeer.run.assemble.with_history). Told under the verdict line, not "not checked".
+WARNING_CHECKS = ("drift", "history")
 SEVERITIES = (FAIL, DEGRADE, UNFINISHED, INFO)
 
 TIERS = ("passive", "quick", "full")     # shallow to deep: a deeper tier satisfies a shallower one

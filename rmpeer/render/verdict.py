@@ -5,7 +5,7 @@ carries no per-card verdict (never judged) blames no card: its host verdict stan
 
 from __future__ import annotations
 
-from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, INFO, short
+from rmpeer.model.result import CERTIFIED, CUT_SHORT, INCOMPLETE, INFO, WARNING_CHECKS, short
 from rmpeer.render.text import escaped
 
 SHOWN = 3
@@ -65,7 +65,6 @@ def unchecked_phrase(items: list) -> str:
     return ", ".join(f"{i['check']} ({i['reason']})" for i in items)
 
 
-WARNED = ("drift", "history")     # INFO findings a reader is told of under the verdict line
 
 
 def warning_lines(result) -> list:
@@ -74,7 +73,7 @@ def warning_lines(result) -> list:
     change no verdict (unless --drift-fails made them DEGRADE, when they are reasons too)."""
     out = []
     for f in result.findings:
-        if f.check in WARNED and f.severity == INFO:
+        if f.check in WARNING_CHECKS and f.severity == INFO:
             out.append(f"{f.check}: {f.subject}: {f.found}" if f.check == "history" else
                        f"{f.check}: {f.subject}: {f.found} (expected {f.expected})")
     return out
