@@ -5,6 +5,9 @@ clocks text says so; a slowdown by the hardware (thermal, power brake, HW slowdo
 reading is a fault of its own, also on a card another process used. Readings hand-made in the
 shape rmpeer.run.fitness.read_clocks gives; the reasons decoded by the table from nvml.h's bits."""
 
+import gzip
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -69,3 +72,28 @@ def test_a_slowdown_is_judged_on_a_card_another_process_used_and_the_process_nam
     assert by_check["boost"].severity == INFO and "pid 4242" in by_check["boost"].found
     assert by_check["clocks"].severity == DEGRADE and by_check["clocks"].found.endswith(
         " while pid 4242 (python3 matmul_load.py) held card 0")
+
+
+BUSY = Path(__file__).resolve().parents[2] / "docs" / "evidence" / "h200x1-20261205T0424Z-drift-busy" / "busy"
+
+
+@pytest.mark.skipif(not BUSY.is_dir(), reason="docs/evidence (a checkout, not a wheel)")
+@pytest.mark.parametrize("run", [2, 5])
+def test_the_live_runs_beside_a_matmul_job_held_at_the_power_limit_judge_clean(run):
+    """Runs 2 and 5 of five full certifies beside a bf16 matmul on the same H200 (driver
+    580.159.04): the boosted reading is 15 MHz below the idle sample (1440 against 1455, 1455
+    against 1470), both taken at the card's 700 W limit with NVML's SW power cap. Judged clean, as
+    the live run was (CERTIFIED, nothing not checked); the same readings without the reasons
+    (what the earlier rule saw) are the boost finding that rule gave."""
+    doc = json.loads(gzip.open(BUSY / f"certificate-busy-{run}.json.gz").read())
+    assert doc["verdict"] == "CERTIFIED" and doc["not_checked"] == []
+    clocks = {phase: {int(c): r for c, r in cards.items()} for phase, cards in doc["clocks"].items()}
+    idle, boosted = clocks["idle"][0], clocks["boosted"][0]
+    assert boosted["graphics_mhz"] < idle["graphics_mhz"]
+    assert [e["reason"] for e in boosted["clock_events"]] == ["sw_power_cap"]
+    live = SimpleNamespace(clocks=clocks, boost=SimpleNamespace(failures={}))
+    assert boost_findings(live) == []
+    blind = {p: {c: {k: v for k, v in r.items() if k != "clock_events"} for c, r in cards.items()}
+             for p, cards in clocks.items()}
+    got = boost_findings(SimpleNamespace(clocks=blind, boost=SimpleNamespace(failures={})))
+    assert [(f.check, f.found) for f in got] == [("boost", f"{boosted['graphics_mhz']} MHz")]
