@@ -467,8 +467,7 @@ MUTANTS = {
         ("tests/tables/test_pcie.py::test_the_fingerprint_of_a_host_refuses_a_broken_file_by_name",)),
     "pcie-checked-only-after-the-run": M(
         "pcie.yaml is first read by the fingerprint at the run's end, not checked before the run",
-        "rmpeer/run/spec.py", "    load_pcie()\n    drivers = DriverMatrix().check_sends()",
-        "    drivers = DriverMatrix().check_sends()",
+        "rmpeer/run/spec.py", "    load_pcie()\n    load_nvml()\n", "    load_nvml()\n",
         ("tests/run/test_spec.py::test_a_broken_pcie_file_is_refused_before_the_run",)),
     "pcie-loop-guard-unbounded": M(
         "pcie.yaml's max_hops is taken at any size (10**12: the walk of a looping capability chain has no guard)",
@@ -941,7 +940,7 @@ MUTANTS = {
         ("tests/judge/test_reasons_once.py::test_a_passive_finding_longer_than_its_checks_reason_is_one_reason",)),
     "boost-lowered-one-mhz-passes": M(
         "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
-        "and now < before:", "and now < before - 1:",
+        ' and now < before and not _events(r, "cap"):', ' and now < before - 1 and not _events(r, "cap"):',
         ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
     # hunt6-a: judge/passive, judge/unchecked, judge/freshness
     "unread-proc-gpu-list-is-info": M(
@@ -1322,6 +1321,10 @@ MUTANTS = {
     "live-shim-ignores-the-reply": M("the live shim keeps the request it sent as RM's reply",
         "rmpeer/shim/live.py", "        after = top.read()", "        after = before",
         ("tests/shim/test_standin_live.py::test_a_live_run_on_a_recorded_host_certifies_as_its_replay",)),
+    "prometheus-peer-by-the-runs-number": M("the Prometheus pair series name peer_gpu by the run's own card number on a subset run",
+        "rmpeer/render/prometheus.py", 'ok.labels(**_card_labels(cards, src), peer_gpu=_card_labels(cards, dst)["gpu"])',
+        "ok.labels(**_card_labels(cards, src), peer_gpu=str(dst))",
+        ("tests/render/test_prometheus_mutants.py::test_a_subset_run_names_both_cards_of_a_pair_by_the_hosts_numbers",)),
     "drift-warning-not-checked": M("a drift warning is listed as a check not made (refused by --require-complete)",
         "rmpeer/judge/unchecked.py", 'NOT_A_CHECK = {"state", *WARNING_CHECKS}', 'NOT_A_CHECK = {"state"}',
         ("tests/judge/test_unchecked.py::test_a_drift_warning_is_a_check_made_not_one_left_out",)),

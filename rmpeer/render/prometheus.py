@@ -124,12 +124,13 @@ def registry_of(result: RunResult) -> CollectorRegistry:
     ok = gauge("rmpeer_p2p_copy_ok", "1 when every peer copy from gpu to peer_gpu was byte-exact",
                (*GPU_LABELS, "peer_gpu"))
     for (src, dst), value in sorted(copy_ok(result).items()):
-        ok.labels(**_card_labels(cards, src), peer_gpu=str(dst)).set(value)
+        ok.labels(**_card_labels(cards, src), peer_gpu=_card_labels(cards, dst)["gpu"]).set(value)
     # dcgm-exporter's label names, Hostname too: Grafana draws a pair's trend across runs and hosts
     bw = gauge("rmpeer_p2p_bandwidth_bytes_per_second", "median copy bandwidth from gpu to peer_gpu",
                (*GPU_LABELS, "peer_gpu", "op", "Hostname"))
     for (src, dst, op), value in sorted(bandwidth(result).items()):
-        bw.labels(**_card_labels(cards, src), peer_gpu=str(dst), op=op, Hostname=result.node).set(value)
+        bw.labels(**_card_labels(cards, src), peer_gpu=_card_labels(cards, dst)["gpu"], op=op,
+                  Hostname=result.node).set(value)
     floor = gauge("rmpeer_bandwidth_floor_bytes_per_second", "the topology's floor for a copy of this op", ("op",))
     for op, value in sorted(floors(result).items()):
         floor.labels(op=op).set(value)

@@ -149,6 +149,18 @@ def test_a_subset_run_names_its_cards_by_the_hosts_numbers():
     assert got["rmpeer_gpu_certified"] == rows(({**CARD1, "gpu": "6", "verdict": CERTIFIED}, 1.0))
 
 
+def test_a_subset_run_names_both_cards_of_a_pair_by_the_hosts_numbers():
+    """On a run of cards 1 and 3 of a host, the copy from the run's card 0 to its card 1 is
+    host card 1 to host card 3: gpu and peer_gpu both the host's numbers (peer_gpu was the
+    run's own number, so the pair read 1 -> 1), as dcgm-exporter numbers them."""
+    host = {"cards": cards(), "selection": {"cards": [1, 3]}}
+    got = series(RunResult(verdict=CERTIFIED, host=host, pairs=[copy(0, 1, "read", True)],
+                           bandwidth=[figure(0, 1, "read", 395.0)], node="n1"))
+    assert got["rmpeer_p2p_copy_ok"] == rows(({**CARD0, "gpu": "1", "peer_gpu": "3"}, 1.0))
+    assert got["rmpeer_p2p_bandwidth_bytes_per_second"] == rows(
+        ({**CARD0, "gpu": "1", "peer_gpu": "3", "op": "read", "Hostname": "n1"}, 395e9))
+
+
 def test_a_selection_shorter_than_the_cards_numbers_the_rest_by_their_index():
     got = series(RunResult(verdict=CERTIFIED, host={"cards": cards(), "selection": {"cards": [5]}},
                            links={"0": {"active": 1}, "1": {"active": 2}}))
