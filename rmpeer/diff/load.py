@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 
 from rmpeer.abi import DriverMatrix
-from rmpeer.diff.side import Side, step_family
+from rmpeer.diff.side import EARLIER_METHODS, Side, step_family
 from rmpeer.errors import ConfigError
 from rmpeer.machine.signing import verify
 from rmpeer.model.result import RunResult
@@ -164,17 +164,23 @@ def manifest_of(path: Path, doc) -> dict | None:
     return {**{part: sorted(doc[part]) for part in MANIFEST_PARTS}, "figures": dict(sorted(doc["figures"].items()))}
 
 
-def figure_methods(made: dict | None, gated) -> dict:
+def figure_methods(made: dict | None, gated, created: str | None = None) -> dict:
     """How a file's figures were timed: its manifest's figures. A recording with none says in
     its header whether its rmpeer had the gate (run.gated): today's methods
-    (rmpeer.model.steps.manifest), the engines at once "ungated" where it had not. A
-    certificate with none does not say: {} (its figures are compared as they are)."""
+    (rmpeer.model.steps.manifest), the engines at once "ungated" where it had not, and a
+    method as it was before a later change where the recording was made before it
+    (rmpeer.diff.side.EARLIER_METHODS). A certificate with none does not say: {}
+    (its figures are compared as they are)."""
     if made is not None:
         return dict(made["figures"])
     if gated is None:
         return {}
     today = dict(manifest().get("figures") or {})
-    return {op: ("ungated" if m == "gated" and not gated else m) for op, m in today.items()}
+    out = {op: ("ungated" if m == "gated" and not gated else m) for op, m in today.items()}
+    for op, method, earlier, since in EARLIER_METHODS:
+        if out.get(op) == method and created and str(created) < since:
+            out[op] = earlier
+    return out
 
 
 def unmade_families(created, cards, calls) -> set:
@@ -220,7 +226,7 @@ def _recording(path: Path) -> Side:
     side.sources["calls"] = "every call the recording holds"
     side.sources["struct sizes"] = "the requests recorded"
     side.manifest = manifest_of(path, header.get("manifest"))
-    side.figure_methods = figure_methods(side.manifest, bool(run.get("gated")))
+    side.figure_methods = figure_methods(side.manifest, bool(run.get("gated")), header.get("created"))
     side.unmade = unmade_families(header.get("created"), header.get("cards"), side.calls)
     side.recorded_families = {f for fams in family_table().values() for f in fams} or None
     if host is not None:

@@ -24,6 +24,14 @@ IDENTITY = {"uuid", "pci", "gpu_id", "minor", "device_instance", "driver_version
             "abi_release", "abi_forced", "abi_note", "hostname", "node", "seed", "pattern_seed",
             "cluster_uuid",
             "selection"}     # the cards a run took: an aspect of its own (compare_selection), not reply fields
+# A figure's method (rmpeer.traffic.bandwidth.METHODS, in each manifest) as it was before a change
+# rmpeer made to it, for the recordings that name no methods (made before the manifest): (op,
+# its method today, the earlier method, when the change came, from the commit). Gated runs until
+# 392b542 (2026-11-30 15:30:53 UTC) read both engines' spans on one card's clock, the other card's
+# timer about a millisecond apart after a CUDA context had run (520-530 GB/s both ways at once
+# where each card's own clock gives 780).
+EARLIER_METHODS = (("bidirectional", "gated", "gated, one card's clock", "2026-11-30T15:30:53Z"),
+                   ("all", "gated", "gated, one card's clock", "2026-11-30T15:30:53Z"))
 # Clock MHz are behaviour only where RM was asked to hold them: boosted, and after traffic.
 CLOCK_PHASES = {"idle": "idle clock MHz wander run to run (345..600 MHz on a healthy H200)",
                 "released": "released clock MHz are read a moment after the boost is cleared "
