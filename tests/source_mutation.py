@@ -1333,6 +1333,10 @@ MUTANTS = {
         "rmpeer/diff/load.py", "        if out.get(op) == method and created and str(created) < since:",
         "        if out.get(op) == method:",
         ("tests/diff/test_diff_versions.py::test_a_figure_timed_on_one_card_s_clock_before_the_change_is_not_comparable",)),
+    "slices-drop-the-tail-in-a-replay": M("a block's last partial slice is never compared: a replay of a real 10 MiB run "
+                                          "with a flipped tail byte passes",
+        "rmpeer/machine/slices.py", "range(0, total, size)))", "range(0, total - total % size or total, size)))",
+        ("tests/traffic/test_tail_replay.py::test_a_flip_in_the_tail_slice_is_not_certified_naming_its_offset",)),
     "drift-warning-not-checked": M("a drift warning is listed as a check not made (refused by --require-complete)",
         "rmpeer/judge/unchecked.py", 'NOT_A_CHECK = {"state", *WARNING_CHECKS}', 'NOT_A_CHECK = {"state"}',
         ("tests/judge/test_unchecked.py::test_a_drift_warning_is_a_check_made_not_one_left_out",)),
