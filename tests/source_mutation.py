@@ -940,7 +940,7 @@ MUTANTS = {
         ("tests/judge/test_reasons_once.py::test_a_passive_finding_longer_than_its_checks_reason_is_one_reason",)),
     "boost-lowered-one-mhz-passes": M(
         "a boost that left a card's graphics clock 1 MHz below idle passes", "rmpeer/judge/verdict.py",
-        ' and now < before and not _events(r, "cap"):', ' and now < before - 1 and not _events(r, "cap"):',
+        ' and now < before and not events(r, "cap"):', ' and now < before - 1 and not events(r, "cap"):',
         ("tests/judge/test_verdict.py::test_a_boost_rm_accepted_that_lowered_the_clocks_degrades",)),
     # hunt6-a: judge/passive, judge/unchecked, judge/freshness
     "unread-proc-gpu-list-is-info": M(
@@ -1341,10 +1341,10 @@ MUTANTS = {
         "rmpeer/judge/unchecked.py", 'NOT_A_CHECK = {"state", *WARNING_CHECKS}', 'NOT_A_CHECK = {"state"}',
         ("tests/judge/test_unchecked.py::test_a_drift_warning_is_a_check_made_not_one_left_out",)),
     "boost-ignores-the-power-limit": M("a boost held at the card's power limit (SW power cap) degrades as a failed boost",
-        "rmpeer/judge/verdict.py", ' and now < before and not _events(r, "cap"):', " and now < before:",
+        "rmpeer/judge/verdict.py", ' and now < before and not events(r, "cap"):', " and now < before:",
         ("tests/judge/test_boost_power.py::test_a_boost_held_at_the_power_limit_is_what_the_card_can_reach",)),
     "boost-any-reason-excuses": M("any clock-event reason (the card idle) excuses a boost below the idle sample",
-        "rmpeer/judge/verdict.py", ' and now < before and not _events(r, "cap"):',
+        "rmpeer/judge/verdict.py", ' and now < before and not events(r, "cap"):',
         " and now < before and not r.get(\"clock_events\"):",
         ("tests/judge/test_boost_power.py::test_the_same_drop_with_no_limit_named_still_degrades",)),
     "slowdown-never-judged": M("a hardware slowdown of the clocks passes unseen",

@@ -14,6 +14,7 @@ from rmpeer.judge.floors import FAIL as BELOW, OUTLIER, judge_bandwidth
 from rmpeer.judge.nvlink import check_active, compare_counters
 from rmpeer.judge.scope import xids_by_card
 from rmpeer.judge.unchecked import not_checked, refusals
+from rmpeer.model.clocks import events, held_text
 from rmpeer.model.nvlink import NO_NVLINK
 from rmpeer.model.result import (
     CERTIFIED, DEGRADE, DEGRADED, ELLIPSIS, FAIL, INCOMPLETE, INFO, NOT_CERTIFIED, REASON_CHARS, UNFINISHED, Finding,
@@ -134,23 +135,6 @@ def clocks_text(clocks: dict) -> str:
         f"{held_text(r)}" for c, r in cards.items())
 
 
-def _events(reading: dict, kind: str) -> list:
-    """The texts of a clock reading's NVML clock-event reasons of one kind (matrices/nvml.yaml:
-    cap, slowdown, setting), or [] where none were read."""
-    return [e.get("text", "?") for e in reading.get("clock_events") or () if e.get("kind") == kind]
-
-
-def held_text(reading: dict) -> str:
-    """', held by its power limit (SW power cap; 698 of 700 W)' where NVML says the card holds
-    its clocks at its own limit, else ''."""
-    cap = _events(reading, "cap")
-    if not cap:
-        return ""
-    power, limit = reading.get("power_mw"), reading.get("power_limit_mw")
-    watts = f"; {power / 1000:.0f} of {limit / 1000:.0f} W" if power is not None and limit else ""
-    return f", held by its power limit ({', '.join(cap)}{watts})"
-
-
 def boost_findings(fitness) -> list:
     """RM gave a P-state for every card; the boost, when asked, was accepted and raised the
     clocks as far as the card can go under its own power limit; and no reading found the
@@ -172,7 +156,7 @@ def boost_findings(fitness) -> list:
         out.append(Finding("boost", f"card {card}", "RM to accept the boost", f"RM refused it: {status}", DEGRADE))
     for card, r in fitness.clocks.get("boosted", {}).items():
         before, now = idle.get(card, {}).get("graphics_mhz"), r.get("graphics_mhz")
-        if before is not None and now is not None and now < before and not _events(r, "cap"):
+        if before is not None and now is not None and now < before and not events(r, "cap"):
             out.append(Finding("boost", f"card {card}", f"a graphics clock of at least {before} MHz after the boost",
                                f"{now} MHz", DEGRADE))
     return out
@@ -186,7 +170,7 @@ def slowdown_findings(clocks: dict) -> list:
     seen: dict = {}
     for phase, cards in clocks.items():
         for card, r in (cards or {}).items():
-            slow = _events(r, "slowdown") if isinstance(r, dict) else []
+            slow = events(r, "slowdown") if isinstance(r, dict) else []
             if slow:
                 seen.setdefault(card, []).append(f"{', '.join(slow)} at the {phase} reading "
                                                  f"({r.get('graphics_mhz')} of {r.get('max_graphics_mhz')} MHz)")

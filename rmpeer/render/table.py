@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from rmpeer.model.clocks import held_text
 from rmpeer.render.health_text import health_lines
 
 SETUP_AREA = "setup"
@@ -77,7 +78,8 @@ def render_fitness(result) -> str:
     lines = ["clocks (P-state through RM; MHz graphics/memory through NVML):"]
     for phase, cards in result.clocks.items():
         lines.append(f"  {phase:<14}" + "  ".join(
-            f"card {c}: {r.get('graphics_mhz')}/{r.get('memory_mhz')} MHz {r.get('pstate')}" for c, r in cards.items()))
+            f"card {c}: {r.get('graphics_mhz')}/{r.get('memory_mhz')} MHz {r.get('pstate')}{held_text(r)}"
+            for c, r in cards.items()))
     boost = result.boost or {}
     if not boost.get("asked"):
         lines.append("  boost: not asked (--no-boost)")

@@ -47,10 +47,10 @@ def test_the_same_drop_with_no_limit_named_still_degrades():
             ("boost", "a graphics clock of at least 1980 MHz after the boost", "1755 MHz", DEGRADE)], boosted
 
 
-def test_the_clocks_text_says_the_card_was_held_by_its_power_limit():
+def test_the_clocks_text_says_the_card_was_held_at_its_power_cap():
     clocks = {"after-traffic": {0: reading(1755, SW_POWER_CAP, 698.5, 700.0)}}
     assert clocks_text(clocks) == ("clocks (after-traffic): card 0 1755 MHz graphics / 3201 MHz memory, P0, "
-                                   "held by its power limit (SW power cap; 698 of 700 W)")
+                                   "at its SW power cap (698 of 700 W)")
     assert clocks_text({"after-traffic": {0: reading(1980)}}) == (
         "clocks (after-traffic): card 0 1980 MHz graphics / 3201 MHz memory, P0")
 
@@ -97,3 +97,14 @@ def test_the_live_runs_beside_a_matmul_job_held_at_the_power_limit_judge_clean(r
              for p, cards in clocks.items()}
     got = boost_findings(SimpleNamespace(clocks=blind, boost=SimpleNamespace(failures={})))
     assert [(f.check, f.found) for f in got] == [("boost", f"{boosted['graphics_mhz']} MHz")]
+
+
+@pytest.mark.skipif(not BUSY.is_dir(), reason="docs/evidence (a checkout, not a wheel)")
+def test_the_terminal_s_clock_lines_of_the_busy_run_say_the_card_was_at_its_power_cap():
+    from rmpeer.model.result import RunResult
+    from rmpeer.render.table import render_fitness
+
+    result = RunResult.from_dict(json.loads(gzip.open(BUSY / "certificate-busy-2.json.gz").read()))
+    lines = render_fitness(result).splitlines()
+    assert "  boosted       card 0: 1440/3201 MHz P0, at its SW power cap (691 of 700 W)" in lines, lines[:6]
+    assert all(len(x) <= 80 for x in lines[:5]), lines[:5]
