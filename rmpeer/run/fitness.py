@@ -65,7 +65,9 @@ def nvml_clocks() -> dict:
         reading = {"graphics_mhz": _int(text["graphics_mhz"]), "sm_mhz": _int(text["sm_mhz"]),
                    "memory_mhz": _int(text["memory_mhz"]), "pstate": text["pstate"]}
         if "event_mask" in text:
-            reading.update(max_graphics_mhz=_int(text["max_graphics_mhz"]), event_mask=_int(text["event_mask"], 16),
+            mask = _int(text["event_mask"], 16)
+            reading.update(max_graphics_mhz=_int(text["max_graphics_mhz"]),
+                           event_mask=mask if mask is not None and 0 <= mask < 1 << 64 else None,   # NVML's 64 bits
                            power_mw=_milli(text["power_mw"]), power_limit_mw=_milli(text["power_limit_mw"]))
         gpus[text["pci"][-12:].lower()] = reading
     out["gpus"] = gpus

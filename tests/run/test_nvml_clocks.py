@@ -61,3 +61,11 @@ def test_n_a_fields_are_none_not_numbers(tmp_path, monkeypatch):
 def test_an_nvidia_smi_that_fails_both_ways_is_a_reason(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch, 'echo "NVIDIA-SMI has failed" >&2; exit 9\n')
     assert nvml_clocks() == {"reason": "nvidia-smi exit 9: NVIDIA-SMI has failed"}
+
+
+@pytest.mark.parametrize("mask", ["-0x1", "0x10000000000000000", "0xzz"])
+def test_a_mask_that_is_no_64_bit_word_is_not_read(tmp_path, monkeypatch, mask):
+    """Python reads "-0x1" as a number with every bit set: taken as it is, it would name every
+    reason, thermal slowdowns included, and degrade the host on a misprint."""
+    _stand_in(tmp_path, monkeypatch, f'echo "00000000:00:06.0, 1980, 1980, 3201, P0, 1980, {mask}, 100.0, 700.0"\n')
+    assert nvml_clocks()["gpus"]["0000:00:06.0"]["event_mask"] is None
