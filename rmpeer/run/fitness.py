@@ -77,7 +77,7 @@ def nvml_clocks() -> dict:
 def _milli(text):
     try:
         value = round(float(text) * 1000)
-    except ValueError:
+    except (ValueError, OverflowError):     # "[N/A]", "nan", "inf"
         return None
     return value if 0 <= value < 1 << 40 else None
 

@@ -69,3 +69,10 @@ def test_a_mask_that_is_no_64_bit_word_is_not_read(tmp_path, monkeypatch, mask):
     reason, thermal slowdowns included, and degrade the host on a misprint."""
     _stand_in(tmp_path, monkeypatch, f'echo "00000000:00:06.0, 1980, 1980, 3201, P0, 1980, {mask}, 100.0, 700.0"\n')
     assert nvml_clocks()["gpus"]["0000:00:06.0"]["event_mask"] is None
+
+
+@pytest.mark.parametrize("watts", ["inf", "nan", "-5.0", "1e300"])
+def test_a_power_that_is_no_figure_is_not_read(tmp_path, monkeypatch, watts):
+    _stand_in(tmp_path, monkeypatch, f'echo "00000000:00:06.0, 1980, 1980, 3201, P0, 1980, 0x4, {watts}, 700.0"\n')
+    reading = nvml_clocks()["gpus"]["0000:00:06.0"]
+    assert reading["power_mw"] is None and reading["power_limit_mw"] == 700000
