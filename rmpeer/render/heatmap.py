@@ -201,5 +201,5 @@ def bandwidth_heatmap_svg(pairs: dict) -> str:
 
     legend = [f"colour: light = slowest pair ({low:.1f} GB/s) \u2192 dark = fastest ({high:.1f} GB/s); "
               "red frame: a check failed",
-              "S R W: setup / read / write checks, \u2713 all passed, \u2717 passed/total where one failed"]
+              "S R W: setup / read / write checks, \u2713 all passed, \u2717 failed/total where one failed"]
     return _grid(cards, labels, cell, title, "bandwidth-heatmap", legend, f"card s (row) {ARROW} card t")

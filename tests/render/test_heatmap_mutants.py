@@ -157,9 +157,9 @@ def test_the_bandwidth_heatmap_of_two_cards_written_out():
         '<rect x="374" y="142" width="166" height="60" rx="6" fill="#eeeeee"/>'
         + T(457.0, 168, "no copies", 15, "bold", "#222") + T(457.0, 187, "no checks ran", 11) + "</g>",
         T(12, 222, legend, 11, fill="#444", anchor="start"),
-        # as the module writes it today: the marks above give failed/total ("R\u2717 1/3": one of three failed),
-        # while this line says passed/total (reported with issue 47, item 9; not changed here)
-        T(12, 238, f"S R W: setup / read / write checks, {TICK} all passed, {CROSS} passed/total where one failed", 11,
+        # the marks above give failed/total ("R\u2717 1/3": one of three failed), as this line says (it said
+        # passed/total until the render/ mutation run found it, issue 47 item 9)
+        T(12, 238, f"S R W: setup / read / write checks, {TICK} all passed, {CROSS} failed/total where one failed", 11,
           fill="#444", anchor="start"),
         "</svg>", ""]
 
