@@ -59,7 +59,9 @@ from rmpeer.paths import transcripts_dir
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"
-OTHER_ONE_CARD = transcripts_dir() / "degraded" / "h200x1-20261130T003151Z-noboost.jsonl.gz"   # no boost: diff finds changes
+# a 2-card host's quick run: diff finds changes (alloc:p2p, the cards); the 1-card --no-boost run
+# no longer differs from QUICK, its boost calls being ones its run does not make (issue 45)
+OTHER_HOST = transcripts_dir() / "h200x2-20261130T005408Z.jsonl.gz"
 EARLIER_ONE_CARD = transcripts_dir() / "h200x1-20261130T003119Z.jsonl.gz"    # an earlier run, CERTIFIED
 
 
@@ -360,10 +362,10 @@ ROWS = [
     # diff's exit code is its answer (0 same, 1 differs): a stdout that cannot take the table
     # (a reader gone, a full disk) must not turn "differs" into "same" (was exit 0 under
     # `| head`) nor into an internal error (was exit 5 on /dev/full); said once on stderr.
-    Row("diff | head of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+    Row("diff | head of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_HOST], 1,
         "rmpeer: diff: the table could not be written to stdout (Broken pipe); the answer stands: "
         "behaviour differs (exit 1)", stdout="gone"),
-    Row("diff > /dev/full of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_ONE_CARD], 1,
+    Row("diff > /dev/full of two runs that differ keeps exit 1", lambda tmp: ["diff", QUICK, OTHER_HOST], 1,
         "rmpeer: diff: the table could not be written to stdout (No space left on device); the answer stands: "
         "behaviour differs (exit 1)", stdout="full"),
     Row("diff | head of one run with itself keeps exit 0", lambda tmp: ["diff", QUICK, QUICK], EXIT_OK,
