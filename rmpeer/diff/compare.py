@@ -163,11 +163,11 @@ def compare_calls(a: Side, b: Side, cover: Coverage) -> list[Aspect]:
                                  f"(A: {_made_by(a)}; B: {_made_by(b)})")
     for side, labels in unrun.items():
         if labels:
-            other = b if side == "A" else a
+            having, lacking = (a, b) if side == "A" else (b, a)
             fams = sorted({step_family(x) for x in labels})
             statuses.info.append(f"not comparable (only in {side}): {len(labels)} step(s) of "
                                  f"{', '.join(f + ':*' for f in fams)}, which {'B' if side == 'A' else 'A'}'s run "
-                                 f"does not make: {_how_run(other, b if side == 'A' else a)} ({_settings(a, b)})")
+                                 f"does not make: {_how_run(lacking, having)} ({_settings(a, b)})")
     if recounted:
         counts.info.append(f"not comparable: how many calls {len(recounted)} step(s) made "
                            f"({', '.join(sorted({step_family(x) + ':*' for x in recounted}))}), which follows "
