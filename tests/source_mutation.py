@@ -1375,6 +1375,20 @@ MUTANTS = {
     "diff-ignores-the-manifest": M("diff takes a family a side's manifest lacks for one its rmpeer made",
         "rmpeer/diff/compare.py", "        return family not in made\n", "        return False\n",
         ("tests/diff/test_diff_manifest.py::test_each_family_one_side_s_rmpeer_does_not_make_is_not_comparable",)),
+    "costmodel-rig-without-its-engines": M("the cost model prices the bandwidth rig's RM setup and copies but not its "
+                                           "sessions' engines", "rmpeer/run/costmodel.py",
+        '    return _setup_s(shape, c) + c["rig_per_session_s"] * shape["sessions"] + copies',
+        "    return _setup_s(shape, c) + copies",
+        ("tests/run/test_costmodel.py::test_the_model_reproduces_each_recorded_rig_stretch",)),
+    "costmodel-engines-at-once-copy-once": M("the cost model prices a measure of engines copying at once as one copy, "
+                                             "not a chain", "rmpeer/run/costmodel.py",
+        '    return (CHAIN if op in ("bidirectional", "all") else 1) * n',
+        "    return n",
+        ("tests/run/test_costmodel.py::test_a_figures_copies_and_measures_worked_by_hand",)),
+    "costmodel-fitness-rest-dropped": M("the cost model leaves out the fitness group's fixed reads",
+        "rmpeer/run/costmodel.py", '            + c["fitness_rest_s"] + rig_seconds(cards, tier, c))',
+        "            + rig_seconds(cards, tier, c))",
+        ("tests/run/test_costmodel.py::test_the_fitness_part_of_a_run_is_the_logged_fitness_group_on_the_fitted_host",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -15,7 +15,7 @@ and 8 cards from a 2 x H200 evidence folder, with its per-check cost as fitted t
 with the machinery measured here taken off.
 
     python tools/overhead.py [--recording NAME] [--tier TIER] [--runs N] [--json OUT]
-           [--bench docs/evidence/h200x2-20261130T1632Z-after/projection/bench.json]
+           [--bench docs/evidence/projection-20261205/bench.json]
            [--baseline EARLIER.json | --saved-ms MS]
 
 A replay does work a live run does not (the recorded replies decoded, the read-back blocks
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 DEFAULT_RECORDING = "h200x1-20261130T003119Z"
-DEFAULT_BENCH = "docs/evidence/h200x2-20261130T1632Z-after/projection/bench.json"
+DEFAULT_BENCH = "docs/evidence/projection-20261205/bench.json"
 
 
 # -- the child: one certify run, timed ---------------------------------------------------------

@@ -3,8 +3,11 @@ beside it) and writes the result into that bench.json under "cost_model", as `rm
 does for a new run. For a bench.json made before the model existed.
 
     python tools/project_costs.py docs/evidence/h200x2-20261130T003650Z [MORE_LOG_FOLDERS ...]
+           [--recordings PATH ...]
 
-Extra folders add their certify logs (the same host, other runs) to the fit.
+Extra folders add their certify logs (the same host, other runs) to the fit. The bandwidth
+rig's cost comes from the recordings (files, or folders searched for *.jsonl.gz) of runs on
+the same kind of machine, the folder's own by default (rmpeer.run.costmodel.rig_stretch).
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import json
 import sys
 from pathlib import Path
 
-from rmpeer.run.costmodel import calibration_logs, projection, render_projection
+from rmpeer.run.costmodel import calibration_logs, calibration_stretches, projection, render_projection
 
 
 def main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", type=Path, help="an evidence folder with bench.json and certify logs")
     ap.add_argument("more", type=Path, nargs="*", help="more folders whose certify logs join the fit")
+    ap.add_argument("--recordings", type=Path, nargs="+", default=None,
+                    help="recordings (or folders of them) whose bandwidth rig's stretch prices the rig and figures")
     args = ap.parse_args(argv)
     folder = args.folder
     if not (folder / "bench.json").is_file():
@@ -28,7 +33,8 @@ def main(argv: list) -> int:
         return 2
     bench = json.loads((folder / "bench.json").read_text())
     logs = [text for f in [folder, *args.more] for text in calibration_logs(f)]
-    bench["cost_model"] = projection(bench, logs)
+    stretches = calibration_stretches(args.recordings or [folder])
+    bench["cost_model"] = projection(bench, logs, stretches)
     (folder / "bench.json").write_text(json.dumps(bench, indent=1, default=str) + "\n")
     print(render_projection(bench["cost_model"]))
     print(json.dumps(bench["cost_model"].get("reproduces"), indent=1))

@@ -86,7 +86,7 @@ def render(bench: dict) -> str:
 def bench(args) -> int:
     from rmpeer.machine.writable import check_inside, writable
     from rmpeer.render.bench_svg import bench_svg
-    from rmpeer.run.costmodel import calibration_logs, projection, render_projection
+    from rmpeer.run.costmodel import calibration_logs, calibration_stretches, projection, render_projection
     from rmpeer.run.hostrun import HostRun
     from rmpeer.run.spec import live_spec
     from rmpeer.safewrite import write_file
@@ -141,8 +141,9 @@ def bench(args) -> int:
               "cuda": {k: v for k, v in cuda.items() if k != "copies"} or None,
               "duration_s": round(time.time() - started, 1)}
 
-    # fitted to this bench and the certify logs beside it in --output (device-evidence.sh)
-    result["cost_model"] = projection(result, calibration_logs(out))
+    # fitted to this bench and the certify logs and recordings beside it in --output
+    # (device-evidence.sh puts them there)
+    result["cost_model"] = projection(result, calibration_logs(out), calibration_stretches([out]))
 
     from rmpeer.render.text import escaped
 

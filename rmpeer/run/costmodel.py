@@ -10,10 +10,23 @@ A layout of n sessions costs
                  layout's own checks), per byte checked (the pattern written and compared) and
                  per layout (its teardown and clean-up checks), fitted by least squares to
                  certify's per-layout times from its progress log
-and a run adds a fixed part (interpreter, collection, RM open, staging, boost) and the
-fitness figures (bandwidth per card and pair), both from certify's logs.
+and a run adds a fixed part (interpreter, collection, RM open, staging, boost, from certify's
+logs) and the fitness checks:
+    rig          the bandwidth rig, a layout of two sessions per card at BANDWIDTH_SIZE: its RM
+                 setup (as a layout's, above), and per session its engine and scratch built and
+                 freed, fitted to the rig's stretches of recorded runs (their segments' clock)
+    figures      each figure's copies at bench's GB/s (1 + REPEATS measures of one copy, or of
+                 CHAIN copies per engine when engines copy at once) and, per measure, the host's
+                 part (the copy queued, waited for, its timestamps read), fitted with the rig
+    the rest     what certify's fitness group takes beyond the rig and figures on this host (the
+                 clocks read after the traffic, the links read, the fitness checks themselves),
+                 from certify's logs, taken as fixed
+A figure is priced by what it does: the first model priced every figure at the fitness
+group's time over its figure count (42.9 ms on 2 x H200), which charged the rig and the
+group's fixed reads to the figures and grew them with the figures' count on 8 cards.
 
-Pure functions: inputs are bench.json's dict and certify's progress log texts.
+Pure functions: inputs are bench.json's dict, certify's progress log texts and a recording's
+lines (its notes' clock).
 """
 
 from __future__ import annotations
@@ -23,7 +36,9 @@ import math
 import re
 import statistics
 
+from rmpeer.run.fitness import BANDWIDTH_SIZE
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix
+from rmpeer.traffic.bandwidth import CHAIN, REPEATS, STABLE_SPREAD, MORE_REPEATS, figures_of, rig_layout, tier_pairs
 
 QUICK_BUDGET_S = 30.0
 LAYOUT_OWN_CHECKS = 3      # setup_order, teardown_frees_everything, shared_setup_was_torn_down_cleanly
@@ -97,6 +112,82 @@ def fitness_figures(cards: int, tier: str = "full") -> int:
     return cards + 4 * pairs + pairs + (1 if cards > 2 else 0)
 
 
+def tier_figures(cards: int, tier: str = "full") -> list:
+    """The ops of the figures certify's fitness measures on `cards` cards (bandwidth.figures_of)."""
+    return [op for _, _, op in figures_of(cards, pairs=tier_pairs(cards, tier))]
+
+
+def _copies_s(op: str, n: int, c: dict) -> float:
+    """One measure's copy time at bench's rates: engines that copy at once (bidirectional,
+    all) each move CHAIN copies side by side, the measure lasting one engine's chain."""
+    if op == "same-card":
+        return n / (c["same_card_gbps"] * 1e9)
+    return (CHAIN if op in ("bidirectional", "all") else 1) * n / (c["cross_card_gbps"] * 1e9)
+
+
+def figures_work(ops: list, c: dict, n: int = BANDWIDTH_SIZE, spreads=None) -> tuple:
+    """(seconds of copies, measures) of figures `ops` at n bytes: 1 + REPEATS measures each,
+    MORE_REPEATS more where a figure's spread was over STABLE_SPREAD (`spreads`, a recording's)."""
+    spreads = spreads or [0.0] * len(ops)
+    measures = [1 + REPEATS + (MORE_REPEATS if spread > STABLE_SPREAD else 0) for spread in spreads]
+    return sum(k * _copies_s(op, n, c) for op, k in zip(ops, measures)), sum(measures)
+
+
+def rig_shape(cards: int) -> dict:
+    return layout_shape(rig_layout(cards).cards, BANDWIDTH_SIZE)
+
+
+def _setup_s(shape: dict, c: dict) -> float:
+    return (c["setup_per_session_s"] * shape["sessions"] + c["setup_per_pair_s"] * shape["pairs"]
+            + c["setup_per_window_s"] * shape["windows"] + c["setup_per_card_pair_s"] * shape["card_pairs"])
+
+
+def rig_stretch(lines: list) -> dict | None:
+    """The bandwidth rig's stretch of a recorded run, from its notes' clock (t_ns): its setup
+    (segment setup:bandwidth), engines and figures (bandwidth:rig:... up to the bandwidth
+    note), and teardown (teardown:bandwidth up to the next note). {cards, seconds, figures:
+    [(op, bytes, spread)]}, or None for a recording without the rig (a passive run)."""
+    notes = [x for x in lines if isinstance(x, dict) and "note" in x and "t_ns" in x]
+    name = lambda x: "bandwidth:rig" if (x.get("key") or "").startswith("bandwidth:rig:") else (x.get("key") or x["note"])
+    at = {name(x): i for i, x in enumerate(notes)}
+    need = ("setup:bandwidth", "bandwidth:rig", "bandwidth", "teardown:bandwidth")
+    if any(k not in at for k in need) or at["teardown:bandwidth"] + 1 >= len(notes):
+        return None
+    t = lambda k: notes[at[k]]["t_ns"]
+    figures = notes[at["bandwidth"]].get("figures") or []
+    seconds = ((t("bandwidth") - t("setup:bandwidth")) + (notes[at["teardown:bandwidth"] + 1]["t_ns"]
+                                                           - t("teardown:bandwidth"))) / 1e9
+    cards = len({f[k] for f in figures for k in ("src_card", "dst_card") if f[k] >= 0})
+    return {"cards": cards, "seconds": seconds,
+            "figures": [(f["op"], f["bytes"], f.get("spread", 0.0)) for f in figures]}
+
+
+def fit_rig(stretches: list, c: dict) -> dict:
+    """Seconds per rig session (its engine and scratch built and freed) and per measure (the
+    host's part of one), by least squares over the recorded rig stretches, after the rig's
+    RM setup and the copies bench's figures price."""
+    rows, y = [], []
+    for r in stretches:
+        copies, measures = 0.0, 0
+        for op, n, spread in r["figures"]:
+            s, k = figures_work([op], c, n, [spread])
+            copies, measures = copies + s, measures + k
+        shape = rig_shape(r["cards"])
+        rows.append([shape["sessions"], measures])
+        y.append(r["seconds"] - _setup_s(shape, c) - copies)
+    per_session, per_measure = nonneg_least_squares(rows, y)
+    return {"rig_per_session_s": per_session, "per_measure_s": per_measure}
+
+
+def rig_seconds(cards: int, tier: str, c: dict) -> float:
+    """The rig and figures of certify's fitness on `cards` cards, as the model prices them."""
+    if cards < 1:
+        return 0.0
+    shape = rig_shape(cards)
+    copies, measures = figures_work(tier_figures(cards, tier), c)
+    return _setup_s(shape, c) + c["rig_per_session_s"] * shape["sessions"] + copies + c["per_measure_s"] * measures
+
+
 def setup_rows(bench: dict) -> list:
     """bench.json's setup table with each row's card pairs (sessions dealt over the cards)."""
     cards = len(bench["host"]["cards"])
@@ -132,9 +223,7 @@ def copy_rates(bench: dict) -> dict:
 
 def _fixed_part(shape: dict, c: dict) -> float:
     """What bench's figures alone say a layout costs: RM setup and the copies."""
-    return (c["setup_per_session_s"] * shape["sessions"] + c["setup_per_pair_s"] * shape["pairs"]
-            + c["setup_per_window_s"] * shape["windows"] + c["setup_per_card_pair_s"] * shape["card_pairs"]
-            + shape["cross_card_bytes"] / (c["cross_card_gbps"] * 1e9)
+    return (_setup_s(shape, c) + shape["cross_card_bytes"] / (c["cross_card_gbps"] * 1e9)
             + shape["same_card_bytes"] / (c["same_card_gbps"] * 1e9))
 
 
@@ -173,12 +262,19 @@ def _layout_extent(name: str, extent: int) -> int:
     return own or extent
 
 
-def fit(bench: dict, logs: list) -> dict:
-    """The model's coefficients from bench.json and certify logs of the same host."""
+def _host_cards(run: dict) -> int:
+    return 1 + max((c for cards in run["layouts"].values() for c in cards), default=0)
+
+
+def fit(bench: dict, logs: list, stretches: list) -> dict:
+    """The model's coefficients from bench.json, certify logs and the rig's stretches of
+    recorded runs (rig_stretch) of the same kind of host."""
     c = {**fit_setup(bench), **copy_rates(bench)}
     runs = [r for r in (parse_progress(t) for t in logs) if r]
     if not runs:
         raise ValueError("no certify progress log to fit the per-check and per-byte costs")
+    if not stretches:
+        raise ValueError("no recorded run with the bandwidth rig's stretch to fit the rig and figure costs")
     rows, y = [], []
     for run in runs:
         first = run["order"][0]
@@ -190,23 +286,23 @@ def fit(bench: dict, logs: list) -> dict:
     if not rows:
         raise ValueError("the certify logs hold no layout but the first (the first one carries the start-up)")
     c["per_item_s"], c["per_byte_s"], c["per_layout_s"] = nonneg_least_squares(rows, y)
-    cards = len(bench["host"]["cards"])
-    fixed, figure = [], []
+    c.update(fit_rig(stretches, c))
+    fixed, rest = [], []
     for run in runs:
         modelled = sum(layout_seconds(layout_shape(run["layouts"][n], _layout_extent(n, run["extent"])), c)
                        for n in run["layouts"] if n in run["times"])
         fit_s = run["times"].get("fitness", 0.0)
-        figure.append(fit_s / fitness_figures(cards))
+        rest.append(fit_s - rig_seconds(_host_cards(run), "full", c))    # 1 and 2 cards: quick's figures are full's
         fixed.append(run["total_s"] - modelled - fit_s)
     c["per_run_s"] = max(0.0, statistics.median(fixed))
-    c["per_figure_s"] = statistics.median(figure)
+    c["fitness_rest_s"] = max(0.0, statistics.median(rest))
     return c
 
 
 def predict(c: dict, cards: int, layouts: list, tier: str = "full") -> float:
     """Seconds for a certify run of `layouts` ([(cards tuple, extent)]) on a host of `cards` cards."""
     return (c["per_run_s"] + sum(layout_seconds(layout_shape(lc, ext), c) for lc, ext in layouts)
-            + c["per_figure_s"] * fitness_figures(cards, tier))
+            + c["fitness_rest_s"] + rig_seconds(cards, tier, c))
 
 
 def tier_layouts(cards: int, tier: str) -> list:
@@ -219,11 +315,11 @@ def tier_layouts(cards: int, tier: str) -> list:
     return [(layout.cards, matrix.tier_extent(layout, tier, cards)) for layout in chosen if layout is not None]
 
 
-def projection(bench: dict, logs: list, card_counts=(4, 8)) -> dict:
+def projection(bench: dict, logs: list, stretches: list, card_counts=(4, 8)) -> dict:
     """bench.json's cost_model: the coefficients, how well they reproduce the measured runs
     of this host, and the quick and full times predicted for `card_counts` cards."""
     try:
-        c = fit(bench, logs)
+        c = fit(bench, logs, stretches)
     except ValueError as exc:
         return {"reason": str(exc), "projections": None}
     cards = len(bench["host"]["cards"])
@@ -260,6 +356,32 @@ def calibration_logs(folder) -> list:
         run = _TOTAL.search(text)
         if run and run.group(1) == "CERTIFIED" and "boost: asked" in text:
             out.append(text)
+    return out
+
+
+def calibration_stretches(paths) -> list:
+    """The rig's stretches (rig_stretch) of the recordings at `paths` (a folder: its
+    *.jsonl.gz, recursively) of plain boosted runs: a --no-boost recording (named *noboost*),
+    a derived one (*derived*) and one beside a busy card (*busy*) are left out, as are
+    recordings without the rig."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    files = []
+    for path in map(Path, paths):
+        files += sorted(path.rglob("*.jsonl.gz")) if path.is_dir() else [path]
+    out = []
+    for f in files:
+        if any(word in f.name for word in ("noboost", "derived", "busy")):
+            continue
+        with gzip.open(f, "rt") as fh:
+            lines = [json.loads(line) for line in fh if line.startswith('{"note"') or line.startswith('{"header"')]
+        if lines and not lines[0].get("header", {}).get("run", {}).get("boost", True):
+            continue
+        stretch = rig_stretch(lines)
+        if stretch is not None:
+            out.append(stretch)
     return out
 
 

@@ -13,14 +13,21 @@ import numpy as np
 import pytest
 
 from rmpeer.run import costmodel
-from rmpeer.run.costmodel import (calibration_logs, fit, fitness_figures, layout_shape, nonneg_least_squares,
-                              parse_progress, projection, tier_layouts)
+from rmpeer.run.costmodel import (calibration_logs, calibration_stretches, fit, fitness_figures, layout_shape,
+                                  nonneg_least_squares, parse_progress, projection, rig_stretch, tier_layouts)
 
 pytestmark = pytest.mark.offline
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = [ROOT / "docs/evidence/h200x2-20261130T003650Z", ROOT / "docs/evidence/h200x2-20261130T005408Z"]
 BENCH = json.loads((EVIDENCE[0] / "bench.json").read_text())
 LOGS = [text for folder in EVIDENCE for text in calibration_logs(folder)]
+# The bandwidth rig's stretches: the two boosted 2 x H200 recordings that have them (the
+# earlier ones predate the bandwidth note) and today's 1 x H200 drift recordings (the same
+# kind of machine): two rig sizes, so that its per-session and per-measure costs part.
+RECORDINGS = [ROOT / "fixtures/transcripts/h200x2-20261130T151653Z.jsonl.gz",
+              ROOT / "docs/evidence/h200x2-20261130T1629Z-profile/recordings/h200x2-20261130T162924Z.jsonl.gz",
+              ROOT / "docs/evidence/h200x1-20261205T0424Z-drift-busy/drift/recordings"]
+STRETCHES = calibration_stretches(RECORDINGS)
 MiB = 1 << 20
 
 
@@ -88,7 +95,7 @@ def test_setup_model_reproduces_the_bench_setup_table():
 def test_per_check_costs_match_numpy_on_the_same_residuals():
     """The per-item, per-byte and per-layout costs: numpy's lstsq on rows built here from the
     logs' own test counts, after the setup and copy time bench's figures give."""
-    c = fit(BENCH, LOGS)
+    c = fit(BENCH, LOGS, STRETCHES)
     rows, y = [], []
     for text in LOGS:
         run, counts = parse_progress(text), _log_counts(text)
@@ -112,7 +119,7 @@ def test_per_check_costs_match_numpy_on_the_same_residuals():
 
 def test_the_model_reproduces_the_measured_two_card_runs():
     """Quick within 15%, full within 10% of the median of the logged totals."""
-    model = projection(BENCH, LOGS)
+    model = projection(BENCH, LOGS, STRETCHES)
     measured = {"quick": [4.4], "full": [13.7, 14.7, 15.8]}
     for tier, tol in (("quick", 0.15), ("full", 0.10)):
         got = model["reproduces"][tier]
@@ -121,7 +128,7 @@ def test_the_model_reproduces_the_measured_two_card_runs():
 
 
 def test_projection_gives_four_and_eight_cards_and_quick_on_eight_fits_the_budget():
-    model = projection(BENCH, LOGS)
+    model = projection(BENCH, LOGS, STRETCHES)
     p = model["projections"]
     assert set(p) == {"4", "8"} and all(p[n]["quick"] < p[n]["full"] for n in p)
     assert p["4"]["quick"] < p["8"]["quick"] < costmodel.QUICK_BUDGET_S and model["quick_8_within_budget"]
@@ -136,7 +143,7 @@ def test_the_quick_tier_on_eight_cards_runs_these_layouts():
 
 
 def test_without_certify_logs_there_is_no_projection():
-    model = projection(BENCH, [])
+    model = projection(BENCH, [], STRETCHES)
     assert model["projections"] is None and "no certify progress log" in model["reason"]
     assert costmodel.render_projection(model).startswith("cost model: not fitted")
 
@@ -158,7 +165,7 @@ def _layouts_off(model_coefficients) -> list:
 
 
 def test_the_model_reproduces_each_layouts_time():
-    assert _layouts_off(fit(BENCH, LOGS)) == []
+    assert _layouts_off(fit(BENCH, LOGS, STRETCHES)) == []
 
 
 def test_mutation_a_model_without_the_per_item_cost_misses_the_big_layouts(monkeypatch):
@@ -166,4 +173,117 @@ def test_mutation_a_model_without_the_per_item_cost_misses_the_big_layouts(monke
     own times can (four-per-card and sixteen move the same bytes in 275 and 1091 checks)."""
     real = costmodel.layout_shape
     monkeypatch.setattr(costmodel, "layout_shape", lambda cards, extent: {**real(cards, extent), "items": 0})
-    assert [name for name, *_ in _layouts_off(fit(BENCH, LOGS))] == ["four-per-card", "sixteen"]
+    assert [name for name, *_ in _layouts_off(fit(BENCH, LOGS, STRETCHES))] == ["four-per-card", "sixteen"]
+
+
+# -- the fitness checks: the rig and its figures -----------------------------------------------
+
+def _notes(path) -> list:
+    import gzip
+
+    with gzip.open(path, "rt") as fh:
+        return [json.loads(line) for line in fh if line.startswith('{"note"') or line.startswith('{"header"')]
+
+
+def test_the_rig_stretch_is_the_recorded_clock_of_its_three_segments():
+    """From the 1 x H200 quick recording's notes, read here by hand: setup:bandwidth at
+    69462974261 ns, the bandwidth note at 69505005968, teardown:bandwidth at 69539179315 and
+    the next note (test_nvlinks_active) at 69557553716."""
+    path = ROOT / "docs/evidence/h200x1-20261205T0424Z-drift-busy/drift/recordings/quick.jsonl.gz"
+    got = rig_stretch(_notes(path))
+    assert got["cards"] == 1 and got["figures"] == [("same-card", 256 * MiB, 0.0)]
+    assert got["seconds"] == pytest.approx(((69505005968 - 69462974261) + (69557553716 - 69539179315)) / 1e9, abs=1e-12)
+
+
+def test_a_recording_without_the_rig_has_no_stretch():
+    passive = next((ROOT / "fixtures/transcripts/passive").glob("*.jsonl.gz"))
+    assert rig_stretch(_notes(passive)) is None
+    assert rig_stretch(_notes(ROOT / "fixtures/transcripts/h200x2-20261130T003650Z.jsonl.gz")) is None   # before the note
+
+
+def test_the_calibration_stretches_are_the_plain_boosted_runs():
+    folder = ROOT / "docs/evidence/h200x1-20261205T0424Z-drift-busy"
+    assert len(calibration_stretches([folder])) == 2          # drift's full and quick; busy/ left out
+    assert calibration_stretches([ROOT / "fixtures/transcripts/degraded"]) == []     # --no-boost
+    assert [s["cards"] for s in STRETCHES] == [2, 2, 1, 1]
+
+
+def _copies_by_hand(cards_ops: list, cross=397.02, same=561.73) -> tuple:
+    """(seconds, measures) of 256 MiB figures at the rates bench measured (GB/s; by default
+    those of the 2 x H200 bench of 2026-11-30 15:18): 6 measures each (a first and 5 steady),
+    11 when the spread was over 2%; a measure of engines copying at once lasts one engine's
+    chain of 4 copies."""
+    n, seconds, measures = 256 * MiB, 0.0, 0
+    for op, spread in cards_ops:
+        k = 11 if spread > 0.02 else 6
+        rate = (same if op == "same-card" else cross) * 1e9
+        seconds += k * (4 if op in ("bidirectional", "all") else 1) * n / rate
+        measures += k
+    return seconds, measures
+
+
+def test_a_figures_copies_and_measures_worked_by_hand():
+    c = {"cross_card_gbps": 397.02, "same_card_gbps": 561.73}
+    ops = ["read", "write", "read", "write", "same-card", "same-card", "bidirectional"]
+    assert costmodel.figures_work(ops, c) == pytest.approx(_copies_by_hand([(op, 0.0) for op in ops]))
+    assert costmodel.figures_work(["all"], c, spreads=[0.05]) == pytest.approx(_copies_by_hand([("all", 0.05)]))
+
+
+def test_the_rigs_figures_are_the_ones_certify_measures():
+    # every ordered pair read and written, each card within itself, each pair both ways at
+    # once, all cards at once above 2; quick on more than 2 cards: ring neighbours only
+    assert sorted(costmodel.tier_figures(2)) == sorted(["read", "write"] * 2 + ["same-card"] * 2 + ["bidirectional"])
+    full8, quick8 = costmodel.tier_figures(8, "full"), costmodel.tier_figures(8, "quick")
+    assert (len(full8), full8.count("bidirectional"), full8.count("all")) == (56 * 2 + 8 + 28 + 1, 28, 1)
+    assert (len(quick8), quick8.count("read"), quick8.count("bidirectional")) == (16 * 2 + 8 + 8 + 1, 16, 8)
+    shape = costmodel.rig_shape(8)     # two sessions per card
+    assert (shape["sessions"], shape["windows"], shape["card_pairs"]) == (16, 256, 28)
+
+
+def test_the_rig_costs_match_numpy_on_the_recorded_stretches():
+    c = fit(BENCH, LOGS, STRETCHES)
+    rows, y = [], []
+    for s in STRETCHES:
+        copies, measures = _copies_by_hand([(op, spread) for op, _, spread in s["figures"]],
+                                           c["cross_card_gbps"], c["same_card_gbps"])
+        shape = layout_shape(tuple(k for k in range(s["cards"]) for _ in range(2)), 256 * MiB)
+        setup = (c["setup_per_session_s"] * shape["sessions"] + c["setup_per_pair_s"] * shape["pairs"]
+                 + c["setup_per_window_s"] * shape["windows"] + c["setup_per_card_pair_s"] * shape["card_pairs"])
+        rows.append([2 * s["cards"], measures])
+        y.append(s["seconds"] - setup - copies)
+    expected = np.linalg.lstsq(np.array(rows, dtype=float), np.array(y), rcond=None)[0]
+    assert (expected > 0).all()
+    assert [c["rig_per_session_s"], c["per_measure_s"]] == pytest.approx(expected.tolist(), rel=1e-6)
+
+
+def _stretches_off(rig_seconds) -> list:
+    """The cards of each recorded rig stretch that rig_seconds(cards, tier, c) misses by more
+    than 30%."""
+    c = fit(BENCH, LOGS, STRETCHES)
+    return [s["cards"] for s in STRETCHES if abs(rig_seconds(s["cards"], "full", c) - s["seconds"]) > 0.3 * s["seconds"]]
+
+
+def test_the_model_reproduces_each_recorded_rig_stretch():
+    """Within 30% of each recorded stretch, on one card and on two."""
+    assert _stretches_off(costmodel.rig_seconds) == []
+
+
+def test_mutation_a_rig_priced_per_figure_misses_the_one_card_stretches():
+    """The first model priced every figure alike (the fitness group's time over its figure
+    count): the 1-card rig then costs a seventh of the 2-card one, where the recordings show
+    about a third (its engines and RM setup do not shrink with the figures)."""
+    per_figure = statistics.median(s["seconds"] / len(s["figures"]) for s in STRETCHES if s["cards"] == 2)
+    assert _stretches_off(lambda cards, tier, c: per_figure * len(costmodel.tier_figures(cards, tier))) == [1, 1]
+
+
+def test_without_a_recorded_rig_there_is_no_projection():
+    model = projection(BENCH, LOGS, [])
+    assert model["projections"] is None and "bandwidth rig" in model["reason"]
+
+
+def test_the_fitness_part_of_a_run_is_the_logged_fitness_group_on_the_fitted_host():
+    """A run of no layout on the fitted host's 2 cards: the fixed part plus the fitness
+    checks, which the model prices at the median of the logs' fitness group times."""
+    c = fit(BENCH, LOGS, STRETCHES)
+    fitness = statistics.median(parse_progress(t)["times"]["fitness"] for t in LOGS)
+    assert costmodel.predict(c, 2, [], "full") == pytest.approx(c["per_run_s"] + fitness, rel=1e-9)
