@@ -36,6 +36,7 @@ import math
 import re
 import statistics
 
+from rmpeer.errors import RmpeerError
 from rmpeer.run.fitness import BANDWIDTH_SIZE
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix
 from rmpeer.traffic.bandwidth import CHAIN, REPEATS, STABLE_SPREAD, MORE_REPEATS, figures_of, rig_layout, tier_pairs
@@ -359,13 +360,38 @@ def calibration_logs(folder) -> list:
     return out
 
 
+RECORDING_LIMIT = 1 << 26      # bytes of a compressed recording read; the largest committed is under 1 MiB
+NOTES_LIMIT = 1 << 28          # bytes of it decompressed
+
+
+def _recording_notes(path) -> list | None:
+    """The header and notes of the recording at `path` (opened without following a link, a
+    regular file, bounded before and after decompression), or None when it is not one."""
+    import gzip
+    import io
+
+    from rmpeer.safewrite import json_input, read_found
+
+    try:
+        data = read_found(path, limit=RECORDING_LIMIT)
+        lines, read = [], 0
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            for line in fh:
+                read += len(line)
+                if read > NOTES_LIMIT:
+                    return None
+                if line.startswith((b'{"note"', b'{"header"')):
+                    lines.append(json_input(line))
+        return lines
+    except (OSError, EOFError, ValueError, RmpeerError):
+        return None
+
+
 def calibration_stretches(paths) -> list:
     """The rig's stretches (rig_stretch) of the recordings at `paths` (a folder: its
     *.jsonl.gz, recursively) of plain boosted runs: a --no-boost recording (named *noboost*),
     a derived one (*derived*) and one beside a busy card (*busy*) are left out, as are
-    recordings without the rig."""
-    import gzip
-    import json
+    recordings without the rig and files that are no recording (a link, garbled, too big)."""
     from pathlib import Path
 
     files = []
@@ -375,12 +401,17 @@ def calibration_stretches(paths) -> list:
     for f in files:
         if any(word in f.name for word in ("noboost", "derived", "busy")):
             continue
-        with gzip.open(f, "rt") as fh:
-            lines = [json.loads(line) for line in fh if line.startswith('{"note"') or line.startswith('{"header"')]
-        if lines and not lines[0].get("header", {}).get("run", {}).get("boost", True):
+        lines = _recording_notes(f)
+        if not lines or not isinstance(lines[0], dict):
             continue
-        stretch = rig_stretch(lines)
-        if stretch is not None:
+        run = lines[0].get("header", {}).get("run", {}) if isinstance(lines[0].get("header"), dict) else {}
+        if isinstance(run, dict) and run.get("boost", True) is False:
+            continue
+        try:
+            stretch = rig_stretch(lines)
+        except (KeyError, TypeError, ValueError, AttributeError):   # notes of another shape: no stretch
+            stretch = None
+        if stretch is not None and stretch["seconds"] > 0:
             out.append(stretch)
     return out
 

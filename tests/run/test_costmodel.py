@@ -287,3 +287,23 @@ def test_the_fitness_part_of_a_run_is_the_logged_fitness_group_on_the_fitted_hos
     c = fit(BENCH, LOGS, STRETCHES)
     fitness = statistics.median(parse_progress(t)["times"]["fitness"] for t in LOGS)
     assert costmodel.predict(c, 2, [], "full") == pytest.approx(c["per_run_s"] + fitness, rel=1e-9)
+
+
+def test_files_that_are_no_recording_give_no_stretch_and_never_stop_the_fit(tmp_path):
+    """bench reads the recordings in its --output: a link, a garbled file, notes of another
+    shape and a recording whose clock runs backwards are each passed over."""
+    import gzip
+
+    good = ROOT / "docs/evidence/h200x1-20261205T0424Z-drift-busy/drift/recordings/quick.jsonl.gz"
+    (tmp_path / "link.jsonl.gz").symlink_to(good)
+    (tmp_path / "garbled.jsonl.gz").write_bytes(b"\x1f\x8b not gzip at all")
+    (tmp_path / "text.jsonl.gz").write_text('{"note": "segment"}\n')
+    notes = _notes(good)
+    shapes = [n | {"t_ns": str(n["t_ns"])} if "t_ns" in n else n for n in notes]     # clock as text
+    backwards = [n | {"t_ns": -n["t_ns"]} if "t_ns" in n else n for n in notes]
+    for name, lines in (("shape", shapes), ("backwards", backwards)):
+        with gzip.open(tmp_path / f"{name}.jsonl.gz", "wt") as fh:
+            fh.writelines(json.dumps(line) + "\n" for line in lines)
+    assert calibration_stretches([tmp_path]) == []
+    (tmp_path / "real.jsonl.gz").write_bytes(good.read_bytes())
+    assert [s["cards"] for s in calibration_stretches([tmp_path])] == [1]
