@@ -108,6 +108,10 @@ def load_efficiencies(path: Path | None = None, class_names=None) -> Efficiencie
         unknown = [c for c in classes if class_names is not None and c not in class_names]
         if unknown:     # no card would be of this generation: its floors never derived, DEGRADED
             raise MatrixError(path, f"{where}.copy_classes", f"{quoted(unknown[0])} is not a class of drivers.yaml")
+        claimed = next(((c, g.name) for g in gens.values() for c in classes if c in g.copy_classes), None)
+        if claimed:     # a card of that class would take whichever generation came first in the file
+            raise MatrixError(path, f"{where}.copy_classes", f"{quoted(claimed[0])} is already a class of "
+                              f"generation {claimed[1]}: a class belongs to one generation")
         kinds = {kind: _kind(path, f"{where}.{kind}", kind, spec[kind]) for kind in KINDS if kind in spec}
         gens[name] = Generation(name, tuple(classes), kinds)
     return Efficiencies(path, dict(lanes), gens)

@@ -287,6 +287,20 @@ def test_a_copy_class_drivers_yaml_does_not_name_is_refused(tmp_path):
     assert str(err.value) == f"{path}: generation hopper.copy_classes: 'HOPPER_DMA_COPY_AX' is not a class of drivers.yaml"
 
 
+def test_a_copy_class_in_two_generations_is_refused(tmp_path):
+    """A card of that class took the generation written first in the file, whichever it was:
+    its floors would follow the file's order."""
+    data = yaml.safe_load((matrices_dir() / "efficiencies.yaml").read_text())
+    later = [name for name in data["generations"] if name != "hopper"][0]
+    data["generations"][later]["copy_classes"].append("HOPPER_DMA_COPY_A")
+    path = tmp_path / "efficiencies.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(MatrixError) as err:
+        load_efficiencies(path, class_names=_class_names())
+    assert str(err.value) == (f"{path}: generation {later}.copy_classes: 'HOPPER_DMA_COPY_A' is already a class of "
+                              "generation hopper: a class belongs to one generation")
+
+
 @pytest.mark.parametrize("where, value", [
     (("same_card", "per_pce_gbps"), "x"), (("same_card", "per_pce_gbps"), [46.58]),
     (("same_card", "per_pce_gbps"), float("nan")), (("same_card", "per_pce_gbps"), -46.58),
