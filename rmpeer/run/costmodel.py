@@ -109,8 +109,7 @@ def fitness_figures(cards: int, tier: str = "full") -> int:
     read and write per ordered pair, bidirectional per pair, and all at once above 2 cards;
     the quick tier's pairs on more than 2 cards are each card's ring neighbours
     (bandwidth.tier_pairs)."""
-    pairs = cards * (cards - 1) // 2 if tier != "quick" or cards <= 2 else cards
-    return cards + 4 * pairs + pairs + (1 if cards > 2 else 0)
+    return len(tier_figures(cards, tier))
 
 
 def tier_figures(cards: int, tier: str = "full") -> list:
@@ -182,8 +181,6 @@ def fit_rig(stretches: list, c: dict) -> dict:
 
 def rig_seconds(cards: int, tier: str, c: dict) -> float:
     """The rig and figures of certify's fitness on `cards` cards, as the model prices them."""
-    if cards < 1:
-        return 0.0
     shape = rig_shape(cards)
     copies, measures = figures_work(tier_figures(cards, tier), c)
     return _setup_s(shape, c) + c["rig_per_session_s"] * shape["sessions"] + copies + c["per_measure_s"] * measures
