@@ -36,8 +36,9 @@ import math
 import re
 import statistics
 
-from rmpeer.errors import RmpeerError
+from rmpeer.errors import TranscriptError
 from rmpeer.run.fitness import BANDWIDTH_SIZE
+from rmpeer.shim.records import read_transcript
 from rmpeer.tables.layouts import QUICK_LAYOUTS, LayoutMatrix
 from rmpeer.traffic.bandwidth import CHAIN, REPEATS, STABLE_SPREAD, MORE_REPEATS, figures_of, rig_layout, tier_pairs
 
@@ -357,31 +358,15 @@ def calibration_logs(folder) -> list:
     return out
 
 
-RECORDING_LIMIT = 1 << 26      # bytes of a compressed recording read; the largest committed is under 1 MiB
-NOTES_LIMIT = 1 << 28          # bytes of it decompressed
-
-
 def _recording_notes(path) -> list | None:
-    """The header and notes of the recording at `path` (opened without following a link, a
-    regular file, bounded before and after decompression), or None when it is not one."""
-    import gzip
-    import io
-
-    from rmpeer.safewrite import json_input, read_found
-
+    """The header and notes of the recording at `path` as the shim reads every recording
+    (rmpeer.shim.records.read_transcript: bounded, every line checked), never through a link;
+    None when it is not one."""
     try:
-        data = read_found(path, limit=RECORDING_LIMIT)
-        lines, read = [], 0
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            for line in fh:
-                read += len(line)
-                if read > NOTES_LIMIT:
-                    return None
-                if line.startswith((b'{"note"', b'{"header"')):
-                    lines.append(json_input(line))
-        return lines
-    except (OSError, EOFError, ValueError, RmpeerError):
+        header, lines = read_transcript(path, follow=False)
+    except TranscriptError:
         return None
+    return [{"header": header}] + [line for line in lines if isinstance(line, dict)]
 
 
 def calibration_stretches(paths) -> list:
@@ -399,9 +384,9 @@ def calibration_stretches(paths) -> list:
         if any(word in f.name for word in ("noboost", "derived", "busy")):
             continue
         lines = _recording_notes(f)
-        if not lines or not isinstance(lines[0], dict):
+        if lines is None:
             continue
-        run = lines[0].get("header", {}).get("run", {}) if isinstance(lines[0].get("header"), dict) else {}
+        run = lines[0]["header"].get("run")
         if isinstance(run, dict) and run.get("boost", True) is False:
             continue
         try:

@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import socket
+import stat
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -273,10 +274,23 @@ def read_unpacked(path) -> bytes:
     return data
 
 
-def read_transcript(path: Path) -> tuple[dict, list]:
+def _opened(path: Path, follow: bool):
+    """The file at `path` opened for reading; follow=False: never through a link (ELOOP, an
+    OSError), and a regular file only (a FIFO never blocks the open)."""
+    if follow:
+        return path.open("rb")
+    raw = os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
+    if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+        raw.close()
+        raise TranscriptError(f"{path}: not a regular file")
+    return raw
+
+
+def read_transcript(path: Path, *, follow: bool = True) -> tuple[dict, list]:
     """(header, lines): each later line a CallRecord or a note dict. Whatever is wrong with
     the file is a TranscriptError naming the file and the line; a recording that was cut
-    short says "truncated"."""
+    short says "truncated". follow=False: a recording found in a folder, never read through
+    a link."""
     path = Path(path)
     if not path.exists():
         raise TranscriptError(f"{path}: no such file")
@@ -284,9 +298,10 @@ def read_transcript(path: Path) -> tuple[dict, list]:
         raise TranscriptError(f"{path}: not a file")
     header, lines, n = None, [], 0
     try:
-        with path.open("rb") as raw:
+        with _opened(path, follow) as raw:
             compressed = raw.read(2) == GZIP_MAGIC     # by content: a misnamed file still reads
-        with (gzip.open(path, "rb") if compressed else path.open("rb")) as f:
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
             blank = 0
             for n, raw_line in enumerate(_bounded_lines(path, f), 1):
                 if not raw_line.strip():
