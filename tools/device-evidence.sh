@@ -87,6 +87,17 @@ if_stale_runs() {  # QUICK_CERT: --if-stale fresh x5, a deeper tier, expired, fo
   timed if-stale-forged rmpeer certify --tier quick --if-stale /tmp/forged.json --output /tmp/s-forged
 }
 gpu_memory() { nvidia-smi --query-gpu=index,memory.used --format=csv,noheader | tr '\n' ';'; }
+rmpeer_wheel() {  # PART: rmpeer's own wheel (carried in $repo/.rmw/) installed at /tmp/rmw, apart
+  # from .whl/ (part "ab" runs an earlier tree beside it), as the command rmpeer-wheel
+  local wheel
+  wheel=$(ls "$repo"/.rmw/rmpeer-*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { echo "$1: no rmpeer wheel in $repo/.rmw" | tee -a "$summary"; return 1; }
+  python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw "$wheel" >/dev/null 2>&1 \
+    || { echo "$1: the wheel did not install" | tee -a "$summary"; return 1; }
+  printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw:/tmp/site exec %s -m rmpeer "$@"\n' "$(command -v python3)" >/tmp/bin/rmpeer-wheel
+  chmod +x /tmp/bin/rmpeer-wheel
+  echo "wheel: $(basename "$wheel"), installed at /tmp/rmw (bytecode compiled by pip)" | tee -a "$summary"
+}
 medians() {  # PREFIX: per tier, the median, min and max wall time of the timed PREFIXTIER-N runs
   python3 - "$ev" "$1" <<'PY' | tee -a "$summary"
 import re, statistics, sys, glob

@@ -6,12 +6,7 @@
 # rmpeer's own wheel (.rmw/, as part "machinery"), and each way's medians.
 # Sourced with timed, $ev, $summary, $repo.
 
-wheel=$(ls "$repo"/.rmw/rmpeer-*.whl 2>/dev/null | head -1)
-[ -n "$wheel" ] || { echo "hugepages: no rmpeer wheel in $repo/.rmw" | tee -a "$summary"; return 1; }
-python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw "$wheel" >/dev/null 2>&1 \
-  || { echo "hugepages: the wheel did not install" | tee -a "$summary"; return 1; }
-printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw:/tmp/site exec %s -m rmpeer "$@"\n' "$(command -v python3)" >/tmp/bin/rmpeer-wheel
-chmod +x /tmp/bin/rmpeer-wheel
+rmpeer_wheel hugepages || return 1
 echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)" | tee -a "$summary"
 for tier in quick full; do
   for i in 1 2 3 4 5; do

@@ -5,13 +5,7 @@
 # $repo/.ab/old (tools/evidence/ab.sh), and a cProfile of one full run (top 20 by cumulative
 # and own time). Sourced with timed, $ev, $summary, $repo.
 
-wheel=$(ls "$repo"/.rmw/rmpeer-*.whl 2>/dev/null | head -1)
-[ -n "$wheel" ] || { echo "machinery: no rmpeer wheel in $repo/.rmw" | tee -a "$summary"; return 1; }
-python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw "$wheel" >/dev/null 2>&1 \
-  || { echo "machinery: the wheel did not install" | tee -a "$summary"; return 1; }
-printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw:/tmp/site exec %s -m rmpeer "$@"\n' "$(command -v python3)" >/tmp/bin/rmpeer-wheel
-chmod +x /tmp/bin/rmpeer-wheel
-echo "wheel: $(basename "$wheel"), installed at /tmp/rmw (bytecode compiled by pip)" | tee -a "$summary"
+rmpeer_wheel machinery || return 1
 for tier in passive quick full; do
   for i in 1 2 3 4 5; do timed "wheel-$tier-$i" rmpeer-wheel certify --tier "$tier" --output "/tmp/w-$tier-$i"; done
 done
