@@ -1393,6 +1393,11 @@ MUTANTS = {
         "rmpeer/run/costmodel.py", '            + c["fitness_rest_s"] + rig_seconds(cards, tier, c))',
         "            + rig_seconds(cards, tier, c))",
         ("tests/run/test_costmodel.py::test_the_fitness_part_of_a_run_is_the_logged_fitness_group_on_the_fitted_host",)),
+    "records-hex-digits-of-any-count": M("a recording's request or reply of an odd count of hex digits is read",
+        "rmpeer/shim/records.py",
+        "        if not isinstance(value, str) or len(value) % 2 or not _HEX_DIGITS.fullmatch(value):",
+        "        if not isinstance(value, str) or not _HEX_DIGITS.fullmatch(value):",
+        ("tests/shim/test_records.py::test_a_request_or_reply_of_other_than_whole_hex_bytes_is_refused",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

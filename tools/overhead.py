@@ -63,6 +63,50 @@ class _Clock:
         return timed
 
 
+# Where a run's wall time goes outside the pytest session, each part timed on its own (they may
+# nest: "nvidia-smi" is read inside "host open" and "host close"). (name, module, attribute):
+# the attribute is patched where the run looks it up, so a name imported into another module
+# is patched there.
+PHASES = (
+    ("host open", "rmpeer.run.hostrun", "HostRun.open"),
+    ("  RM discovery", "rmpeer.rm.open", "Runtime.open"),
+    ("  GPU processes", "rmpeer.run.hostrun", "snapshot_runtime"),
+    ("  Xid watch", "rmpeer.machine.xids", "XidWatcher.start"),
+    ("  boost", "rmpeer.rm.perf", "Boost.start"),
+    ("  staging buffers", "rmpeer.traffic.peer", "create_staging"),
+    ("nvidia-smi (every clock reading: in the open, a check and the close)", "rmpeer.run.fitness", "nvml_clocks"),
+    ("host close", "rmpeer.run.hostrun", "HostRun.close"),
+    ("judge and history", "rmpeer.run.execute", "_history"),
+    ("judge and history", "rmpeer.run.assemble", "judged"),
+    ("certificate and files", "rmpeer.cli.certify", "write_files"),
+    ("report results (Allure)", "rmpeer.cli.certify", "_verdict_results"),
+)
+
+
+def _time_phases(phases: dict) -> None:
+    """Each PHASES attribute wrapped to add its seconds, its calls and its first start to
+    phases[name]."""
+    import importlib
+
+    for name, module, attribute in PHASES:
+        owner = importlib.import_module(module)
+        *path, leaf = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        fn = getattr(owner, leaf)
+
+        def timed(*args, _fn=fn, _name=name, **kwargs):
+            started = time.perf_counter()
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                spent = phases.setdefault(_name, [0.0, 0, started])    # seconds, calls, first start
+                spent[0] += time.perf_counter() - started
+                spent[1] += 1
+        timed.__wrapped__ = fn
+        setattr(owner, leaf, timed)
+
+
 def _child(out: Path, argv: list) -> None:
     import pytest
 
@@ -70,7 +114,8 @@ def _child(out: Path, argv: list) -> None:
     from rmpeer.run.fitness import Fitness
     from rmpeer.traffic.peer import PeerTraffic
 
-    clock, marks = _Clock(), {"process": time.perf_counter()}
+    clock, marks, phases = _Clock(), {"process": time.perf_counter()}, {}
+    _time_phases(phases)
     for cls, names in ((hostrun.LayoutRun, ("__init__", "close")), (PeerTraffic, ("create", "close")),
                        (hostrun.HostRun, ("open", "close", "abandon", "staging_buffers")),
                        (Fitness, ("start", "read_clocks", "read_links", "links_now", "bandwidth", "xids", "close"))):
@@ -81,6 +126,10 @@ def _child(out: Path, argv: list) -> None:
         @pytest.hookimpl(tryfirst=True)
         def pytest_sessionstart(self):
             marks["session_start"] = time.perf_counter()
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_setup(self, item):
+            marks.setdefault("first_check", time.perf_counter())
 
         @pytest.hookimpl(trylast=True)
         def pytest_sessionfinish(self):
@@ -116,7 +165,7 @@ def _child(out: Path, argv: list) -> None:
         if profile is not None:
             profile.disable()
             profile.dump_stats(os.environ["RMPEER_OVERHEAD_PROFILE"])
-        out.write_text(json.dumps({"code": code, "work_s": clock.work, **marks}))
+        out.write_text(json.dumps({"code": code, "work_s": clock.work, "phases": phases, **marks}))
         real_exit(code)
     os._exit = _exit
     sys.argv = ["rmpeer", *argv]
@@ -165,7 +214,27 @@ def one_run(recording: str | None, tier: str | None, profile: Path | None = None
     return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3),
             "start_s": round(t["session_start"] - t["process"], 3), "session_s": round(session, 3),
             "work_s": round(t["work_s"], 3), "machinery_s": round(machinery, 3),
-            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3)}
+            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t)}
+
+
+def phases_of(t: dict) -> dict:
+    """Seconds by part of the run, in the order they happen: what precedes the host's open
+    (the interpreter's imports, the spec, the lock), each PHASES part, pytest from its session's
+    start to the first check, the session (as above), and what follows it to the exit."""
+    phases = t.get("phases") or {}
+    spent = {name: round(v[0], 3) for name, v in phases.items()}
+    opened = phases.get("host open", [0, 0, t["session_start"]])[2]
+    after = ("host close", "judge and history", "certificate and files", "report results (Allure)")
+    out = {"before the host's open (imports, spec, lock)": round(opened - t["process"], 3)}
+    out.update({name: spent.get(name, 0.0) for name, _m, _a in PHASES
+                if name not in after and (name in spent or not name.startswith(" "))})
+    out["pytest: session start to the first check"] = round(t.get("first_check", t["session_start"]) - t["session_start"], 3)
+    out["pytest: the checks (the session's work and machinery above)"] = round(
+        t["session_end"] - t.get("first_check", t["session_start"]), 3)
+    out.update({name: spent.get(name, 0.0) for name in after})
+    out["the rest after the session (the table, the JSON line)"] = round(
+        t["exit"] - t["session_end"] - sum(spent.get(name, 0.0) for name in after), 3)
+    return out
 
 
 def checks_per_tier(card_counts=(1, 2, 4, 8)) -> dict:
@@ -234,6 +303,7 @@ def main(argv: list) -> int:
     median = lambda key: statistics.median(r[key] for r in runs)
     summary = {k: median(k) for k in ("wall_s", "start_s", "session_s", "work_s", "machinery_s",
                                       "machinery_per_check_ms")}
+    summary["phases"] = {name: statistics.median(r["phases"].get(name, 0.0) for r in runs) for name in runs[0]["phases"]}
     saved = args.saved_ms
     if args.baseline and saved is None:
         saved = json.loads(args.baseline.read_text())["median"]["machinery_per_check_ms"] - summary["machinery_per_check_ms"]
@@ -247,6 +317,9 @@ def main(argv: list) -> int:
           f"{summary['session_s']:.2f} s + the rest")
     print(f"  session: work {summary['work_s']:.2f} s, machinery {summary['machinery_s']:.2f} s "
           f"= {summary['machinery_per_check_ms']:.2f} ms per check")
+    print("  where the wall goes, in order (medians; an indented part is inside the one above it):")
+    for name, seconds in summary["phases"].items():
+        print(f"    {name}: {seconds:.3f} s")
     print("  checks per tier (the plan's layout checks + fitness figures):")
     for n, tiers in result["checks_per_tier"].items():
         print(f"    {n} card(s): " + ", ".join(f"{tier} {v['layout_checks']} + {v['fitness_figures']}"

@@ -83,3 +83,27 @@ def test_a_call_is_refused_by_its_errno_or_any_nonzero_status(fields, refused):
     from rmpeer.shim.records import CallRecord
 
     assert CallRecord(1, "ioctl", **fields).refused == refused
+
+
+# (the reply written in place of the first ioctl's, refused?): the replay reads request and
+# reply with bytes.fromhex, so a field it would refuse, or read as other bytes, is refused here
+HEX_REPLIES = [("zz", True), ("abc", True), ("0a0", True), ("٠١", True), ("0a 0b", True),
+               ("", False), ("0A0b", False)]
+
+
+@pytest.mark.parametrize("reply, refused", HEX_REPLIES, ids=[repr(r) for r, _ in HEX_REPLIES])
+def test_a_request_or_reply_of_other_than_whole_hex_bytes_is_refused(tmp_path, reply, refused):
+    import json
+
+    lines = gzip.decompress(ONE.read_bytes()).decode().splitlines(keepends=True)
+    at = _first(lines, "ioctl")
+    rec = json.loads(lines[at])
+    rec["reply"] = reply
+    lines[at] = json.dumps(rec) + "\n"
+    path = tmp_path / "reply.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    if refused:
+        with pytest.raises(TranscriptError, match=rf"line {at + 1}: not a call record \(its reply is not hex bytes"):
+            read_transcript(path)
+    else:
+        read_transcript(path)

@@ -3,7 +3,7 @@
 # earlier tree in the same command), five runs each, and tools/overhead.py live on this host:
 # the machinery per check of a full run with this tree and with the earlier tree at
 # $repo/.ab/old (tools/evidence/ab.sh), and a cProfile of one full run (top 20 by cumulative
-# and own time). Sourced with timed, $ev, $summary, $repo.
+# and own time); the quick tier's wall part by part. Sourced with timed, $ev, $summary, $repo.
 
 rmpeer_wheel machinery || return 1
 for tier in passive quick full; do
@@ -13,12 +13,17 @@ medians wheel-
 cp /tmp/w-full-5/certificate.json "$ev/certificate-wheel-full.json" 2>/dev/null
 PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --runs 3 --json "$ev/live-after.json" \
   --profile "$ev/profile-live-full.txt" >"$ev/live-after.txt" 2>&1
+# the quick tier's wall, part by part (tools/overhead.py PHASES): what a prolog pays
+PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --tier quick --runs 5 --json "$ev/live-quick.json" \
+  >"$ev/live-quick.txt" 2>&1
 if [ -d "$repo/.ab/old/rmpeer" ]; then
   PYTHONPATH=/tmp/site:$repo/.ab/old python3 "$repo/tools/overhead.py" --live --runs 3 --json "$ev/live-before.json" \
     >"$ev/live-before.txt" 2>&1
   PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/overhead.py" --live --runs 1 --json "$ev/live-after-2.json" \
     --baseline "$ev/live-before.json" >"$ev/live-after-vs-before.txt" 2>&1
 fi
-for f in live-before live-after live-after-vs-before; do
+for f in live-before live-after live-after-vs-before live-quick; do
   [ -f "$ev/$f.txt" ] && sed "s/^/$f: /" "$ev/$f.txt" | grep -E "overhead:|session:|wall|saved" | tee -a "$summary"
 done
+[ -f "$ev/live-quick.txt" ] && sed -n '/where the wall goes/,/checks per tier/p' "$ev/live-quick.txt" | grep -v "checks per tier" |
+  sed "s/^/live-quick: /" | tee -a "$summary"

@@ -1,0 +1,52 @@
+"""tools/overhead.py's wall, part by part (issue 46): every part it times names a function the
+run still calls (a rename would otherwise show a part as 0 s on a lent device), and the parts
+add up as the times a child wrote say, worked here by hand."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "overhead.py"
+if not TOOL.is_file():
+    pytest.skip("tools/ is in the checkout, not in the installed package", allow_module_level=True)
+pytestmark = pytest.mark.offline
+
+
+def overhead():
+    spec = importlib.util.spec_from_file_location("rmpeer_overhead_tool", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name,module,attribute", overhead().PHASES, ids=lambda v: str(v).strip())
+def test_each_timed_part_is_a_function_of_the_run(name, module, attribute):
+    owner = importlib.import_module(module)
+    for part in attribute.split("."):
+        owner = getattr(owner, part)
+    assert callable(owner), f"{module}.{attribute} ({name.strip()})"
+
+
+def test_the_parts_in_order_from_a_childs_times():
+    # a child's times.json: the process began at 100.0; the host opened at 100.4 for 0.05 s
+    # (RM discovery 0.02 s of it); pytest's session ran 100.5-103.5, its first check at 100.6;
+    # after it: host close 0.1 s, certificate 0.2 s, report 0.3 s, and the exit at 104.2
+    t = {"process": 100.0, "session_start": 100.5, "first_check": 100.6, "session_end": 103.5, "exit": 104.2,
+         "work_s": 2.0, "phases": {"host open": [0.05, 1, 100.4], "  RM discovery": [0.02, 1, 100.41],
+                                   "host close": [0.1, 1, 103.6], "certificate and files": [0.2, 1, 103.7],
+                                   "report results (Allure)": [0.3, 1, 103.9]}}
+    parts = overhead().phases_of(t)
+    names = list(parts)
+    assert parts[names[0]] == pytest.approx(0.4)                       # 100.4 - 100.0
+    assert parts["host open"] == 0.05 and parts["  RM discovery"] == 0.02
+    assert parts["pytest: session start to the first check"] == pytest.approx(0.1)
+    assert parts["pytest: the checks (the session's work and machinery above)"] == pytest.approx(2.9)
+    assert parts["host close"] == 0.1 and parts["judge and history"] == 0.0
+    # 104.2 - 103.5 = 0.7 after the session, of which 0.6 is timed
+    assert parts["the rest after the session (the table, the JSON line)"] == pytest.approx(0.1)
+    assert names.index("host open") < names.index("pytest: session start to the first check") \
+        < names.index("host close") < names.index("the rest after the session (the table, the JSON line)")
