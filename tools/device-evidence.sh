@@ -97,6 +97,11 @@ rmpeer_wheel() {  # PART: rmpeer's own wheel (carried in $repo/.rmw/) installed 
   printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw:/tmp/site exec %s -m rmpeer "$@"\n' "$(command -v python3)" >/tmp/bin/rmpeer-wheel
   chmod +x /tmp/bin/rmpeer-wheel
   echo "wheel: $(basename "$wheel"), installed at /tmp/rmw (bytecode compiled by pip)" | tee -a "$summary"
+  # the wheel's libc declarations parsed at build (rmpeer/shim/libc.py): no C parser at each start
+  PYTHONPATH=/tmp/rmw:/tmp/site python3 -c 'import sys, rmpeer.shim.libc as l
+parser = "pycparser" in sys.modules
+print("wheel: libc parsed at build:", l.PARSED_AT_BUILD, "- pycparser imported:", parser)' 2>&1 |
+    tail -1 | tee -a "$summary"
 }
 medians() {  # PREFIX: per tier, the median, min and max wall time of the timed PREFIXTIER-N runs
   python3 - "$ev" "$1" <<'PY' | tee -a "$summary"

@@ -1,21 +1,26 @@
-"""The seven libc calls the shim needs, through cffi in ABI mode (no compiler on the host)."""
+"""The seven libc calls the shim needs, through cffi in ABI mode (no compiler on the host).
+
+Their declarations (rmpeer/shim/libc_calls.py) are C text that cffi parses with pycparser:
+about 30 ms at every start, a tenth of a passive run in a prolog. A wheel carries them parsed
+already: setup.py writes rmpeer/shim/_libc_ffi.py when the wheel is built (cffi's
+out-of-line ABI mode), which loads with no C parser. A checkout, or a wheel whose module this
+cffi cannot load, parses them here."""
 
 from __future__ import annotations
 
 import os
 
-import cffi
+from rmpeer.shim.libc_calls import DECLARATIONS
 
-ffi = cffi.FFI()
-ffi.cdef("""
-    int open(const char *path, int flags, ...);
-    int close(int fd);
-    int ioctl(int fd, unsigned long request, ...);
-    void *mmap(void *addr, size_t length, int prot, int flags, int fd, long offset);
-    int munmap(void *addr, size_t length);
-    int memcmp(const void *a, const void *b, size_t n);
-    void *memcpy(void *dst, const void *src, size_t n);
-""")
+try:
+    from rmpeer.shim._libc_ffi import ffi
+    PARSED_AT_BUILD = True
+except ImportError:           # a checkout (or another cffi's module): parsed now
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(DECLARATIONS)
+    PARSED_AT_BUILD = False
 _libc = None
 
 MAP_FAILED = 2**64 - 1  # (void *) -1 as an address
