@@ -70,6 +70,7 @@ class _Clock:
 PHASES = (
     ("host open", "rmpeer.run.hostrun", "HostRun.open"),
     ("  RM discovery", "rmpeer.rm.open", "Runtime.open"),
+    ("  waiting for the idle clocks' nvidia-smi (started before RM's open)", "rmpeer.run.fitness", "SmiQuery.finish"),
     ("  GPU processes", "rmpeer.run.hostrun", "snapshot_runtime"),
     ("  Xid watch", "rmpeer.machine.xids", "XidWatcher.start"),
     ("  boost", "rmpeer.rm.perf", "Boost.start"),

@@ -27,35 +27,75 @@ BANDWIDTH_SIZE = 256 << 20    # where the fixed cost of a copy is under 2% (docs
 SMI_TIMEOUT_S = 20
 
 
-def _smi(smi: str, fields: list) -> tuple[list | None, str]:
-    """nvidia-smi's rows for `fields` (each a list of texts), or None and why not."""
-    try:
-        done = subprocess.run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"nvidia-smi: {exc}"
-    if done.returncode:
-        return None, f"nvidia-smi exit {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}"
-    rows = [[p.strip() for p in line.split(",")] for line in done.stdout.strip().splitlines()]
-    return [r for r in rows if len(r) == len(fields)], ""
+class SmiQuery:
+    """One nvidia-smi query of `fields`, started when made and read by rows(): a process of
+    its own, so the run goes on while NVML starts up in it (about 43 ms a call on 2 x H200,
+    docs/evidence/h200x2-20261130T1629Z-profile)."""
+
+    def __init__(self, smi: str, fields: list):
+        self.smi, self.fields, self.proc, self.why, self.output = smi, list(fields), None, "", None
+        try:
+            self.proc = subprocess.Popen([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+        except OSError as exc:
+            self.why = f"nvidia-smi: {exc}"
+
+    def finish(self) -> None:
+        """Wait for the process to end (its output kept for rows())."""
+        if self.proc is None or self.output is not None:
+            return
+        try:
+            self.output = self.proc.communicate(timeout=SMI_TIMEOUT_S)
+        except subprocess.SubprocessError as exc:
+            self.cancel()
+            self.why = f"nvidia-smi: {exc}"
+
+    def rows(self) -> tuple[list | None, str]:
+        """nvidia-smi's rows (each a list of texts), or None and why not."""
+        self.finish()
+        if self.output is None:
+            return None, self.why
+        out, err = self.output
+        if self.proc.returncode:
+            return None, f"nvidia-smi exit {self.proc.returncode}: {(err or out).strip()[:200]}"
+        rows = [[p.strip() for p in line.split(",")] for line in out.strip().splitlines()]
+        return [r for r in rows if len(r) == len(self.fields)], ""
+
+    def cancel(self) -> None:
+        """A query never read (the run stopped first): its process ended, never left behind."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.communicate()
 
 
-def nvml_clocks() -> dict:
+def start_clocks() -> SmiQuery | str:
+    """The clock reading nvml_clocks makes, started now (read by nvml_clocks(started)); a
+    reason where there is no nvidia-smi."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return "nvidia-smi not found"
+    query = load_nvml()["query"]
+    return SmiQuery(smi, list({**query["base"], **query["limits"]}.values()))
+
+
+def nvml_clocks(started: SmiQuery | str | None = None) -> dict:
     """Each GPU's clocks as NVML reports them (nvidia-smi), by PCI address: RM's open
     headers number no clock domain of a discrete GPU, so MHz come from NVML. With them, in
     the same call, what the card may reach now and why it does not (its maximum graphics
     clock, the clock-event reasons' mask, power draw and limit: matrices/nvml.yaml); an
-    nvidia-smi that refuses those fields is asked the clocks alone, and says so."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return {"reason": "nvidia-smi not found"}
+    nvidia-smi that refuses those fields is asked the clocks alone, and says so. `started`:
+    start_clocks()'s reading, taken when it was started (else one is taken now)."""
+    started = start_clocks() if started is None else started
+    if isinstance(started, str):
+        return {"reason": started}
     query = load_nvml()["query"]
     reads = {**query["base"], **query["limits"]}
-    rows, why = _smi(smi, list(reads.values()))
+    rows, why = started.rows()
     out: dict = {}
     if rows is None:
         reads = query["base"]
-        rows, why_base = _smi(smi, list(reads.values()))
+        rows, why_base = SmiQuery(started.smi, list(reads.values())).rows()
         if rows is None:
             return {"reason": why_base}
         out["limits_reason"] = why
@@ -94,8 +134,11 @@ class Fitness:
     whether to boost, and a layout factory for the bandwidth rig), and judges what it
     measured into Findings (`findings`), in rmpeer and not in a test."""
 
-    def __init__(self, runtime, *, boost: bool, layout, tier: str = "full"):
+    def __init__(self, runtime, *, boost: bool, layout, tier: str = "full", idle_clocks=None):
         self.runtime, self.shim, self.boost_asked, self.layout = runtime, runtime.shim, boost, layout
+        # the idle reading, started by the HostRun before RM's open (start_clocks): nvidia-smi
+        # runs beside the open, still before the boost; None: read when start() reaches it
+        self.idle_clocks = idle_clocks
         self.tier = tier              # which card pairs the bandwidth figures cover (tier_pairs)
         self.boost: Boost | None = None
         self.clocks: dict = {}        # phase -> card -> reading
@@ -131,16 +174,18 @@ class Fitness:
         self._cards = list(self.runtime.host.cards)
         if self.shim.mode == "live":
             self.watcher = XidWatcher().start()
-        self.read_clocks("idle")
+        early, self.idle_clocks = self.idle_clocks, None
+        self.read_clocks("idle", read=(lambda: nvml_clocks(early)) if early is not None else nvml_clocks)
         if self.boost_asked:
             self.boost = Boost(self.rm, self.subdevices()).start()
             self.read_clocks("boosted")
         self.links_before = self.read_links()
         return self
 
-    def read_clocks(self, phase: str) -> dict:
-        """P-state through RM and MHz through NVML, per card, at a named moment."""
-        nvml = self.shim.observe(f"host:clocks:{phase}", nvml_clocks) or {}
+    def read_clocks(self, phase: str, read=nvml_clocks) -> dict:
+        """P-state through RM and MHz through NVML, per card, at a named moment (`read`: how
+        NVML is read; a replay serves the recorded reading instead)."""
+        nvml = self.shim.observe(f"host:clocks:{phase}", read) or {}
         reading = {}
         for card in self.cards:
             rm_view = read_clocks(self.rm, self.subdevices()[card.index])
@@ -186,6 +231,14 @@ class Fitness:
     def close_watch(self) -> None:
         if self.watcher is not None and self._xids is None:
             self.watcher.close()
+        self.cancel_early()
+
+    def cancel_early(self) -> None:
+        """The early idle reading, if start() never read it (a replay serves the recorded one;
+        a run stopped before it): its nvidia-smi ended, never left behind."""
+        early, self.idle_clocks = self.idle_clocks, None
+        if isinstance(early, SmiQuery):
+            early.cancel()
 
     def close(self) -> None:
         if self.boost is not None:

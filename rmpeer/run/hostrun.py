@@ -23,7 +23,7 @@ from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime
 from rmpeer.rm.peers import PeerSetup
 from rmpeer.rm.snapshots import snapshot_runtime
-from rmpeer.run.fitness import Fitness
+from rmpeer.run.fitness import Fitness, SmiQuery, start_clocks
 from rmpeer.run.spec import chooser, with_facts
 from rmpeer.model.target import Case
 from rmpeer.shim.records import new_transcript
@@ -218,6 +218,8 @@ class HostRun:
         shim = self.shim
         shim.segment("runtime:open")
         self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
+        # the idle clocks: nvidia-smi (a process of its own) runs while RM opens, before the boost
+        early = start_clocks() if shim.mode == "live" else None
         try:
             try:
                 self.runtime.open()
@@ -231,9 +233,13 @@ class HostRun:
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
             self.spec = with_facts(self.spec, self.runtime.facts)
             self.host_facts = self.runtime.facts.as_dict()
+            if isinstance(early, SmiQuery):
+                early.finish()      # ended before the GPUs' processes are listed: never one of them
             self._other_processes("before")
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory,
-                                   tier=self.spec.tier).start()
+                                   tier=self.spec.tier, idle_clocks=early)
+            early = None            # the Fitness's now (it reads it, or ends it at its close)
+            self.fitness.start()
             if self.target.is_replay:
                 self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
             if self.with_staging:
@@ -243,6 +249,10 @@ class HostRun:
 
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
         except BaseException:
+            if isinstance(early, SmiQuery):
+                _quietly(early.cancel)
+            if self.fitness is not None:
+                _quietly(self.fitness.cancel_early)
             _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
             self.runtime = None
             raise

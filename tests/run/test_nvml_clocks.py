@@ -76,3 +76,37 @@ def test_a_power_that_is_no_figure_is_not_read(tmp_path, monkeypatch, watts):
     _stand_in(tmp_path, monkeypatch, f'echo "00000000:00:06.0, 1980, 1980, 3201, P0, 1980, 0x4, {watts}, 700.0"\n')
     reading = nvml_clocks()["gpus"]["0000:00:06.0"]
     assert reading["power_mw"] is None and reading["power_limit_mw"] == 700000
+
+
+def test_a_started_reading_is_the_one_read_later(tmp_path, monkeypatch):
+    """start_clocks() runs nvidia-smi at once (the HostRun starts the idle reading before RM's
+    open); nvml_clocks(started) reads that process's answer and asks nvidia-smi nothing more."""
+    import time
+
+    from rmpeer.run.fitness import start_clocks
+
+    args = _stand_in(tmp_path, monkeypatch, f'echo "$@" >> "{tmp_path}/args"\necho "{BUSY}"\n')
+    started = start_clocks()
+    for _ in range(600):                         # the stand-in has run (its one call is logged)
+        if args.read_text():
+            break
+        time.sleep(0.05)
+    assert len(args.read_text().splitlines()) == 1
+    assert nvml_clocks(started)["gpus"]["0000:00:06.0"]["graphics_mhz"] == 1755
+    assert len(args.read_text().splitlines()) == 1, "the started reading was read, not a new one"
+
+
+def test_a_started_reading_never_read_is_ended(tmp_path, monkeypatch):
+    from rmpeer.run.fitness import start_clocks
+
+    _stand_in(tmp_path, monkeypatch, "sleep 60\n")
+    started = start_clocks()
+    started.cancel()
+    assert started.proc.returncode is not None, "no nvidia-smi is left running"
+
+
+def test_without_nvidia_smi_a_started_reading_is_the_reason(tmp_path, monkeypatch):
+    from rmpeer.run.fitness import start_clocks
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert nvml_clocks(start_clocks()) == {"reason": "nvidia-smi not found"}
