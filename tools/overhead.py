@@ -93,8 +93,10 @@ def _time_phases(phases: dict) -> None:
         owner = importlib.import_module(module)
         *path, leaf = attribute.split(".")
         for part in path:
-            owner = getattr(owner, part)
-        fn = getattr(owner, leaf)
+            owner = getattr(owner, part, None)
+        fn = getattr(owner, leaf, None)
+        if fn is None:          # an earlier tree (an A/B run) without this part: not timed
+            continue
 
         def timed(*args, _fn=fn, _name=name, **kwargs):
             started = time.perf_counter()
@@ -109,13 +111,14 @@ def _time_phases(phases: dict) -> None:
 
 
 def _child(out: Path, argv: list) -> None:
+    marks = {"process": time.perf_counter()}   # before the imports a certify run makes too
     import pytest
 
     from rmpeer.run import hostrun
     from rmpeer.run.fitness import Fitness
     from rmpeer.traffic.peer import PeerTraffic
 
-    clock, marks, phases = _Clock(), {"process": time.perf_counter()}, {}
+    clock, phases = _Clock(), {}
     _time_phases(phases)
     for cls, names in ((hostrun.LayoutRun, ("__init__", "close")), (PeerTraffic, ("create", "close")),
                        (hostrun.HostRun, ("open", "close", "abandon", "staging_buffers")),
@@ -215,18 +218,19 @@ def one_run(recording: str | None, tier: str | None, profile: Path | None = None
     return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3),
             "start_s": round(t["session_start"] - t["process"], 3), "session_s": round(session, 3),
             "work_s": round(t["work_s"], 3), "machinery_s": round(machinery, 3),
-            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t)}
+            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t, wall)}
 
 
-def phases_of(t: dict) -> dict:
-    """Seconds by part of the run, in the order they happen: what precedes the host's open
-    (the interpreter's imports, the spec, the lock), each PHASES part, pytest from its session's
+def phases_of(t: dict, wall: float) -> dict:
+    """Seconds by part of the run of `wall` seconds, in the order they happen: the interpreter's
+    own start and exit, what precedes the host's open (the imports, the spec, the lock), each PHASES part, pytest from its session's
     start to the first check, the session (as above), and what follows it to the exit."""
     phases = t.get("phases") or {}
     spent = {name: round(v[0], 3) for name, v in phases.items()}
     opened = phases.get("host open", [0, 0, t["session_start"]])[2]
     after = ("host close", "judge and history", "certificate and files", "report results (Allure)")
-    out = {"before the host's open (imports, spec, lock)": round(opened - t["process"], 3)}
+    out = {"python's start and exit (the interpreter, outside rmpeer)": round(wall - (t["exit"] - t["process"]), 3),
+           "before the host's open (imports, spec, lock)": round(opened - t["process"], 3)}
     out.update({name: spent.get(name, 0.0) for name, _m, _a in PHASES
                 if name not in after and (name in spent or not name.startswith(" "))})
     out["pytest: session start to the first check"] = round(t.get("first_check", t["session_start"]) - t["session_start"], 3)

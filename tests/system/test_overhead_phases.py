@@ -39,9 +39,10 @@ def test_the_parts_in_order_from_a_childs_times():
          "work_s": 2.0, "phases": {"host open": [0.05, 1, 100.4], "  RM discovery": [0.02, 1, 100.41],
                                    "host close": [0.1, 1, 103.6], "certificate and files": [0.2, 1, 103.7],
                                    "report results (Allure)": [0.3, 1, 103.9]}}
-    parts = overhead().phases_of(t)
+    parts = overhead().phases_of(t, 4.5)                               # the parent saw 4.5 s
     names = list(parts)
-    assert parts[names[0]] == pytest.approx(0.4)                       # 100.4 - 100.0
+    assert parts[names[0]] == pytest.approx(0.3)                       # 4.5 - (104.2 - 100.0)
+    assert parts[names[1]] == pytest.approx(0.4)                       # 100.4 - 100.0
     assert parts["host open"] == 0.05 and parts["  RM discovery"] == 0.02
     assert parts["pytest: session start to the first check"] == pytest.approx(0.1)
     assert parts["pytest: the checks (the session's work and machinery above)"] == pytest.approx(2.9)
