@@ -20,7 +20,8 @@ def test_unmapped_copy_faults_and_channel_is_replaced(traffic, peers, expect_xid
     with pytest.raises(EngineFault) as fault:
         engine.copy(UNMAPPED, st.part(0), 1 << 20, label="detect:unmapped", timeout_s=FAULT_TIMEOUT_S)
     assert fault.value.info32 == MMU_FAULT_XID, str(fault.value)
-    assert fault.value.lce == engine.lce
+    assert fault.value.lce == engine.lce, \
+        f"the fault was reported on copy engine {fault.value.lce}, the faulting channel's is {engine.lce}"
     print(fault.value)
     engine.replace_channel()
     for t in range(len(traffic.sessions)):

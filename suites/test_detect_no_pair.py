@@ -26,7 +26,9 @@ def test_peer_map_needs_a_pair(fresh_setup, host_run):
         setup.create_sessions()
         op = next(op for op in setup.plan.maps if op.peer)
         window = Window(rt.rm, op, setup.sessions)
-        assert window.reserve().status_name == "NV_OK"
+        reserved = window.reserve()
+        assert reserved.status_name == "NV_OK", \
+            f"{reserved.label} s{reserved.s}->t{reserved.t}: expected NV_OK, found {reserved.status_name}"
         before = window.map()
         cards = (setup.sessions[op.s].card.index, setup.sessions[op.t].card.index)
         others = None
@@ -37,8 +39,10 @@ def test_peer_map_needs_a_pair(fresh_setup, host_run):
             pytest.skip(precondition.reason)
         assert precondition.kind == HELD, precondition.reason
         pair = Pair(rt.rm, setup.plan.pairs[0], setup.sessions).create()
-        assert pair.status_name == "NV_OK"
+        assert pair.status_name == "NV_OK", f"{pair.label} s{pair.s}->t{pair.t}: expected NV_OK, found {pair.status_name}"
         after = window.map()
         assert after.status_name == "NV_OK", after.record.status_text
     finally:
-        assert setup.teardown() == []
+        left = setup.teardown()
+        assert left == [], (f"the teardown's frees RM refused: "
+                            + "; ".join(f"{r.label} {r.status_name or r.errno}" for r in left)[:300])

@@ -13,8 +13,9 @@ def test_host_facts(host_run):
     facts = host_run.facts
     assert facts.cards, "RM lists no card"
     n = len(facts.cards)
-    assert set(facts.p2p) == {(a, b) for a in range(n) for b in range(n)}
-    assert len({c.uuid for c in facts.cards}) == n
+    missing = sorted({(a, b) for a in range(n) for b in range(n)} - set(facts.p2p))
+    assert not missing, f"RM gave no P2P capabilities for the card pairs {missing}"
+    assert len({c.uuid for c in facts.cards}) == n, f"{n} cards but {len({c.uuid for c in facts.cards})} UUIDs"
 
 
 @pytest.mark.rm_check("cards-match-proc", area="host")
@@ -27,7 +28,8 @@ def test_cards_agree_with_the_kernel_module(host_run):
     from rmpeer.judge.scope import some_cards
 
     if not some_cards(host_run.facts):      # a run of some cards checks those (below) alone
-        assert len(by_bus) == len(host_run.facts.cards)
+        assert len(by_bus) == len(host_run.facts.cards), \
+            f"RM lists {len(host_run.facts.cards)} cards, /proc/driver/nvidia/gpus {len(by_bus)}"
     for card in host_run.facts.cards:
         p = by_bus.get(card.pci.lower())
         assert p is not None, f"card {card.index} at {card.pci}: not in /proc ({sorted(by_bus)})"

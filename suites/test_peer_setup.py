@@ -62,11 +62,16 @@ def test_pair(peers, topology, host_run, s, t):
     abi = peers.rm.abi
     request = sent(step.record, abi)
     params = sent(step.record, abi, "NV503B_ALLOC_PARAMETERS")
-    assert request["hObjectNew"] == seed_pair_handle(s, t)
+    assert request["hObjectNew"] == seed_pair_handle(s, t), \
+        f"pair {s}->{t}: handle {request['hObjectNew']:#x}, the seed's is {seed_pair_handle(s, t):#x}"
     assert request["hObjectParent"] == request["hRoot"], "an NV50_P2P's parent is the client"
-    assert request["paramsSize"] == header_size("NV503B_ALLOC_PARAMETERS", host_run.facts.driver_version)
-    assert (params["hSubDevice"], params["hPeerSubDevice"]) == (
-        peers.sessions[s].plan.subdevice, peers.sessions[t].plan.subdevice)
+    size = header_size("NV503B_ALLOC_PARAMETERS", host_run.facts.driver_version)
+    assert request["paramsSize"] == size, \
+        f"pair {s}->{t}: paramsSize {request['paramsSize']}, NV503B_ALLOC_PARAMETERS is {size} bytes in the headers"
+    joined = (peers.sessions[s].plan.subdevice, peers.sessions[t].plan.subdevice)
+    assert (params["hSubDevice"], params["hPeerSubDevice"]) == joined, \
+        (f"pair {s}->{t}: joins subdevices {params['hSubDevice']:#x} and {params['hPeerSubDevice']:#x}, "
+         f"its sessions' are {joined[0]:#x} and {joined[1]:#x}")
     want = expected(topology, "pair")
     assert step.status_name == want, answered(step, want)
 
@@ -77,8 +82,11 @@ def test_reservation(peers, topology, host_run, s, t):
     step = peers.report.reserve(s, t)
     params = sent(step.record, peers.rm.abi, "NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS")
     w = window(host_run.layouts.va, peers.plan.extent, t)
-    assert (params["offset"], params["limit"]) == (w, w + peers.plan.extent - 1)
-    assert params["hVASpace"] == peers.sessions[s].plan.vaspace
+    assert (params["offset"], params["limit"]) == (w, w + peers.plan.extent - 1), \
+        (f"window({t}) in session {s}: reserved {params['offset']:#x}-{params['limit']:#x}, "
+         f"layouts.yaml places it at {w:#x}-{w + peers.plan.extent - 1:#x}")
+    assert params["hVASpace"] == peers.sessions[s].plan.vaspace, \
+        f"window({t}) in session {s}: VA space {params['hVASpace']:#x}, the session's is {peers.sessions[s].plan.vaspace:#x}"
     want = expected(topology, "reserve")
     assert step.status_name == want, answered(step, want)
 
@@ -93,16 +101,20 @@ def test_map(peers, topology, host_run, s, t):
     request = sent(step.record, abi)
     flags = abi.bits("NVOS46_FLAGS")
     peer = peers.plan.cards[s] != peers.plan.cards[t]
-    assert len(bytes.fromhex(step.record.request)) == header_size("NVOS46_PARAMETERS", host_run.facts.driver_version)
-    assert (request["hDevice"], request["hMemory"]) == (
-        peers.sessions[s].plan.device, peers.sessions[t].plan.buffer)
+    size, sent_size = header_size("NVOS46_PARAMETERS", host_run.facts.driver_version), len(bytes.fromhex(step.record.request))
+    assert sent_size == size, f"map s{s}->t{t}: sent {sent_size} bytes, NVOS46_PARAMETERS is {size} in the headers"
+    mapped = (peers.sessions[s].plan.device, peers.sessions[t].plan.buffer)
+    assert (request["hDevice"], request["hMemory"]) == mapped, \
+        (f"map s{s}->t{t}: device {request['hDevice']:#x} and memory {request['hMemory']:#x}, expected session {s}'s "
+         f"device {mapped[0]:#x} and session {t}'s buffer {mapped[1]:#x}")
     assert flags.value_of(request["flags"], "P2P_ENABLE") == ("NOSLI" if peer else "NO"), flags.describe(request["flags"])
-    assert flags.value_of(request["flags"], "P2P_SUBDEVICE_ID") == 0
+    assert flags.value_of(request["flags"], "P2P_SUBDEVICE_ID") == 0, flags.describe(request["flags"])
     assert step.reply["status"] != request["status"], "RM never wrote the status (the sentinel is still there)"
     want = expected(topology, "map_peer" if peer else "map_same")
     assert step.status_name == want, answered(step, want)
     if step.status == 0:
-        assert step.reply["dmaOffset"] == window(host_run.layouts.va, peers.plan.extent, t)
+        w = window(host_run.layouts.va, peers.plan.extent, t)
+        assert step.reply["dmaOffset"] == w, f"map s{s}->t{t}: RM mapped at {step.reply['dmaOffset']:#x}, window({t}) is {w:#x}"
 
 
 @pytest.mark.rm_check("setup:order", area="setup")
@@ -114,4 +126,7 @@ def test_setup_order(peers):
     for s, t in seed_windows(len(cards)):
         want += [("alloc:window", s, t), ("dma-map-window" if cards[s] == cards[t] else "dma-map-peer", s, t)]
     seen = sorted(peers.report.steps, key=lambda r: r.record.sent_seq)   # the order this run sent them
-    assert [(r.label, r.s, r.t) for r in seen] == want
+    order = [(r.label, r.s, r.t) for r in seen]
+    first = next((i for i, (a, b) in enumerate(zip(order, want)) if a != b), min(len(order), len(want)))
+    assert order == want, (f"step {first + 1} of {len(want)}: sent {order[first] if first < len(order) else 'nothing'}, "
+                           f"the seed's order has {want[first] if first < len(want) else 'nothing'} there")

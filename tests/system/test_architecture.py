@@ -68,3 +68,16 @@ def test_the_architecture_page_names_the_spine():
         assert word in text
     for module in ("run/spec.py", "run/hostrun.py", "judge/verdict.py", "render/"):
         assert (PACKAGE / module).exists(), module
+
+
+def test_every_check_in_the_suites_says_why_it_failed():
+    """certify runs the suites with --assert=plain (no rewriting at every start): a check's
+    reason is its assert's own message, so a bare assert would fail saying only that its
+    condition was false."""
+    import ast
+
+    from rmpeer.paths import suites_dir
+
+    bare = [f"{path.name}:{node.lineno}: {ast.unparse(node)[:100]}" for path in sorted(suites_dir().glob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Assert) and node.msg is None]
+    assert bare == []
