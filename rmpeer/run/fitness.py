@@ -175,7 +175,7 @@ class Fitness:
         if self.shim.mode == "live":
             self.watcher = XidWatcher().start()
         early, self.idle_clocks = self.idle_clocks, None
-        self.read_clocks("idle", read=(lambda: nvml_clocks(early)) if early is not None else nvml_clocks)
+        self.read_clocks("idle", read=lambda: nvml_clocks(early))    # None: read now
         if self.boost_asked:
             self.boost = Boost(self.rm, self.subdevices()).start()
             self.read_clocks("boosted")
