@@ -120,6 +120,48 @@ def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str
     return path
 
 
+class FolderWriter:
+    """Many small files written into one real folder (a report's results, a thousand or more
+    a run): the folder opened once, never through a link, and each file created in it at
+    its own name with O_CREAT|O_EXCL|O_NOFOLLOW, one open where write_file takes a temporary
+    file, two lstats and a rename. Nothing at a name is followed or replaced by the open; a
+    name already taken (an earlier run's file, or one planted since the folder was emptied)
+    goes through write_file, which replaces a regular file and refuses anything else. Not
+    atomic and not fsync'd: for files nobody reads until the run has ended."""
+
+    def __init__(self, folder, *, mode: int = 0o644):
+        self.folder, self.mode = Path(folder), mode
+        self.fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def __enter__(self) -> "FolderWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.close(self.fd)
+
+    def write(self, name: str, data) -> Path:
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"{name!r} is not a file name")
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, self.mode,
+                         dir_fd=self.fd)
+        except FileExistsError:
+            return write_file(self.folder / name, raw, mode=self.mode, durable=False)
+        try:
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, self.mode)       # the umask (0 in a hook) never widens it
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=self.fd)     # never half a file left behind
+            raise
+        finally:
+            os.close(fd)
+        return self.folder / name
+
+
 def _sync_folder(folder: Path) -> None:
     """The rename itself durable (a crash after it leaves the new file, not an empty name)."""
     with contextlib.suppress(OSError):

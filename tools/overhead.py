@@ -75,7 +75,10 @@ PHASES = (
     ("  Xid watch", "rmpeer.machine.xids", "XidWatcher.start"),
     ("  boost", "rmpeer.rm.perf", "Boost.start"),
     ("  staging buffers", "rmpeer.traffic.peer", "create_staging"),
-    ("nvidia-smi (every clock reading: in the open, a check and the close)", "rmpeer.run.fitness", "nvml_clocks"),
+    # Fitness.read_clocks: its `read=nvml_clocks` default was bound when the class was made, so
+    # the module's nvml_clocks is not where a run looks it up (timed there, it read 0 s)
+    ("clock readings (nvidia-smi and RM: idle, boosted, after the traffic, released)", "rmpeer.run.fitness",
+     "Fitness.read_clocks"),
     ("host close", "rmpeer.run.hostrun", "HostRun.close"),
     ("judge and history", "rmpeer.run.execute", "_history"),
     ("judge and history", "rmpeer.run.assemble", "judged"),

@@ -25,5 +25,11 @@ fi
 for f in live-before live-after live-after-vs-before live-quick; do
   [ -f "$ev/$f.txt" ] && sed "s/^/$f: /" "$ev/$f.txt" | grep -E "overhead:|session:|wall|saved" | tee -a "$summary"
 done
-[ -f "$ev/live-quick.txt" ] && sed -n '/where the wall goes/,/checks per tier/p' "$ev/live-quick.txt" | grep -v "checks per tier" |
-  sed "s/^/live-quick: /" | tee -a "$summary"
+for f in live-quick live-after; do   # the quick tier's parts, then the full tier's
+  [ -f "$ev/$f.txt" ] && sed -n '/where the wall goes/,/checks per tier/p' "$ev/$f.txt" | grep -v "checks per tier" |
+    sed "s/^/$f: /" | tee -a "$summary"
+done
+# the host side of a check on this machine: a 64 MiB compare and a pattern at several thread
+# counts, and a report's 1132 small files written three ways (tools/host_rates.py)
+PYTHONPATH=/tmp/site:$repo python3 "$repo/tools/host_rates.py" --where /tmp --where "$repo" >"$ev/host-rates.txt" 2>&1
+sed "s/^/host-rates: /" "$ev/host-rates.txt" | tee -a "$summary"
