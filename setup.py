@@ -1,9 +1,14 @@
-"""The wheel's one built file: rmpeer/shim/_libc_ffi.py, libc's declarations
-(rmpeer/shim/libc_calls.py) parsed by cffi when the wheel is built (out-of-line ABI mode), so
-that rmpeer never imports a C parser at run time (rmpeer/shim/libc.py). Everything else about
-the package is in pyproject.toml."""
+"""The wheel's two built files, each a parse a run would otherwise repeat at every start:
+- rmpeer/shim/_libc_ffi.py: libc's declarations (rmpeer/shim/libc_calls.py) parsed by cffi
+  (out-of-line ABI mode), so that rmpeer never imports a C parser at run time
+  (rmpeer/shim/libc.py);
+- rmpeer/tables/_matrices.marshal: the shipped matrices parsed by rmpeer's own loader, by the
+  sha256 of their bytes (rmpeer/tables/load.py).
+Everything else about the package is in pyproject.toml."""
 
+import marshal
 import runpy
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -25,6 +30,17 @@ class BuildPy(build_py):
         ffi.set_source(MODULE, None)
         target = Path(self.build_lib, *MODULE.split("."))
         ffi.emit_python_code(str(target.with_suffix(".py")))
+        self._matrices()
+
+    def _matrices(self):
+        root = Path(__file__).parent
+        sys.path.insert(0, str(root))      # the loader a run uses: the same parse, the same refusals
+        try:
+            from rmpeer.tables.load import BUILT, parsed_for_build
+        finally:
+            sys.path.remove(str(root))
+        target = Path(self.build_lib, "rmpeer", "tables", BUILT.name)
+        target.write_bytes(marshal.dumps(parsed_for_build(root / "matrices")))
 
 
 setup(cmdclass={"build_py": BuildPy})

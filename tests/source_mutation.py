@@ -1412,6 +1412,12 @@ MUTANTS = {
         "                os.unlink(name, dir_fd=self.fd)     # never half a file left behind",
         "                pass",
         ("tests/machine/test_folder_writer.py::test_a_write_cut_short_leaves_no_half_file",)),
+    "matrices-built-never-taken": M("a run parses every matrix although the wheel holds its parse",
+        "rmpeer/tables/load.py", "    if hit is not None:", "    if False:",
+        ("tests/tables/test_built_matrices.py::test_bytes_that_are_not_the_built_ones_are_parsed_from_their_yaml",)),
+    "matrices-built-of-any-shape": M("a built file that is not a mapping of parses is used as one",
+        "rmpeer/tables/load.py", "    return data if isinstance(data, dict) else {}", "    return data",
+        ("tests/tables/test_built_matrices.py::test_a_built_file_that_cannot_be_read_leaves_every_matrix_parsed",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -11,8 +11,11 @@ from rmpeer.machine import slices
 from rmpeer.shim.libc import ffi, libc
 
 # memcmp runs with the GIL released (cffi), so comparing in slices uses several cores:
-# one thread compares about 10 GB/s, a 64 MiB block then costs 6 ms on its own.
-COMPARE_SLICE = slices.SLICE
+# one thread compares about 7-10 GB/s, a 64 MiB block then costs 6-10 ms on its own. Slices
+# of 4 MiB, twice as many as the pool's threads, keep them all busy to the end: a 64 MiB
+# compare took 1.44 ms against 1.84 ms in 8 MiB slices on a lent 16-core host
+# (tools/host_rates.py, docs/evidence/h100x1-20261205T1033Z-machinery).
+COMPARE_SLICE = 4 << 20
 EXCERPT_BYTES = 64
 
 

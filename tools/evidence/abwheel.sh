@@ -1,0 +1,42 @@
+# Part "abwheel" of tools/device-evidence.sh (issue 46): two wheels of rmpeer, each installed
+# apart as a user installs it (pip compiles its bytecode), timed run by run on the same host:
+# passive, quick and full, 6 rounds each, the earlier wheel first in odd rounds and this one
+# first in even rounds, so that neither side always goes first. The wheels are carried as
+# $repo/.rmw/old/*.whl and $repo/.rmw/new/*.whl (pip wheel --no-deps -w DIR, on each tree).
+# Then the new wheel's quick tier under `python -X importtime` (what its start-up imports).
+# Sourced with timed, $ev, $summary, $repo.
+
+for side in old new; do
+  wheel=$(ls "$repo"/.rmw/$side/rmpeer-*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { echo "abwheel: no $side wheel in $repo/.rmw/$side" | tee -a "$summary"; return 1; }
+  python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw-$side "$wheel" >/dev/null 2>&1 \
+    || { echo "abwheel: the $side wheel did not install" | tee -a "$summary"; return 1; }
+  printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$side" "$(command -v python3)" \
+    >/tmp/bin/rmpeer-$side
+  chmod +x /tmp/bin/rmpeer-$side
+  echo "abwheel: $side wheel $(unzip -p "$wheel" 'rmpeer-*.dist-info/RECORD' | sha256sum | cut -c1-16)" \
+       "(sha256 of its RECORD), built files: $(unzip -l "$wheel" | grep -oE '_libc_ffi.py|_matrices.marshal' | tr '\n' ' ')" |
+    tee -a "$summary"
+done
+for tier in passive quick full; do
+  for i in 1 2 3 4 5 6; do
+    first=old; [ $((i % 2)) -eq 0 ] && first=new
+    for side in $first $([ $first = old ] && echo new || echo old); do
+      timed "$tier-$side-$i" rmpeer-$side certify --tier "$tier" --output "/tmp/abw-$tier-$side-$i"
+    done
+  done
+done
+python3 - "$ev" <<'PY' | tee -a "$summary"
+import glob, re, statistics, sys
+for tier in ("passive", "quick", "full"):
+    row = []
+    for side in ("old", "new"):
+        s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
+             for p in sorted(glob.glob(f"{sys.argv[1]}/{tier}-{side}-*.log"))]
+        row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
+    print(f"{tier}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
+PY
+grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-6.log "$ev"/*-old-6.log | sed "s/^/abwheel: /" | tee -a "$summary"
+PYTHONPATH=/tmp/rmw-new:/tmp/site python3 -X importtime -m rmpeer certify --tier quick --output /tmp/abw-importtime \
+  >/dev/null 2>"$ev/importtime-quick.txt"
+sort -t'|' -k2 -n "$ev/importtime-quick.txt" | tail -25 | sed "s/^/abwheel: importtime: /" | tee -a "$summary"
