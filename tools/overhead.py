@@ -79,12 +79,28 @@ PHASES = (
     # the module's nvml_clocks is not where a run looks it up (timed there, it read 0 s)
     ("clock readings (nvidia-smi and RM: idle, boosted, after the traffic, released)", "rmpeer.run.fitness",
      "Fitness.read_clocks"),
+    # inside the checks: the fitness checks' bandwidth rig, with its calls counted, so that a
+    # plain run prices the rig's build and each measure (the cost model fits them to recorded
+    # runs, which write every call and so are slower)
+    ("  bandwidth rig: built (its RM setup, engines and scratch)", "rmpeer.traffic.bandwidth", "Rig.__init__"),
+    ("  bandwidth rig: one engine's copies measured", "rmpeer.traffic.bandwidth", "Rig.one"),
+    ("  bandwidth rig: engines copying together, measured", "rmpeer.traffic.bandwidth", "Rig.together"),
+    ("  bandwidth rig: closed", "rmpeer.traffic.bandwidth", "Rig.close"),
     ("host close", "rmpeer.run.hostrun", "HostRun.close"),
     ("judge and history", "rmpeer.run.execute", "_history"),
     ("judge and history", "rmpeer.run.assemble", "judged"),
     ("certificate and files", "rmpeer.cli.certify", "write_files"),
     ("report results (Allure)", "rmpeer.cli.certify", "_verdict_results"),
 )
+
+
+# the parts timed inside the checks (listed under them, each with its count of calls)
+DURING = tuple(name for name, module, _a in PHASES if module == "rmpeer.traffic.bandwidth")
+
+
+def calls_of(t: dict) -> dict:
+    """How many times each part inside the checks ran (a rig's build, each measure)."""
+    return {name: v[1] for name, v in (t.get("phases") or {}).items() if name in DURING}
 
 
 def _time_phases(phases: dict) -> None:
@@ -221,7 +237,8 @@ def one_run(recording: str | None, tier: str | None, profile: Path | None = None
     return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3),
             "start_s": round(t["session_start"] - t["process"], 3), "session_s": round(session, 3),
             "work_s": round(t["work_s"], 3), "machinery_s": round(machinery, 3),
-            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t, wall)}
+            "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t, wall),
+            "calls": calls_of(t)}
 
 
 def phases_of(t: dict, wall: float) -> dict:
@@ -229,16 +246,17 @@ def phases_of(t: dict, wall: float) -> dict:
     own start and exit, what precedes the host's open (the imports, the spec, the lock), each PHASES part, pytest from its session's
     start to the first check, the session (as above), and what follows it to the exit."""
     phases = t.get("phases") or {}
-    spent = {name: round(v[0], 3) for name, v in phases.items()}
+    spent = {name: round(v[0], 4 if name in DURING else 3) for name, v in phases.items()}
     opened = phases.get("host open", [0, 0, t["session_start"]])[2]
     after = ("host close", "judge and history", "certificate and files", "report results (Allure)")
     out = {"python's start and exit (the interpreter, outside rmpeer)": round(wall - (t["exit"] - t["process"]), 3),
            "before the host's open (imports, spec, lock)": round(opened - t["process"], 3)}
     out.update({name: spent.get(name, 0.0) for name, _m, _a in PHASES
-                if name not in after and (name in spent or not name.startswith(" "))})
+                if name not in after and name not in DURING and (name in spent or not name.startswith(" "))})
     out["pytest: session start to the first check"] = round(t.get("first_check", t["session_start"]) - t["session_start"], 3)
     out["pytest: the checks (the session's work and machinery above)"] = round(
         t["session_end"] - t.get("first_check", t["session_start"]), 3)
+    out.update({name: spent[name] for name in DURING if name in spent})
     out.update({name: spent.get(name, 0.0) for name in after})
     out["the rest after the session (the table, the JSON line)"] = round(
         t["exit"] - t["session_end"] - sum(spent.get(name, 0.0) for name in after), 3)
@@ -312,6 +330,7 @@ def main(argv: list) -> int:
     summary = {k: median(k) for k in ("wall_s", "start_s", "session_s", "work_s", "machinery_s",
                                       "machinery_per_check_ms")}
     summary["phases"] = {name: statistics.median(r["phases"].get(name, 0.0) for r in runs) for name in runs[0]["phases"]}
+    summary["calls"] = {name: statistics.median(r.get("calls", {}).get(name, 0) for r in runs) for name in DURING}
     saved = args.saved_ms
     if args.baseline and saved is None:
         saved = json.loads(args.baseline.read_text())["median"]["machinery_per_check_ms"] - summary["machinery_per_check_ms"]
@@ -327,7 +346,8 @@ def main(argv: list) -> int:
           f"= {summary['machinery_per_check_ms']:.2f} ms per check")
     print("  where the wall goes, in order (medians; an indented part is inside the one above it):")
     for name, seconds in summary["phases"].items():
-        print(f"    {name}: {seconds:.3f} s")
+        calls = summary["calls"].get(name)
+        print(f"    {name}: {seconds:.3f} s" + (f" ({calls} calls, {1e3 * seconds / calls:.2f} ms each)" if calls else ""))
     print("  checks per tier (the plan's layout checks + fitness figures):")
     for n, tiers in result["checks_per_tier"].items():
         print(f"    {n} card(s): " + ", ".join(f"{tier} {v['layout_checks']} + {v['fitness_figures']}"

@@ -51,3 +51,17 @@ def test_the_parts_in_order_from_a_childs_times():
     assert parts["the rest after the session (the table, the JSON line)"] == pytest.approx(0.1)
     assert names.index("host open") < names.index("pytest: session start to the first check") \
         < names.index("host close") < names.index("the rest after the session (the table, the JSON line)")
+
+
+def test_the_rig_is_timed_inside_the_checks_with_its_calls():
+    # the bandwidth rig built once (0.05 s) and 6 copies measured (0.012 s) inside the checks
+    tool = overhead()
+    rig, one = tool.DURING[0], tool.DURING[1]
+    t = {"process": 100.0, "session_start": 100.5, "first_check": 100.6, "session_end": 103.5, "exit": 104.0,
+         "work_s": 2.0, "phases": {"host open": [0.05, 1, 100.4], rig: [0.05, 1, 103.0], one: [0.012, 6, 103.1]}}
+    parts, calls = tool.phases_of(t, 4.1), tool.calls_of(t)
+    names = list(parts)
+    checks = "pytest: the checks (the session's work and machinery above)"
+    assert names.index(checks) < names.index(rig) < names.index(one) < names.index("host close")
+    assert parts[one] == 0.012 and calls == {rig: 1, one: 6}
+    assert "bandwidth" in rig and "built" in rig and "measured" in one
