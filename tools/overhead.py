@@ -36,6 +36,7 @@ from pathlib import Path
 
 DEFAULT_RECORDING = "h200x1-20261130T003119Z"
 DEFAULT_BENCH = "docs/evidence/projection-20261205/bench.json"
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 # -- the child: one certify run, timed ---------------------------------------------------------
@@ -139,6 +140,15 @@ def _child(out: Path, argv: list) -> None:
 
     clock, phases = _Clock(), {}
     _time_phases(phases)
+    from rmpeer.traffic import bandwidth
+
+    def one_timed_on_the_gpu(self, s, src, dst, n, _one=bandwidth.Rig.one):
+        """The copies' own GPU time beside Rig.one's wall: the host's part is the rest."""
+        gbps = _one(self, s, src, dst, n)
+        marks["rig_one_gpu_s"] = marks.get("rig_one_gpu_s", 0.0) + (n / gbps / 1e9 if gbps else 0.0)
+        marks["rig_cards"] = len(set(self.cards))
+        return gbps
+    bandwidth.Rig.one = one_timed_on_the_gpu
     for cls, names in ((hostrun.LayoutRun, ("__init__", "close")), (PeerTraffic, ("create", "close")),
                        (hostrun.HostRun, ("open", "close", "abandon", "staging_buffers")),
                        (Fitness, ("start", "read_clocks", "read_links", "links_now", "bandwidth", "xids", "close"))):
@@ -234,7 +244,8 @@ def one_run(recording: str | None, tier: str | None, profile: Path | None = None
     checks = sum(counts.values())
     session = t["session_end"] - t["session_start"]
     machinery = session - t["work_s"]
-    return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3),
+    rig = rig_prices(t)
+    return {"verdict": line["verdict"], "checks": checks, "counts": counts, "wall_s": round(wall, 3), "rig": rig,
             "start_s": round(t["session_start"] - t["process"], 3), "session_s": round(session, 3),
             "work_s": round(t["work_s"], 3), "machinery_s": round(machinery, 3),
             "machinery_per_check_ms": round(1e3 * machinery / max(checks, 1), 3), "phases": phases_of(t, wall),
@@ -263,6 +274,25 @@ def phases_of(t: dict, wall: float) -> dict:
     return out
 
 
+def rig_prices(t: dict) -> dict | None:
+    """The bandwidth rig's two costs the model fits to recorded runs, from a plain run's
+    clocks: per rig session, its build and close less its RM setup as bench's table prices
+    it (the 2 x H200 fit's coefficients); per measure, Rig.one's wall less its copies' own
+    GPU time. None where no rig ran (passive) or a part was not timed."""
+    phases, gpu_s = t.get("phases") or {}, t.get("rig_one_gpu_s")
+    built, one, closed = (phases.get(name) for name in (DURING[0], DURING[1], DURING[3]))
+    if not (built and one and closed) or gpu_s is None:
+        return None
+    from rmpeer.run.costmodel import _setup_s, rig_shape
+
+    c = json.loads((CHECKOUT / DEFAULT_BENCH).read_text())["cost_model"]["coefficients"]
+    cards = t.get("rig_cards", 1)
+    shape = rig_shape(cards)
+    return {"cards": cards, "sessions": shape["sessions"], "measures": one[1],
+            "per_session_s": max(0.0, (built[0] + closed[0] - _setup_s(shape, c)) / shape["sessions"]),
+            "per_measure_s": max(0.0, (one[0] - gpu_s) / one[1])}
+
+
 def checks_per_tier(card_counts=(1, 2, 4, 8)) -> dict:
     """The plan's check items per tier (the cost model's count: read, write, reservation, map,
     pair and each layout's own checks), and the fitness figures."""
@@ -280,7 +310,7 @@ def checks_per_tier(card_counts=(1, 2, 4, 8)) -> dict:
     return out
 
 
-def projection(bench_path: Path, saved_ms: float | None) -> dict:
+def projection(bench_path: Path, saved_ms: float | None, rig: dict | None = None) -> dict:
     """The cost model of a 2 x H200 evidence folder for 4 and 8 cards: as fitted there, and
     with its per-check cost lowered by the machinery saved since a baseline measured here
     (a projection from a measured difference, not a new fit)."""
@@ -297,11 +327,21 @@ def projection(bench_path: Path, saved_ms: float | None) -> dict:
     if saved_ms is not None:
         out.update(saved_ms_per_check=round(saved_ms, 3), per_item_ms_lowered=round(lowered["per_item_s"] * 1e3, 3),
                    lowered={})
+    # the rig priced by this plain run (rig_prices) where the fit took recorded runs
+    repriced = {**lowered, "rig_per_session_s": rig["per_session_s"], "per_measure_s": rig["per_measure_s"]} \
+        if rig else None
+    if repriced:
+        out.update(rig_per_session_ms=round(rig["per_session_s"] * 1e3, 3), per_measure_ms=round(rig["per_measure_s"] * 1e3, 3),
+                   rig_per_session_ms_fitted=round(c["rig_per_session_s"] * 1e3, 3),
+                   per_measure_ms_fitted=round(c["per_measure_s"] * 1e3, 3), rig_repriced={})
     for n in (4, 8):
         out["fitted"][str(n)] = {tier: round(predict(c, n, tier_layouts(n, tier), tier), 1) for tier in ("quick", "full")}
         if saved_ms is not None:
             out["lowered"][str(n)] = {tier: round(predict(lowered, n, tier_layouts(n, tier), tier), 1)
                                       for tier in ("quick", "full")}
+        if repriced:
+            out["rig_repriced"][str(n)] = {tier: round(predict(repriced, n, tier_layouts(n, tier), tier), 1)
+                                           for tier in ("quick", "full")}
     return out
 
 
@@ -314,7 +354,7 @@ def main(argv: list) -> int:
     ap.add_argument("--live", action="store_true", help="certify this host (its GPUs), not a recording")
     ap.add_argument("--tier", default=None, help="the tier to replay (default: the recording's own)")
     ap.add_argument("--runs", type=int, default=3, help="runs, each in a new interpreter (the median is kept)")
-    ap.add_argument("--bench", type=Path, default=Path(DEFAULT_BENCH), help="a bench.json with a cost_model")
+    ap.add_argument("--bench", type=Path, default=CHECKOUT / DEFAULT_BENCH, help="a bench.json with a cost_model")
     ap.add_argument("--json", type=Path, default=None, help="also write everything as JSON here")
     ap.add_argument("--profile", type=Path, default=None,
                     help="one more run under cProfile (not counted): its top 20 by cumulative and own time, as text here")
@@ -334,9 +374,13 @@ def main(argv: list) -> int:
     saved = args.saved_ms
     if args.baseline and saved is None:
         saved = json.loads(args.baseline.read_text())["median"]["machinery_per_check_ms"] - summary["machinery_per_check_ms"]
+    rigs = [r["rig"] for r in runs if r.get("rig")]
+    rig = {k: statistics.median(r[k] for r in rigs) for k in ("per_session_s", "per_measure_s")} if rigs else None
+    summary["rig"] = {**rigs[0], **rig} if rig else None
     result = {"recording": recording or "live", "tier": args.tier, "python": sys.version.split()[0],
               "runs": runs, "median": summary, "checks_per_tier": checks_per_tier(),
-              "projection": projection(args.bench, saved) if args.bench.is_file() else None}
+              "projection": projection(args.bench, saved, rig if recording is None else None)
+              if args.bench.is_file() else None}
     first = runs[0]
     print(f"overhead: {recording or 'live, this host'}{' --tier ' + args.tier if args.tier else ''}: {first['verdict']}, "
           f"{first['checks']} checks, {len(runs)} runs (medians)")
@@ -356,6 +400,12 @@ def main(argv: list) -> int:
         p = result["projection"]
         print(f"  cost model ({p['from']}, {p['per_item_ms_fitted']} ms per check as fitted): "
               + "; ".join(f"{n} cards quick {v['quick']} s, full {v['full']} s" for n, v in p["fitted"].items()))
+        if "rig_repriced" in p:
+            print(f"  the bandwidth rig as this plain run prices it: {p['rig_per_session_ms']} ms a rig session built "
+                  f"and freed (fitted to recordings: {p['rig_per_session_ms_fitted']}), {p['per_measure_ms']} ms the host's "
+                  f"part of a measure (fitted: {p['per_measure_ms_fitted']}); with them"
+                  + (" and the saving below" if "lowered" in p else "") + ": "
+                  + "; ".join(f"{n} cards quick {v['quick']} s, full {v['full']} s" for n, v in p["rig_repriced"].items()))
         if "lowered" in p:
             print(f"  the same with {p['saved_ms_per_check']} ms per check saved (--baseline or --saved-ms) "
                   f"({p['per_item_ms_lowered']} ms per check): "

@@ -65,3 +65,30 @@ def test_the_rig_is_timed_inside_the_checks_with_its_calls():
     assert names.index(checks) < names.index(rig) < names.index(one) < names.index("host close")
     assert parts[one] == 0.012 and calls == {rig: 1, one: 6}
     assert "bandwidth" in rig and "built" in rig and "measured" in one
+
+
+def test_a_plain_runs_rig_prices_its_sessions_and_measures():
+    # one card: the rig of 2 sessions built in 0.05 s and closed in 0.01 s; 6 measures took
+    # 3.5 ms of wall, of which the copies' own GPU time was 3.0 ms
+    tool = overhead()
+    t = {"phases": {tool.DURING[0]: [0.05, 1, 1.0], tool.DURING[1]: [0.0035, 6, 1.1], tool.DURING[3]: [0.01, 1, 1.2]},
+         "rig_one_gpu_s": 0.003, "rig_cards": 1}
+    rig = tool.rig_prices(t)
+    # bench's setup table (docs/evidence/projection-20261205/bench.json): 2 sessions, 4 windows
+    setup = 2 * 0.001711590517 + 4 * 0.000303
+    assert rig["sessions"] == 2 and rig["measures"] == 6
+    assert rig["per_session_s"] == pytest.approx((0.06 - setup) / 2)
+    assert rig["per_measure_s"] == pytest.approx(0.0005 / 6)
+    assert tool.rig_prices({"phases": {}}) is None                    # a passive run: no rig
+
+
+def test_the_projection_reprices_the_rig_from_a_plain_run():
+    tool = overhead()
+    bench = tool.CHECKOUT / tool.DEFAULT_BENCH
+    cheap = tool.projection(bench, 2.3, {"per_session_s": 0.005, "per_measure_s": 0.0001})
+    fitted = cheap["per_measure_ms_fitted"]
+    assert fitted > 0.1 and cheap["per_measure_ms"] == 0.1
+    assert cheap["rig_repriced"]["8"]["full"] < cheap["lowered"]["8"]["full"]
+    same = tool.projection(bench, 2.3, {"per_session_s": cheap["rig_per_session_ms_fitted"] / 1e3,
+                                        "per_measure_s": fitted / 1e3})
+    assert same["rig_repriced"] == same["lowered"]
