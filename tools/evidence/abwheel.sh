@@ -1,6 +1,6 @@
 # Part "abwheel" of tools/device-evidence.sh (issue 46): two wheels of rmpeer, each installed
 # apart as a user installs it (pip compiles its bytecode), timed run by run on the same host:
-# passive, quick and full, 6 rounds each, the earlier wheel first in odd rounds and this one
+# passive, quick and full, ABW_ROUNDS rounds each (6), the earlier wheel first in odd rounds and this one
 # first in even rounds, so that neither side always goes first. The wheels are carried as
 # $repo/.rmw/old/*.whl and $repo/.rmw/new/*.whl (pip wheel --no-deps -w DIR, on each tree).
 # Then the new wheel's quick tier under `python -X importtime` (what its start-up imports).
@@ -19,7 +19,7 @@ for side in old new; do
     tee -a "$summary"
 done
 for tier in passive quick full; do
-  for i in 1 2 3 4 5 6; do
+  for i in $(seq 1 "${ABW_ROUNDS:-6}"); do
     first=old; [ $((i % 2)) -eq 0 ] && first=new
     for side in $first $([ $first = old ] && echo new || echo old); do
       timed "$tier-$side-$i" rmpeer-$side certify --tier "$tier" --output "/tmp/abw-$tier-$side-$i"
@@ -36,7 +36,7 @@ for tier in ("passive", "quick", "full"):
         row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
     print(f"{tier}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
 PY
-grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-6.log "$ev"/*-old-6.log | sed "s/^/abwheel: /" | tee -a "$summary"
+grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"${ABW_ROUNDS:-6}".log "$ev"/*-old-"${ABW_ROUNDS:-6}".log | sed "s/^/abwheel: /" | tee -a "$summary"
 PYTHONPATH=/tmp/rmw-new:/tmp/site python3 -X importtime -m rmpeer certify --tier quick --output /tmp/abw-importtime \
   >/dev/null 2>"$ev/importtime-quick.txt"
 sort -t'|' -k2 -n "$ev/importtime-quick.txt" | tail -25 | sed "s/^/abwheel: importtime: /" | tee -a "$summary"
