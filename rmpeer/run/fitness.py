@@ -63,10 +63,15 @@ class SmiQuery:
         return [r for r in rows if len(r) == len(self.fields)], ""
 
     def cancel(self) -> None:
-        """A query never read (the run stopped first): its process ended, never left behind."""
+        """A query never read (the run stopped first): its process ended, never left behind.
+        Waited for as a process, not for its pipes' end: a child it started may hold them open
+        (a stand-in script's sleep held them 60 s), and a signal's clean-up never waits on that."""
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
-            self.proc.communicate()
+            self.proc.wait()
+        for pipe in (self.proc.stdout, self.proc.stderr) if self.proc is not None else ():
+            if pipe is not None:
+                pipe.close()
 
 
 def start_clocks() -> SmiQuery | str:

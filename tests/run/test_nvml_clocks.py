@@ -97,12 +97,33 @@ def test_a_started_reading_is_the_one_read_later(tmp_path, monkeypatch):
 
 
 def test_a_started_reading_never_read_is_ended(tmp_path, monkeypatch):
+    """Ended even where a child of it holds its output open: cancel() waits for the process,
+    never for its pipes' end (a run's clean-up at a signal must not wait on them)."""
+    import signal
+    import threading
+    import time
+
     from rmpeer.run.fitness import start_clocks
 
-    _stand_in(tmp_path, monkeypatch, "sleep 60\n")
+    child = tmp_path / "child.pid"
+    _stand_in(tmp_path, monkeypatch, f'sleep 60 &\necho $! > "{child}"\nwait\n')
     started = start_clocks()
-    started.cancel()
-    assert started.proc.returncode is not None, "no nvidia-smi is left running"
+    try:
+        for _ in range(600):                     # the child that holds the pipes has started
+            if child.is_file() and child.read_text().strip():
+                break
+            time.sleep(0.05)
+        ended = threading.Thread(target=started.cancel, daemon=True)
+        ended.start()
+        ended.join(20)                           # a bound on a hang, not a timing: the child sleeps 60 s
+        assert not ended.is_alive(), "cancel() waited for the pipes a child of nvidia-smi holds"
+        assert started.proc.returncode is not None, "no nvidia-smi is left running"
+    finally:
+        if child.is_file() and child.read_text().strip():
+            try:
+                os.kill(int(child.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def test_without_nvidia_smi_a_started_reading_is_the_reason(tmp_path, monkeypatch):
