@@ -129,7 +129,10 @@ def parsed_for_build(folder) -> dict:
 
 @lru_cache(maxsize=32)
 def _parse(path: str, mtime_ns: int) -> dict:
-    raw = Path(path).read_bytes()
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise MatrixError(path, "file", f"cannot be read as YAML: {str(exc).splitlines()[0]}") from None
     hit = _built().get(_digest(raw))
     if hit is not None:
         return hit

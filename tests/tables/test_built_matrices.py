@@ -63,3 +63,20 @@ def test_a_built_file_that_cannot_be_read_leaves_every_matrix_parsed(tmp_path, m
     monkeypatch.setattr(load, "BUILT", built)
     path = matrices_dir() / "channel.yaml"
     assert load.load_yaml(path) == plain_parse(path)
+
+
+def test_a_matrix_that_cannot_be_read_is_a_matrix_error_naming_it(tmp_path, monkeypatch, fresh_caches):
+    import errno
+    from pathlib import Path
+
+    from rmpeer.errors import MatrixError
+
+    path = tmp_path / "layouts.yaml"
+    path.write_text("a: 1\n")
+
+    def failing(self):
+        raise OSError(errno.EIO, "Input/output error")
+    monkeypatch.setattr(Path, "read_bytes", failing)     # a disk error, which root meets too
+    with pytest.raises(MatrixError, match="cannot be read as YAML: .*Input/output error") as raised:
+        load.load_yaml(path)
+    assert str(path) in str(raised.value)
