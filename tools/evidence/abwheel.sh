@@ -40,3 +40,12 @@ grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"${ABW_R
 PYTHONPATH=/tmp/rmw-new:/tmp/site python3 -X importtime -m rmpeer certify --tier quick --output /tmp/abw-importtime \
   >/dev/null 2>"$ev/importtime-quick.txt"
 sort -t'|' -k2 -n "$ev/importtime-quick.txt" | tail -25 | sed "s/^/abwheel: importtime: /" | tee -a "$summary"
+# the new tree's wall part by part, live (tools/overhead.py): the full tier with the bandwidth
+# rig priced from this plain run and the 4- and 8-card projection with those prices (and the
+# 2.3 ms of machinery a check saved since the 2 x H200 fit), then the quick tier
+for tier in full quick; do
+  PYTHONPATH=/tmp/rmw-new:/tmp/site python3 "$repo/tools/overhead.py" --live --runs 3 --tier "$tier" --saved-ms 2.3 \
+    --json "$ev/live-$tier.json" >"$ev/live-$tier.txt" 2>&1
+  sed -n '1,/checks per tier/p' "$ev/live-$tier.txt" | grep -v "checks per tier" | sed "s/^/abwheel: live-$tier: /" | tee -a "$summary"
+  grep -E "rig as this plain run|with [0-9.]+ ms per check saved" "$ev/live-$tier.txt" | sed "s/^/abwheel: live-$tier: /" | tee -a "$summary"
+done
