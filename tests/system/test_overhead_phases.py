@@ -92,3 +92,21 @@ def test_the_projection_reprices_the_rig_from_a_plain_run():
     same = tool.projection(bench, 2.3, {"per_session_s": cheap["rig_per_session_ms_fitted"] / 1e3,
                                         "per_measure_s": fitted / 1e3})
     assert same["rig_repriced"] == same["lowered"]
+
+
+def test_work_outside_the_pytest_session_is_not_the_sessions():
+    # certify opens the host before its pytest session and closes it after: a wrapped open
+    # that ran outside the session is no part of the session's work
+    tool = overhead()
+    marks = {}
+    clock = tool._Clock(inside=lambda: "session_start" in marks and "session_end" not in marks)
+    step = clock.wrap(lambda: None)
+    step()                                   # the host's open, before the session
+    assert clock.work == 0.0
+    marks["session_start"] = 1.0
+    step()                                   # a layout's build, inside it
+    assert clock.work > 0.0
+    inside = clock.work
+    marks["session_end"] = 2.0
+    step()                                   # the host's close, after it
+    assert clock.work == inside
