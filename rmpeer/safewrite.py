@@ -96,10 +96,7 @@ def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, mode)
+            _write_all(fd, raw, mode)
             if durable:
                 os.fsync(fd)
         finally:
@@ -118,6 +115,15 @@ def write_file(path, data, *, mode: int = 0o644, replace: bool = True, what: str
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return path
+
+
+def _write_all(fd: int, raw: bytes, mode: int) -> None:
+    """Every byte of `raw` written to `fd`, then its mode set (the umask, 0 in a hook, never
+    widens it)."""
+    view = memoryview(raw)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fchmod(fd, mode)
 
 
 class FolderWriter:
@@ -149,10 +155,7 @@ class FolderWriter:
         except FileExistsError:
             return write_file(self.folder / name, raw, mode=self.mode, durable=False)
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, self.mode)       # the umask (0 in a hook) never widens it
+            _write_all(fd, raw, self.mode)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=self.fd)     # never half a file left behind

@@ -852,7 +852,7 @@ MUTANTS = {
         ("tests/run/test_fingerprint.py::test_a_card_without_nvlink_is_said_so_in_the_fingerprint_not_counted_as_zero_links",)),
     "written-file-mode-ignored": M(
         "write_file leaves every file at the temporary file's mode", "rmpeer/safewrite.py",
-        "            os.fchmod(fd, mode)\n", "",
+        "    os.fchmod(fd, mode)\n", "",
         ("tests/system/test_shared_host_trust.py::test_a_written_file_has_the_mode_asked_for",)),
     "read-own-limit-ignored": M(
         "read_own believes a file longer than its limit", "rmpeer/safewrite.py",

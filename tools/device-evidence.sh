@@ -113,6 +113,30 @@ for tier in ("passive", "quick", "full"):
         print(f"{sys.argv[2]}{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
 PY
 }
+alternating() {  # OLD_CMD NEW_CMD ROUNDS OUT_PREFIX: passive, quick and full certifies of two builds
+  # run by run (odd rounds the earlier one first, even rounds the other: no side always goes
+  # first), NAME TIER-SIDE-ROUND.log, then each tier's median, min and max per side
+  local tier i first side
+  for tier in passive quick full; do
+    for i in $(seq 1 "$3"); do
+      first=old; [ $((i % 2)) -eq 0 ] && first=new
+      for side in $first $([ $first = old ] && echo new || echo old); do
+        timed "$tier-$side-$i" "$([ $side = old ] && echo "$1" || echo "$2")" certify --tier "$tier" \
+          --output "$4-$tier-$side-$i"
+      done
+    done
+  done
+  python3 - "$ev" <<'PY' | tee -a "$summary"
+import glob, re, statistics, sys
+for tier in ("passive", "quick", "full"):
+    row = []
+    for side in ("old", "new"):
+        s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
+             for p in sorted(glob.glob(f"{sys.argv[1]}/{tier}-{side}-*.log"))]
+        row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
+    print(f"{tier}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
+PY
+}
 bidir() { grep -h -E '^  bidirectional' "$@" 2>/dev/null | awk '{print $3}' | tr '\n' ' '; }
 
 case $part in

@@ -36,8 +36,13 @@ def _ms(fn, repeat: int) -> float:
 
 
 def _with_pool(threads: int, slice_bytes: int):
-    """slices' pool and slice size as given (restored by the caller)."""
+    """slices' pool and slice size as given (the caller restores its own); the pool this
+    replaces, if it made it, shut down."""
+    if slices._POOL is not None and getattr(slices._POOL, "made_here", False):
+        slices._POOL.shutdown()
     slices._POOL = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+    if slices._POOL is not None:
+        slices._POOL.made_here = True
     slices.THREADS, slices.SLICE = threads, slice_bytes
     bytecheck.COMPARE_SLICE = slice_bytes if threads > 1 else BLOCK
 
@@ -57,6 +62,7 @@ def compare_rates(repeat: int) -> list:
                 rows.append(f"compare 64 MiB  threads {threads:2d}  slice {slice_mib:2d} MiB  {ms:6.2f} ms "
                             f"({BLOCK / ms / 1e6:5.1f} GB/s)   make a pattern {make:6.2f} ms")
     finally:
+        _with_pool(1, BLOCK)
         slices._POOL, slices.THREADS, slices.SLICE, bytecheck.COMPARE_SLICE = saved
     return rows
 

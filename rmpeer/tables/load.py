@@ -123,8 +123,11 @@ def _digest(raw: bytes) -> str:
 def parsed_for_build(folder) -> dict:
     """{sha256 of a file's bytes: what _parse makes of it} for every *.yaml of `folder`
     (setup.py writes it into the wheel as BUILT)."""
-    return {_digest(raw): _load_bytes(str(path), raw) for path in sorted(Path(folder).glob("*.yaml"))
-            for raw in (path.read_bytes(),)}
+    parsed = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        raw = path.read_bytes()
+        parsed[_digest(raw)] = _load_bytes(str(path), raw)
+    return parsed
 
 
 @lru_cache(maxsize=32)

@@ -18,24 +18,7 @@ for side in old new; do
        "(sha256 of its RECORD), built files: $(unzip -l "$wheel" | grep -oE '_libc_ffi.py|_matrices.marshal' | tr '\n' ' ')" |
     tee -a "$summary"
 done
-for tier in passive quick full; do
-  for i in $(seq 1 "${ABW_ROUNDS:-6}"); do
-    first=old; [ $((i % 2)) -eq 0 ] && first=new
-    for side in $first $([ $first = old ] && echo new || echo old); do
-      timed "$tier-$side-$i" rmpeer-$side certify --tier "$tier" --output "/tmp/abw-$tier-$side-$i"
-    done
-  done
-done
-python3 - "$ev" <<'PY' | tee -a "$summary"
-import glob, re, statistics, sys
-for tier in ("passive", "quick", "full"):
-    row = []
-    for side in ("old", "new"):
-        s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
-             for p in sorted(glob.glob(f"{sys.argv[1]}/{tier}-{side}-*.log"))]
-        row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
-    print(f"{tier}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
-PY
+alternating rmpeer-old rmpeer-new "${ABW_ROUNDS:-6}" /tmp/abw
 grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"${ABW_ROUNDS:-6}".log "$ev"/*-old-"${ABW_ROUNDS:-6}".log | sed "s/^/abwheel: /" | tee -a "$summary"
 PYTHONPATH=/tmp/rmw-new:/tmp/site python3 -X importtime -m rmpeer certify --tier quick --output /tmp/abw-importtime \
   >/dev/null 2>"$ev/importtime-quick.txt"
