@@ -9,8 +9,9 @@ from rmpeer.run.hostrun import pair_finding
 pytestmark = pytest.mark.hardware
 
 
-def _refused_as_expected(layout, topology, s, t) -> bool:
+def _refused_as_expected(layout, s, t) -> bool:
     """True where the topology expects this window's map to be refused (and it was)."""
+    topology = layout.host.topology
     peer = layout.plan.cards[s] != layout.plan.cards[t]
     want = topology.expected("map_peer" if peer else "map_same") if topology else "NV_OK"
     if want == "NV_OK":
@@ -25,8 +26,8 @@ def _refused_as_expected(layout, topology, s, t) -> bool:
 
 @pytest.mark.rm_check("read", area="read/write")
 @pytest.mark.rm_pairs("all")
-def test_read(traffic, layout_run, topology, s, t):
-    if _refused_as_expected(layout_run, topology, s, t):
+def test_read(layout_run, s, t):
+    if _refused_as_expected(layout_run, s, t):
         return
     pair = layout_run.transfer("read", s, t)
     assert pair.ok, pair_finding(pair).text
@@ -34,8 +35,8 @@ def test_read(traffic, layout_run, topology, s, t):
 
 @pytest.mark.rm_check("write", area="read/write")
 @pytest.mark.rm_pairs("all")
-def test_write(traffic, layout_run, topology, s, t):
-    if _refused_as_expected(layout_run, topology, s, t):
+def test_write(layout_run, s, t):
+    if _refused_as_expected(layout_run, s, t):
         return
     pair = layout_run.transfer("write", s, t)
     assert pair.ok, pair_finding(pair).text

@@ -57,7 +57,7 @@ def sent(record, abi, struct_name=None):
 
 @pytest.mark.rm_check("setup:pair", area="setup")
 @pytest.mark.rm_pairs("p2p")
-def test_pair(peers, topology, host_run, s, t):
+def test_pair(peers, host_run, s, t):
     step = peers.report.pair(s, t)
     abi = peers.rm.abi
     request = sent(step.record, abi)
@@ -72,13 +72,13 @@ def test_pair(peers, topology, host_run, s, t):
     assert (params["hSubDevice"], params["hPeerSubDevice"]) == joined, \
         (f"pair {s}->{t}: joins subdevices {params['hSubDevice']:#x} and {params['hPeerSubDevice']:#x}, "
          f"its sessions' are {joined[0]:#x} and {joined[1]:#x}")
-    want = expected(topology, "pair")
+    want = expected(host_run.topology, "pair")
     assert step.status_name == want, answered(step, want)
 
 
 @pytest.mark.rm_check("setup:reservation", area="setup")
 @pytest.mark.rm_pairs("all")
-def test_reservation(peers, topology, host_run, s, t):
+def test_reservation(peers, host_run, s, t):
     step = peers.report.reserve(s, t)
     params = sent(step.record, peers.rm.abi, "NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS")
     w = window(host_run.layouts.va, peers.plan.extent, t)
@@ -87,13 +87,13 @@ def test_reservation(peers, topology, host_run, s, t):
          f"layouts.yaml places it at {w:#x}-{w + peers.plan.extent - 1:#x}")
     assert params["hVASpace"] == peers.sessions[s].plan.vaspace, \
         f"window({t}) in session {s}: VA space {params['hVASpace']:#x}, the session's is {peers.sessions[s].plan.vaspace:#x}"
-    want = expected(topology, "reserve")
+    want = expected(host_run.topology, "reserve")
     assert step.status_name == want, answered(step, want)
 
 
 @pytest.mark.rm_check("setup:map", area="setup")
 @pytest.mark.rm_pairs("all")
-def test_map(peers, topology, host_run, s, t):
+def test_map(peers, host_run, s, t):
     """Cross card: P2P_ENABLE=NOSLI; same card (t = s, or virtual ranks): the plain map."""
     step = peers.report.map(s, t)
     assert step is not None, f"no map: the reservation of window({t}) in session {s} failed"
@@ -110,7 +110,7 @@ def test_map(peers, topology, host_run, s, t):
     assert flags.value_of(request["flags"], "P2P_ENABLE") == ("NOSLI" if peer else "NO"), flags.describe(request["flags"])
     assert flags.value_of(request["flags"], "P2P_SUBDEVICE_ID") == 0, flags.describe(request["flags"])
     assert step.reply["status"] != request["status"], "RM never wrote the status (the sentinel is still there)"
-    want = expected(topology, "map_peer" if peer else "map_same")
+    want = expected(host_run.topology, "map_peer" if peer else "map_same")
     assert step.status_name == want, answered(step, want)
     if step.status == 0:
         w = window(host_run.layouts.va, peers.plan.extent, t)

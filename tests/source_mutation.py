@@ -1418,6 +1418,11 @@ MUTANTS = {
     "matrices-built-of-any-shape": M("a built file that is not a mapping of parses is used as one",
         "rmpeer/tables/load.py", "    return data if isinstance(data, dict) else {}", "    return data",
         ("tests/tables/test_built_matrices.py::test_a_built_file_that_cannot_be_read_leaves_every_matrix_parsed",)),
+    "segment-leaves-the-traffic-to-the-first-transfer": M(
+        "a check that moves bytes through layout_run alone has its layout's traffic built inside its own stretch",
+        "rmpeer/pytest_plugin/plugin.py", '    moves = "traffic" in names or "layout_run" in names',
+        '    moves = "traffic" in names',
+        ("tests/shim/test_replay.py::test_the_unchanged_replay_passes",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

@@ -74,12 +74,13 @@ class Lines:
 
 # pytest's own plugins a certify run leaves out. Each one that wraps every test's phases costs
 # each check its time (issue 46, `tools/overhead.py`): the log capture (logging: suites log
-# nothing), the thread-exception and unraisable-exception hooks (a stop signal's error in a
+# nothing), the output capture (capture: suites print nothing, and pytest's capture would
+# stand between certify and its own lines only while a check runs, when none is said), the thread-exception and unraisable-exception hooks (a stop signal's error in a
 # finalizer is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback),
 # faulthandler (rmpeer's own deadline stops a run that hangs), and those a run never uses (the
 # terminal: rmpeer prints its own lines; the cache, warnings, legacy paths, JUnit: certify
 # writes its own from the RunResult, doctest, pastebin, stepwise).
-QUIET_PLUGINS = [arg for name in ("cacheprovider", "terminal", "warnings", "unraisableexception", "threadexception",
+QUIET_PLUGINS = [arg for name in ("cacheprovider", "capture", "terminal", "warnings", "unraisableexception", "threadexception",
                                   "logging", "faulthandler", "legacypath", "junitxml", "doctest", "pastebin",
                                   "stepwise") for arg in ("-p", f"no:{name}")]
 

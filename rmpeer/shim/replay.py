@@ -201,7 +201,9 @@ class ReplayShim:
         self.segment_checked = True
         if abandoned:
             return
-        for line in self.lines[self.pos:]:
+        # by index: a slice would copy the rest of the recording at every check
+        for i in range(self.pos, len(self.lines)):
+            line = self.lines[i]
             if isinstance(line, dict):
                 if line.get("note") == "segment":
                     return
