@@ -72,17 +72,25 @@ class Lines:
         self.flush()
 
 
-# pytest's own plugins a certify run leaves out. Each one that wraps every test's phases costs
-# each check its time (issue 46, `tools/overhead.py`): the log capture (logging: suites log
-# nothing), the output capture (capture: suites print nothing, and pytest's capture would
-# stand between certify and its own lines only while a check runs, when none is said), the thread-exception and unraisable-exception hooks (a stop signal's error in a
-# finalizer is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback),
-# faulthandler (rmpeer's own deadline stops a run that hangs), and those a run never uses (the
-# terminal: rmpeer prints its own lines; the cache, warnings, legacy paths, JUnit: certify
-# writes its own from the RunResult, doctest, pastebin, stepwise).
-QUIET_PLUGINS = [arg for name in ("cacheprovider", "capture", "terminal", "warnings", "unraisableexception", "threadexception",
-                                  "logging", "faulthandler", "legacypath", "junitxml", "doctest", "pastebin",
-                                  "stepwise") for arg in ("-p", f"no:{name}")]
+# pytest's own plugins a certify run leaves out. Each one that wraps every test's phases, or
+# every fixture's, costs each check its time (issue 46, `tools/overhead.py`):
+# - logging and capture: suites log and print nothing, and pytest's capture would stand between
+#   certify and its own lines only while a check runs, when none is said;
+# - unraisableexception and threadexception: a stop signal's error in a finalizer is
+#   rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback;
+# - faulthandler: rmpeer's own deadline stops a run that hangs;
+# - assertion: every check says why it failed in its own message (tests/system/
+#   test_architecture.py), so nothing needs pytest's assert rewriting, which a run repeats
+#   wherever pytest may not keep it (PYTHONDONTWRITEBYTECODE, a read-only install);
+# - setuponly, setupplan, tmpdir, unittest: a hook on every fixture or every report, for
+#   options and fixtures the suites never use;
+# - and those a run never uses: the terminal (rmpeer prints its own lines), the cache,
+#   warnings, legacy paths, JUnit (certify writes its own from the RunResult), doctest,
+#   pastebin, stepwise.
+QUIET_PLUGINS = [arg for name in ("cacheprovider", "capture", "terminal", "warnings", "unraisableexception",
+                                  "threadexception", "logging", "faulthandler", "assertion", "setuponly",
+                                  "setupplan", "tmpdir", "unittest", "legacypath", "junitxml", "doctest",
+                                  "pastebin", "stepwise") for arg in ("-p", f"no:{name}")]
 
 
 def _run_pytest(spec, host, collector, say) -> int:
@@ -98,12 +106,7 @@ def _run_pytest(spec, host, collector, say) -> int:
     # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
     # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
-    # --assert=plain: every check says why it failed in its own message (tests/system/
-    # test_architecture.py), so pytest need not rewrite the suites' asserts, which it does at
-    # every run where it may not keep the result (PYTHONDONTWRITEBYTECODE, a read-only install):
-    # about 47 ms of a quick run
-    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), *QUIET_PLUGINS,
-            "--assert=plain"]
+    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), *QUIET_PLUGINS]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same
     # process (fleet node, a test) keeps its own environment for what it starts later

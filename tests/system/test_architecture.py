@@ -71,7 +71,7 @@ def test_the_architecture_page_names_the_spine():
 
 
 def test_every_check_in_the_suites_says_why_it_failed():
-    """certify runs the suites with --assert=plain (no rewriting at every start): a check's
+    """certify runs the suites without pytest's assertion plugin (no rewriting at every start): a check's
     reason is its assert's own message, so a bare assert would fail saying only that its
     condition was false."""
     import ast
