@@ -1423,6 +1423,11 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '    moves = "traffic" in names or "layout_run" in names',
         '    moves = "traffic" in names',
         ("tests/shim/test_replay.py::test_the_unchanged_replay_passes",)),
+    "certify-lets-a-check-print": M(
+        "what a check prints reaches certify's stdout (the detection checks' findings before --json's line)",
+        "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',
+        '        with open(os.devnull, "w") as sink:',
+        ("tests/system/test_never_drain.py::test_a_check_that_could_not_run_is_named[named]",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

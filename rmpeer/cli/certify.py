@@ -74,8 +74,8 @@ class Lines:
 
 # pytest's own plugins a certify run leaves out. Each one that wraps every test's phases, or
 # every fixture's, costs each check its time (issue 46, `tools/overhead.py`):
-# - logging and capture: suites log and print nothing, and pytest's capture would stand between
-#   certify and its own lines only while a check runs, when none is said;
+# - logging and capture: suites log nothing, and what a check prints is sent nowhere once for
+#   the whole session (_run_pytest), where pytest's capture switches at every phase of every check;
 # - unraisableexception and threadexception: a stop signal's error in a finalizer is
 #   rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback;
 # - faulthandler: rmpeer's own deadline stops a run that hangs;
@@ -94,6 +94,7 @@ QUIET_PLUGINS = [arg for name in ("cacheprovider", "capture", "terminal", "warni
 
 
 def _run_pytest(spec, host, collector, say) -> int:
+    import contextlib
     import os
 
     import pytest
@@ -113,7 +114,12 @@ def _run_pytest(spec, host, collector, say) -> int:
     before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        return int(pytest.main(argv, plugins=[given, collector, Lines(say)]))
+        # what a check prints (the detection checks print what they found, for `pytest -rP`)
+        # goes nowhere: certify's stdout holds its own lines or its JSON line alone. Switched
+        # once, around the session, where pytest's capture switches at every phase of every
+        # check; certify's lines keep the stream they were given (rmpeer.machine.lines.Say)
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+            return int(pytest.main(argv, plugins=[given, collector, Lines(say)]))
     finally:
         if before is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
