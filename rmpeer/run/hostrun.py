@@ -221,6 +221,11 @@ class HostRun:
         # the idle clocks: nvidia-smi (a process of its own) runs while RM opens, before the boost
         early = start_clocks() if shim.mode == "live" else None
         try:
+            if self.with_staging:
+                # loaded while nvidia-smi runs, before its reading is waited for (early.finish
+                # below): the traffic's modules bring numpy, about 0.1-0.3 s of a start, which
+                # the wait was added to when they loaded at the staging buffers
+                from rmpeer.traffic.peer import create_staging
             try:
                 self.runtime.open()
             except RmError as exc:
@@ -245,8 +250,6 @@ class HostRun:
             if self.with_staging:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
-                from rmpeer.traffic.peer import create_staging
-
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
         except BaseException:
             if isinstance(early, SmiQuery):
