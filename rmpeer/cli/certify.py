@@ -104,8 +104,6 @@ def _run_pytest(spec, host, collector, say) -> int:
     # the report's results are written from the RunResult once the run has ended
     # (reporting.write_results; its folder made fresh by _certify): allure-pytest is not
     # loaded, and costs nothing per check
-    # no:unraisableexception: an error a finalizer could not raise (a stop signal that landed
-    # in one) is rmpeer.machine.interrupts' to handle, never pytest's warning with a traceback
     # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
     argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), *QUIET_PLUGINS]
     given = GivenRun([spec], {spec.target: host})

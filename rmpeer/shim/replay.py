@@ -201,16 +201,22 @@ class ReplayShim:
         self.segment_checked = True
         if abandoned:
             return
-        # by index: a slice would copy the rest of the recording at every check
-        for i in range(self.pos, len(self.lines)):
-            line = self.lines[i]
-            if isinstance(line, dict):
-                if line.get("note") == "segment":
-                    return
-                continue
+        line = next(self.calls_ahead(), None)
+        if line is not None:
             raise ReplayMismatch(
                 f"replay of {self.path}: in {self.current_segment!r} the recording has calls the run never "
                 f"made; the first is call {line.seq}: {line.op} {line.label!r}")
+
+    def calls_ahead(self):
+        """The recorded calls from where the replay stands to the end of its stretch (the next
+        segment note), in order. Walked by index: a slice would copy the rest of the recording
+        at every check."""
+        for i in range(self.pos, len(self.lines)):
+            line = self.lines[i]
+            if isinstance(line, CallRecord):
+                yield line
+            elif isinstance(line, dict) and line.get("note") == "segment":
+                return
 
     def _next(self, op: str, label: str) -> CallRecord:
         check_label(label)              # as the live shim: an undeclared family is rmpeer's bug
@@ -382,9 +388,5 @@ def recorded_next(shim, op: str, label: str) -> bool:
     labelled `label`, i.e. whether the recorded run made this optional reading here."""
     if getattr(shim, "mode", "live") != "replay":
         return True
-    for line in shim.lines[shim.pos:]:
-        if isinstance(line, CallRecord):
-            return line.op == op and line.label == label
-        if isinstance(line, dict) and line.get("note") == "segment":
-            return False
-    return False
+    line = next(shim.calls_ahead(), None)
+    return line is not None and line.op == op and line.label == label
