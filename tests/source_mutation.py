@@ -1423,6 +1423,22 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '    moves = "traffic" in names or "layout_run" in names',
         '    moves = "traffic" in names',
         ("tests/shim/test_replay.py::test_the_unchanged_replay_passes",)),
+    "session-never-closes-its-host-runs": M(
+        "no finalizer closes the HostRuns at the session's end: the RM client, the boost and the recording's "
+        "last stretch are left to the process's exit",
+        "rmpeer/pytest_plugin/plugin.py", "        session.addfinalizer(lambda: _close_host_runs(session))",
+        "        pass",
+        ("tests/pytest_plugin/test_handover.py::test_every_host_run_is_closed_at_the_sessions_end",)),
+    "segment-hands-over-nothing": M(
+        "_segment hands a check none of its fixtures: pytest builds each one again for every check",
+        "rmpeer/pytest_plugin/plugin.py", "    _hand_over(request.node, run, case, layout, request.config)\n",
+        "",
+        ("tests/pytest_plugin/test_handover.py::test_a_read_check_has_pytest_set_up_its_stretch_alone",)),
+    "hand-over-gives-peers-the-traffic": M(
+        "_segment hands a check's `peers` the layout's traffic, where the fixture gives its setup",
+        "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda run, case, layout, config: layout.setup,',
+        '    "peers": lambda run, case, layout, config: layout.traffic,',
+        ("tests/pytest_plugin/test_handover.py::test_every_check_is_handed_what_its_fixtures_give",)),
     "certify-lets-a-check-print": M(
         "what a check prints reaches certify's stdout (the detection checks' findings before --json's line)",
         "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',
