@@ -1439,6 +1439,12 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda run, case, layout, config: layout.setup,',
         '    "peers": lambda run, case, layout, config: layout.traffic,',
         ("tests/pytest_plugin/test_handover.py::test_every_check_is_handed_what_its_fixtures_give",)),
+    "checks-share-the-first-ones-name": M(
+        "the checks of one test function share the first one's whole location, its name too: every check "
+        "reported as the first",
+        "rmpeer/pytest_plugin/plugin.py", '            item.__dict__["location"] = (path, line, item.getmodpath())',
+        '            item.__dict__["location"] = known',
+        ("tests/pytest_plugin/test_handover.py::test_each_checks_location_is_the_one_pytest_computes",)),
     "certify-lets-a-check-print": M(
         "what a check prints reaches certify's stdout (the detection checks' findings before --json's line)",
         "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',

@@ -84,3 +84,19 @@ def test_a_run_of_two_checks_closes_its_host_run_too():
     probe = Probe()
     assert _run(probe, "-k", "test_read and one-per-card and s1-") == pytest.ExitCode.OK
     assert len(probe.handed) == 2 and probe.closed and all(probe.closed.values()), probe.closed
+
+
+def test_each_checks_location_is_the_one_pytest_computes():
+    """The plugin shares a test function's file and line among its checks; each check's
+    location is still what pytest's own `location` computes for it."""
+    seen = {}
+
+    class Locations:
+        def pytest_collection_finish(self, session):       # after every plugin's modifyitems
+            compute = type(session.items[0]).location.func   # pytest's own, not the shared value
+            seen.update({item.nodeid: (item.location, compute(item)) for item in session.items})
+
+    assert _run(Locations(), "--collect-only") == pytest.ExitCode.OK
+    assert len(seen) > 100
+    assert [nodeid for nodeid, (shared, own) in seen.items() if shared != own] == []
+    assert len({own[2] for _shared, own in seen.values()}) == len(seen)    # a name of its own each
