@@ -214,10 +214,28 @@ def fit_setup(bench: dict) -> dict:
 
 
 def copy_rates(bench: dict) -> dict:
-    """Median steady GB/s at the largest size bench measured, cross-card and same-card."""
+    """Median steady GB/s at the largest size bench measured, cross-card and same-card (None
+    where bench measured no such copy: a 1-card host has no cross-card one)."""
     size = max(r["bytes"] for r in bench["results"])
-    pick = lambda ops: statistics.median([r["gbps"] for r in bench["results"] if r["bytes"] == size and r["op"] in ops])
+
+    def pick(ops):
+        rates = [r["gbps"] for r in bench["results"] if r["bytes"] == size and r["op"] in ops]
+        return statistics.median(rates) if rates else None
     return {"cross_card_gbps": pick(("read", "write")), "same_card_gbps": pick(("same-card",))}
+
+
+# what only a host of two cards or more measures: the NV50_P2P setup between cards and the
+# cross-card copy rate. A 1-card host fits everything else on the tree it runs; its projection
+# to more cards takes these from a 2-card bench (cross_card_parts), and says so
+CROSS_CARD = ("setup_per_pair_s", "setup_per_card_pair_s", "cross_card_gbps")
+
+
+def cross_card_parts(bench: dict) -> dict:
+    """The CROSS_CARD coefficients of a bench.json of 2 cards or more."""
+    if len(bench["host"]["cards"]) < 2:
+        raise ValueError("the cross-card parts need a bench of 2 cards or more; this one has 1")
+    c = {**fit_setup(bench), **copy_rates(bench)}
+    return {k: c[k] for k in CROSS_CARD}
 
 
 def _fixed_part(shape: dict, c: dict) -> float:
@@ -265,10 +283,14 @@ def _host_cards(run: dict) -> int:
     return 1 + max((c for cards in run["layouts"].values() for c in cards), default=0)
 
 
-def fit(bench: dict, logs: list, stretches: list) -> dict:
+def fit(bench: dict, logs: list, stretches: list, cross: dict | None = None) -> dict:
     """The model's coefficients from bench.json, certify logs and the rig's stretches of
-    recorded runs (rig_stretch) of the same kind of host."""
-    c = {**fit_setup(bench), **copy_rates(bench)}
+    recorded runs (rig_stretch) of the same kind of host; `cross`: the CROSS_CARD ones of a
+    2-card bench (cross_card_parts), where bench's host has one card."""
+    c = {**fit_setup(bench), **copy_rates(bench), **(cross or {})}
+    if c["cross_card_gbps"] is None:
+        raise ValueError("bench measured no cross-card copy (one card): the cross-card parts must come "
+                         "from a bench of 2 cards or more")
     runs = [r for r in (parse_progress(t) for t in logs) if r]
     if not runs:
         raise ValueError("no certify progress log to fit the per-check and per-byte costs")
@@ -314,26 +336,33 @@ def tier_layouts(cards: int, tier: str) -> list:
     return [(layout.cards, matrix.tier_extent(layout, tier, cards)) for layout in chosen if layout is not None]
 
 
-def projection(bench: dict, logs: list, stretches: list, card_counts=(4, 8)) -> dict:
+def projection(bench: dict, logs: list, stretches: list, card_counts=(4, 8), cross: dict | None = None) -> dict:
     """bench.json's cost_model: the coefficients, how well they reproduce the measured runs
-    of this host, and the quick and full times predicted for `card_counts` cards."""
+    of this host, and the quick and full times predicted for `card_counts` cards. `cross`:
+    the cross-card parts of a 2-card bench (fit), for a bench of one card."""
     try:
-        c = fit(bench, logs, stretches)
+        c = fit(bench, logs, stretches, cross)
     except ValueError as exc:
         return {"reason": str(exc), "projections": None}
     cards = len(bench["host"]["cards"])
-    measured: dict = {"quick": [], "full": []}
+    default = LayoutMatrix().default_extent
+    measured: dict = {}
     for run in filter(None, map(parse_progress, logs)):
         names = set(run["layouts"])
         tier = "quick" if len(names) < len(tier_layouts(cards, "full")) else "full"
-        measured[tier].append(run["total_s"])
-    reproduces = {tier: {"measured_median_s": statistics.median(v), "runs": len(v),
-                         "predicted_s": round(predict(c, cards, tier_layouts(cards, tier), tier), 2)}
-                  for tier, v in measured.items() if v}
+        # a run at another extent (a 1-card fit takes two) is reproduced at its own extent
+        label = tier if run["extent"] == default else f"{tier} at {run['extent'] >> 20} MiB"
+        layouts = tier_layouts(cards, tier) if run["extent"] == default else [
+            (tuple(run["layouts"][n]), _layout_extent(n, run["extent"])) for n in run["layouts"]]
+        measured.setdefault(label, (tier, layouts, []))[2].append(run["total_s"])
+    reproduces = {label: {"measured_median_s": statistics.median(v), "runs": len(v),
+                          "predicted_s": round(predict(c, cards, layouts, tier), 2)}
+                  for label, (tier, layouts, v) in measured.items()}
     projections = {str(n): {tier: round(predict(c, n, tier_layouts(n, tier), tier), 1) for tier in ("quick", "full")}
                    for n in card_counts}
     worst = projections.get("8", {}).get("quick")
     return {"kind": "projection: fitted on this host's measurements, not run on hosts of these sizes",
+            **({"cross_card_from": "a bench of 2 cards or more: " + ", ".join(CROSS_CARD)} if cross else {}),
             "coefficients": {k: (round(v, 12) if not math.isnan(v) else None) for k, v in c.items()},
             "reproduces": reproduces, "projections": projections, "quick_budget_s": QUICK_BUDGET_S,
             "quick_8_within_budget": None if worst is None else worst < QUICK_BUDGET_S}

@@ -307,3 +307,39 @@ def test_files_that_are_no_recording_give_no_stretch_and_never_stop_the_fit(tmp_
     assert calibration_stretches([tmp_path]) == []
     (tmp_path / "real.jsonl.gz").write_bytes(good.read_bytes())
     assert [s["cards"] for s in calibration_stretches([tmp_path])] == [1]
+
+
+# -- a host of one card: the cross-card parts from a bench of two -----------------------------
+
+ONE_CARD = ROOT / "docs/evidence/h100x1-20261205T1457Z-refit1"    # full at 64 and at 16 MiB, x3 each
+
+
+def test_a_one_card_bench_has_no_cross_card_rate_and_the_fit_says_why():
+    bench = json.loads((ONE_CARD / "bench.json").read_text())
+    assert costmodel.copy_rates(bench)["cross_card_gbps"] is None
+    model = projection(bench, calibration_logs(ONE_CARD), calibration_stretches([ONE_CARD]))
+    assert model["projections"] is None and "cross-card" in model["reason"]
+    with pytest.raises(ValueError, match="2 cards or more"):
+        costmodel.cross_card_parts(bench)
+
+
+def test_the_cross_card_parts_are_the_two_card_fits_own():
+    parts = costmodel.cross_card_parts(BENCH)
+    fitted = fit(BENCH, LOGS, STRETCHES)
+    assert set(parts) == set(costmodel.CROSS_CARD) and parts == {k: fitted[k] for k in costmodel.CROSS_CARD}
+
+
+def test_a_one_card_fit_reproduces_each_extent_apart():
+    """Runs at another extent are reproduced at their own extent, each against the median of
+    the totals its logs print."""
+    bench = json.loads((ONE_CARD / "bench.json").read_text())
+    logs = calibration_logs(ONE_CARD)
+    model = projection(bench, logs, calibration_stretches([ONE_CARD]), cross=costmodel.cross_card_parts(BENCH))
+    totals = {"full": [], "full at 16 MiB": []}
+    for text in logs:
+        extent = int(re.search(r"; extent (\d+) MiB", text).group(1))
+        totals["full" if extent == 64 else f"full at {extent} MiB"].append(
+            float(re.search(r"CERTIFIED \(.*\) in ([\d.]+) s", text).group(1)))
+    assert {k: (v["measured_median_s"], v["runs"]) for k, v in model["reproduces"].items()} == {
+        k: (statistics.median(v), len(v)) for k, v in totals.items()}
+    assert model["cross_card_from"].startswith("a bench of 2 cards or more") and model["projections"]["8"]["full"] > 0

@@ -14,9 +14,15 @@ for side in old new; do
   printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$side" "$(command -v python3)" \
     >/tmp/bin/rmpeer-$side
   chmod +x /tmp/bin/rmpeer-$side
-  echo "abwheel: $side wheel $(unzip -p "$wheel" 'rmpeer-*.dist-info/RECORD' | sha256sum | cut -c1-16)" \
-       "(sha256 of its RECORD), built files: $(unzip -l "$wheel" | grep -oE '_libc_ffi.py|_matrices.marshal' | tr '\n' ' ')" |
-    tee -a "$summary"
+  # the wheel read by Python's zipfile: lent hosts have no unzip (the sha256 was of nothing)
+  python3 - "$wheel" "$side" <<'PY' | tee -a "$summary"
+import hashlib, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+built = [n.rsplit("/", 1)[-1] for n in z.namelist() if n.endswith(("_libc_ffi.py", "_matrices.marshal"))]
+print(f"abwheel: {sys.argv[2]} wheel {hashlib.sha256(z.read(record)).hexdigest()[:16]} (sha256 of its RECORD), "
+      f"built files: {' '.join(built)}")
+PY
 done
 alternating rmpeer-old rmpeer-new "${ABW_ROUNDS:-6}" /tmp/abw
 grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"${ABW_ROUNDS:-6}".log "$ev"/*-old-"${ABW_ROUNDS:-6}".log | sed "s/^/abwheel: /" | tee -a "$summary"
@@ -32,3 +38,15 @@ for tier in full quick; do
   sed -n '1,/checks per tier/p' "$ev/live-$tier.txt" | grep -v "checks per tier" | sed "s/^/abwheel: live-$tier: /" | tee -a "$summary"
   grep -E "rig as this plain run|with [0-9.]+ ms per check saved" "$ev/live-$tier.txt" | sed "s/^/abwheel: live-$tier: /" | tee -a "$summary"
 done
+# ABW_LIVE_OLD=1: the earlier wheel's machinery live as well, on the same host: the live saving
+# per check between the two trees (tools/overhead.py --baseline takes it off the model's)
+if [ -n "${ABW_LIVE_OLD:-}" ]; then
+  PYTHONPATH=/tmp/rmw-old:/tmp/site python3 "$repo/tools/overhead.py" --live --runs 3 --tier full \
+    --json "$ev/live-old-full.json" >"$ev/live-old-full.txt" 2>&1
+  sed -n '1,3p' "$ev/live-old-full.txt" | sed "s/^/abwheel: live-old-full: /" | tee -a "$summary"
+  PYTHONPATH=/tmp/rmw-new:/tmp/site python3 "$repo/tools/overhead.py" --live --runs 3 --tier full \
+    --baseline "$ev/live-old-full.json" --profile "$ev/profile-live-full.txt" \
+    --json "$ev/live-new-vs-old-full.json" >"$ev/live-new-vs-old-full.txt" 2>&1
+  sed -n '1,3p' "$ev/live-new-vs-old-full.txt" | sed "s/^/abwheel: live-new-full: /" | tee -a "$summary"
+  grep -E "per check saved" "$ev/live-new-vs-old-full.txt" | sed "s/^/abwheel: live-new-full: /" | tee -a "$summary"
+fi
