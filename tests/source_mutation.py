@@ -1445,6 +1445,13 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '            item.__dict__["location"] = (path, line, item.getmodpath())',
         '            item.__dict__["location"] = known',
         ("tests/pytest_plugin/test_handover.py::test_each_checks_location_is_the_one_pytest_computes",)),
+    "open-loads-after-rm": M(
+        "the host's open loads what the run needs next after RM's open, where nvidia-smi's idle reading is "
+        "waited for next: the imports follow the wait instead of filling it",
+        "rmpeer/run/hostrun.py",
+        "            if load is not None:\n                load()\n            try:\n                self.runtime.open()\n",
+        "            try:\n                self.runtime.open()\n                if load is not None:\n                    load()\n",
+        ("tests/run/test_hostrun.py::test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading",)),
     "certify-lets-a-check-print": M(
         "what a check prints reaches certify's stdout (the detection checks' findings before --json's line)",
         "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',

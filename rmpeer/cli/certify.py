@@ -144,6 +144,16 @@ def certified(request) -> RunOutcome:
         return _certify(spec, started)
 
 
+def _load_suites() -> None:
+    """pytest and rmpeer's plugin, which _suites imports: loaded by the host's open while the
+    idle clocks' nvidia-smi runs (about 0.1 s it otherwise waits out, where numpy's import does
+    not fill it: a host whose numpy has its bytecode)."""
+    import pytest  # noqa: F401
+
+    import rmpeer.pytest_plugin.plugin  # noqa: F401
+    import rmpeer.pytest_plugin.results  # noqa: F401
+
+
 def _suites(say):
     """The quick and full tiers' checks: pytest in this process, on the open HostRun."""
     def suites(host, progress):
@@ -209,7 +219,7 @@ def _certify(spec, started) -> RunOutcome:
         # the report's folder, fresh before anything runs: a run whose open RM refused (no
         # check ran) still has its verdict drawn there, never beside an earlier run's checks
         empty_folder(make_folder(spec.allure_dir, what="--output"))
-    result = run(spec, suites=_suites(say), started=started, at_deadline=at_deadline)
+    result = run(spec, suites=_suites(say), started=started, at_deadline=at_deadline, load=_load_suites)
     code, result, written = _report(result, spec, say, started)
     return RunOutcome(code, result, str(written) if written is not None else None)
 

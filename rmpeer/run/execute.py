@@ -43,19 +43,20 @@ class Progress:
 
 
 def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
-        state_path=None, save: bool = True, allowed_xids=()):
+        state_path=None, save: bool = True, allowed_xids=(), load=None):
     """The judged RunResult of `spec`. suites(host, progress) -> (pytest's exit code, checks
     callable, internal_error callable): the quick and full tiers' checks, run on the open
-    HostRun. at_deadline(result, spec, seconds): the INCOMPLETE result of a run that has not
-    ended by the spec's deadline, to write out (on the watchdog's thread, which then ends the
-    process: rmpeer.machine.deadline); None: no deadline."""
+    HostRun. load(): what suites will import, loaded in the host's open while the idle clocks'
+    nvidia-smi runs (HostRun.open). at_deadline(result, spec, seconds): the INCOMPLETE result
+    of a run that has not ended by the spec's deadline, to write out (on the watchdog's thread,
+    which then ends the process: rmpeer.machine.deadline); None: no deadline."""
     started = time.time() if started is None else started
     progress = Progress(spec)
     with _deadline(progress, started, at_deadline):
         if spec.tier == PASSIVE:
             result = _passive(spec, state_path=state_path, save=save, allowed_xids=allowed_xids)
         else:
-            result = _host(spec, suites, started, progress)
+            result = _host(spec, suites, started, progress, load)
         at("judging")
         history, result = _history(progress.spec, result, state_path)
         result = assemble.judged(result, spec.outputs.require_complete)
@@ -124,7 +125,7 @@ def _passive(spec, *, state_path, save, allowed_xids):
     return assemble.passive_result(spec, seen)
 
 
-def _host(spec, suites, started, progress):
+def _host(spec, suites, started, progress, load=None):
     host, stopped, code, refused = HostRun(spec), None, None, None
     checks, internal_error = list, (lambda: False)
     progress.spec, progress.layouts = spec, lambda: list(host.layout_results)
@@ -133,7 +134,7 @@ def _host(spec, suites, started, progress):
             try:
                 at("opening the host")
                 try:
-                    host.open()
+                    host.open(load=load)
                 except (RmError, ReplayMismatch) as exc:   # RM (or the recording) refused the open: judged
                     refused = exc
                 progress.spec = host.spec

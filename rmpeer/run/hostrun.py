@@ -214,7 +214,10 @@ class HostRun:
             "gated": True,   # copies at once start behind a gate (rmpeer.traffic.bandwidth.Rig)
             "layouts": [[c.layout.name, list(c.layout.cards), c.extent] for c in spec.cases]})
 
-    def open(self) -> "HostRun":
+    def open(self, *, load=None) -> "HostRun":
+        """RM opened, the host's facts read, the clocks boosted, the staging buffers made.
+        load(): modules the run needs next (certify's pytest and its plugin), loaded here
+        while the idle clocks' nvidia-smi runs, before its reading is waited for."""
         shim = self.shim
         shim.segment("runtime:open")
         self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
@@ -226,6 +229,8 @@ class HostRun:
                 # below): the traffic's modules bring numpy, about 0.1-0.3 s of a start, which
                 # the wait was added to when they loaded at the staging buffers
                 from rmpeer.traffic.peer import create_staging
+            if load is not None:
+                load()
             try:
                 self.runtime.open()
             except RmError as exc:

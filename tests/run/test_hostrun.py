@@ -62,3 +62,30 @@ def test_a_replay_is_never_refused(monkeypatch):
     got = run_with(monkeypatch, {"processes": [HOLDER], "unreadable": [], "rm_errors": {}},
                    require_idle=True, live=False)
     assert got.gpu_processes == {"before": [HOLDER]}
+
+
+# -- the host's open: what it loads while the idle clocks' nvidia-smi runs ---------------------
+
+def test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading(monkeypatch):
+    """load() comes before RM's open, and so before the open waits for the idle clocks'
+    nvidia-smi (started before it, read after it: hostrun.HostRun.open): the imports fill the
+    wait instead of following it. A replay's HostRun, whose RM open and reading are recorded."""
+    from rmpeer.paths import transcripts_dir
+    from rmpeer.run.spec import replay_spec
+
+    events = []
+    real_open = hostrun.Runtime.open
+
+    def rm_open(self):
+        events.append("RM opened")
+        return real_open(self)
+
+    monkeypatch.setattr(hostrun.Runtime, "open", rm_open)
+    real_start = hostrun.Fitness.start
+    monkeypatch.setattr(hostrun.Fitness, "start", lambda self: events.append("clocks read") or real_start(self))
+    host = HostRun(replay_spec(str(transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"), tier="quick"))
+    try:
+        host.open(load=lambda: events.append("loaded"))
+    finally:
+        host.abandon()
+    assert events == ["loaded", "RM opened", "clocks read"], events
