@@ -5,12 +5,22 @@
 # --output folders are: the filesystem under /tmp, and 1132 small files created there and in
 # /dev/shm (a full run's Allure results). Sourced with timed, $ev, $summary, $repo.
 
+# numpy with its bytecode (a copy, compiled, first on the path): ABQ_NPC=1 runs every part below
+# with it, as on a host whose numpy pip compiled (this host's has none, and PYTHONDONTWRITEBYTECODE=1
+# keeps it so: each run compiles it again). numpy.libs: the libraries numpy's wheel vendors.
+np_dir=$(python3 -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' 2>/dev/null)
+if [ -n "$np_dir" ]; then
+  mkdir -p /tmp/npc && cp -r "$np_dir/numpy" /tmp/npc/ && { [ ! -d "$np_dir/numpy.libs" ] || cp -r "$np_dir/numpy.libs" /tmp/npc/; } &&
+    python3 -m compileall -q -j 0 /tmp/npc >/dev/null 2>&1
+fi
+npc=""; [ -n "${ABQ_NPC:-}" ] && npc=/tmp/npc: && echo "abquick: numpy with its bytecode (ABQ_NPC=1)" | tee -a "$summary"
 for side in old new; do
   wheel=$(ls "$repo"/.rmw/$side/rmpeer-*.whl 2>/dev/null | head -1)
   [ -n "$wheel" ] || { echo "abquick: no $side wheel in $repo/.rmw/$side" | tee -a "$summary"; return 1; }
+  rm -rf /tmp/rmw-$side      # a warm host keeps the last call's: pip would not replace it
   python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw-$side "$wheel" >/dev/null 2>&1 \
     || { echo "abquick: the $side wheel did not install" | tee -a "$summary"; return 1; }
-  printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$side" "$(command -v python3)" \
+  printf '#!/bin/sh\nPYTHONPATH=%s/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$npc" "$side" "$(command -v python3)" \
     >/tmp/bin/rmpeer-$side
   chmod +x /tmp/bin/rmpeer-$side
 done
@@ -32,7 +42,7 @@ for side in ("old", "new"):
 print("abquick: quick: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
 PY
 for side in old new; do
-  PYTHONPATH=/tmp/rmw-$side:/tmp/site python3 "$repo/tools/overhead.py" --live --runs 5 --tier quick \
+  PYTHONPATH=$npc/tmp/rmw-$side:/tmp/site python3 "$repo/tools/overhead.py" --live --runs 5 --tier quick \
     --json "$ev/live-quick-$side.json" >"$ev/live-quick-$side.txt" 2>&1
   sed -n '2,3p' "$ev/live-quick-$side.txt" | sed "s/^/abquick: live-quick-$side: /" | tee -a "$summary"
 done
@@ -50,14 +60,9 @@ for root in ("/tmp", "/dev/shm"):
         os.close(f)
     print(f"abquick: 1132 files of 800 bytes created in {root}: {time.perf_counter() - t:.3f} s")
 PY
-# the new wheel's quick tier where numpy has its bytecode, as pip leaves an install it
-# compiled: numpy copied and compiled apart, first on the path (this host's own numpy has no
-# bytecode, and PYTHONDONTWRITEBYTECODE=1 keeps it so: each run compiles it again)
+# the new wheel's quick tier with numpy as this host has it and with its bytecode (/tmp/npc)
 np_dir=$(python3 -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' 2>/dev/null)
-if [ -n "$np_dir" ]; then
-  # numpy.libs: the libraries numpy's wheel vendors (its BLAS), found beside it
-  mkdir -p /tmp/npc && cp -r "$np_dir/numpy" /tmp/npc/ && { [ ! -d "$np_dir/numpy.libs" ] || cp -r "$np_dir/numpy.libs" /tmp/npc/; } &&
-    python3 -m compileall -q -j 0 /tmp/npc >/dev/null 2>&1
+if [ -n "$np_dir" ] && [ -z "$npc" ]; then
   for i in 1 2 3 4 5 6; do
     for side in new npc; do
       if [ $side = new ]; then timed "quick-nobytecode-$i" rmpeer-new certify --tier quick --output "/tmp/abq-nb-$i"
