@@ -1452,6 +1452,11 @@ MUTANTS = {
         "            if load is not None:\n                load()\n            try:\n                self.runtime.open()\n",
         "            try:\n                self.runtime.open()\n                if load is not None:\n                    load()\n",
         ("tests/run/test_hostrun.py::test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading",)),
+    "compose-keeps-one-word-per-group": M(
+        "compose keys the words it keeps by nothing: every word of a group is the first one composed",
+        "rmpeer/abi/bitfields.py", "        key = tuple(fields.items())", "        key = ()",
+        ("tests/abi/test_abi.py::test_a_word_composed_again_is_the_same_and_a_bad_one_is_refused_each_time",
+         "tests/shim/test_replay.py::test_the_unchanged_replay_passes")),
     "certify-lets-a-check-print": M(
         "what a check prints reaches certify's stdout (the detection checks' findings before --json's line)",
         "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',

@@ -33,13 +33,28 @@ class BitField:
         return names[0] if names else raw
 
 
+# words composed and kept per group: a copy engine's every copy composes the same dozen
+# method headers and launch words again (25 000 composes in a 1-card full run)
+COMPOSED_KEPT = 512
+
+
 class BitFieldGroup:
     """The fields of one flags word (NVOS46_FLAGS, LAUNCH_DMA, ...)."""
 
     def __init__(self, name: str, fields: dict[str, BitField]):
         self.name, self.fields = name, fields
+        self._composed: dict = {}
 
     def compose(self, **fields) -> int:
+        key = tuple(fields.items())
+        word = self._composed.get(key)
+        if word is None:
+            word = self._compose(fields)
+            if len(self._composed) < COMPOSED_KEPT:
+                self._composed[key] = word
+        return word
+
+    def _compose(self, fields: dict) -> int:
         word = 0
         for key, value in fields.items():
             if key not in self.fields:

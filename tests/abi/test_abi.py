@@ -117,6 +117,27 @@ def test_nvos46_flags_compose_to_the_measured_words(version):
     assert "P2P_ENABLE=NOSLI" in flags.describe(0x208400)
 
 
+def test_a_word_composed_again_is_the_same_and_a_bad_one_is_refused_each_time(monkeypatch):
+    """compose keeps the words it made (a copy engine composes the same ones at every copy):
+    the words are the measured ones however often and in whatever order they are asked for,
+    and what does not fit is refused every time, never kept."""
+    from rmpeer.abi import bitfields
+
+    flags = abi("580.159.04").bits("NVOS46_FLAGS")
+    asks = [(dict(DMA_OFFSET_FIXED="TRUE", PAGE_SIZE="HUGE", P2P_ENABLE="NOSLI"), 0x208400),
+            (dict(DMA_OFFSET_FIXED="TRUE", PAGE_SIZE="HUGE"), 0x8400),
+            (dict(DMA_OFFSET_FIXED="TRUE", PAGE_SIZE="4KB", CACHE_SNOOP="ENABLE"), 0x8110)]
+    for _ in range(3):
+        assert [flags.compose(**fields) for fields, _word in asks] == [word for _fields, word in asks]
+    for _ in range(2):
+        with pytest.raises(KeyError, match="no field 'NOT_A_FIELD'"):
+            flags.compose(NOT_A_FIELD=1)
+        with pytest.raises(ValueError, match="does not fit"):
+            flags.compose(P2P_SUBDEVICE_ID=1 << 20)
+    monkeypatch.setattr(bitfields, "COMPOSED_KEPT", 0)          # none kept: the same words
+    assert bitfields.BitFieldGroup(flags.name, flags.fields).compose(**asks[0][0]) == asks[0][1]
+
+
 def test_selection_takes_the_newest_release_of_the_branch_at_or_below():
     newest_580 = max((v for v in MATRIX.releases if v.startswith("580.")), key=parse_version)
     assert MATRIX.select("580.159.04") == newest_580
