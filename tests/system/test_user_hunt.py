@@ -472,6 +472,23 @@ def test_rm_refusing_the_runs_first_calls_says_why_and_writes_its_certificate(tm
     assert "; handles: hClient=" in line and " class=NV01_DEVICE_0 (" in line, line
 
 
+def test_the_run_path_makes_the_folder_a_refused_opens_certificate_goes_to(tmp_path):
+    """The run itself (rmpeer.run.execute), not only certify, makes the output folder when RM
+    refuses the open: certify makes it before the run for its report, but the certificate
+    that says which call RM refused must not depend on a caller having done so."""
+    from rmpeer.run.execute import run
+    from rmpeer.run.outputs import write_files
+    from rmpeer.run.spec import replay_spec
+
+    out = tmp_path / "not-made-yet" / "out"
+    spec = replay_spec(str(derived(tmp_path, "device-gpu-lost")), tier="quick", output=out)
+    result = run(spec, suites=lambda host, progress: pytest.fail("no check runs after a refused open"))
+    assert out.is_dir()
+    cert = json.loads(Path(write_files(result, spec)).read_text())
+    assert cert["verdict"] == "INCOMPLETE"
+    assert any("host:device:card0: NV_ERR_GPU_IS_LOST" in r for r in cert["reasons"]), cert["reasons"]
+
+
 @pytest.mark.parametrize("name, shown", [("label-escapes", "\\x1b[2J\\x1b[31mEVIL"),
                                          ("call-label-osc52", "step\\x1b]52;c;ZXZpbA==\\x07")],
                          ids=["header-label", "call-label"])
