@@ -1434,13 +1434,13 @@ MUTANTS = {
         ("tests/pytest_plugin/test_handover.py::test_every_host_run_is_closed_at_the_sessions_end",)),
     "segment-hands-over-nothing": M(
         "_segment hands a check none of its fixtures: pytest builds each one again for every check",
-        "rmpeer/pytest_plugin/plugin.py", "    _hand_over(request.node, run, case, layout, request.config)\n",
+        "rmpeer/pytest_plugin/plugin.py", "    _hand_over(request.node, run, case, layout)\n",
         "",
         ("tests/pytest_plugin/test_handover.py::test_a_read_check_has_pytest_set_up_its_stretch_alone",)),
     "hand-over-gives-peers-the-traffic": M(
         "_segment hands a check's `peers` the layout's traffic, where the fixture gives its setup",
-        "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda run, case, layout, config: layout.setup,',
-        '    "peers": lambda run, case, layout, config: layout.traffic,',
+        "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda layout: layout.setup,',
+        '    "peers": lambda layout: layout.traffic,',
         ("tests/pytest_plugin/test_handover.py::test_every_check_is_handed_what_its_fixtures_give",)),
     "checks-share-the-first-ones-name": M(
         "the checks of one test function share the first one's whole location, its name too: every check "

@@ -103,6 +103,19 @@ parser = "pycparser" in sys.modules
 print("wheel: libc parsed at build:", l.PARSED_AT_BUILD, "- pycparser imported:", parser)' 2>&1 |
     tail -1 | tee -a "$summary"
 }
+side_wheel() {  # PART SIDE [PATH_FIRST]: the wheel carried in $repo/.rmw/SIDE/ installed apart at
+  # /tmp/rmw-SIDE (pip compiles its bytecode), as the command rmpeer-SIDE; PATH_FIRST ("DIR:")
+  # goes before it on the wrapper's PYTHONPATH. Parts abwheel and abquick.
+  local wheel
+  wheel=$(ls "$repo"/.rmw/$2/rmpeer-*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { echo "$1: no $2 wheel in $repo/.rmw/$2" | tee -a "$summary"; return 1; }
+  rm -rf /tmp/rmw-$2      # a warm host keeps the last call's: pip would not replace it
+  python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw-$2 "$wheel" >/dev/null 2>&1 \
+    || { echo "$1: the $2 wheel did not install" | tee -a "$summary"; return 1; }
+  printf '#!/bin/sh\nPYTHONPATH=%s/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "${3:-}" "$2" "$(command -v python3)" \
+    >/tmp/bin/rmpeer-$2
+  chmod +x /tmp/bin/rmpeer-$2
+}
 medians() {  # PREFIX: per tier, the median, min and max wall time of the timed PREFIXTIER-N runs
   python3 - "$ev" "$1" <<'PY' | tee -a "$summary"
 import re, statistics, sys, glob

@@ -15,14 +15,7 @@ if [ -n "$np_dir" ]; then
 fi
 npc=""; [ -n "${ABQ_NPC:-}" ] && npc=/tmp/npc: && echo "abquick: numpy with its bytecode (ABQ_NPC=1)" | tee -a "$summary"
 for side in old new; do
-  wheel=$(ls "$repo"/.rmw/$side/rmpeer-*.whl 2>/dev/null | head -1)
-  [ -n "$wheel" ] || { echo "abquick: no $side wheel in $repo/.rmw/$side" | tee -a "$summary"; return 1; }
-  rm -rf /tmp/rmw-$side      # a warm host keeps the last call's: pip would not replace it
-  python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw-$side "$wheel" >/dev/null 2>&1 \
-    || { echo "abquick: the $side wheel did not install" | tee -a "$summary"; return 1; }
-  printf '#!/bin/sh\nPYTHONPATH=%s/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$npc" "$side" "$(command -v python3)" \
-    >/tmp/bin/rmpeer-$side
-  chmod +x /tmp/bin/rmpeer-$side
+  side_wheel abquick $side "$npc" || return 1
 done
 rounds=${ABQ_ROUNDS:-10}     # 0: only the part with numpy's bytecode, below
 [ "$rounds" -gt 0 ] && {

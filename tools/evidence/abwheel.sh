@@ -7,14 +7,8 @@
 # Sourced with timed, $ev, $summary, $repo.
 
 for side in old new; do
-  wheel=$(ls "$repo"/.rmw/$side/rmpeer-*.whl 2>/dev/null | head -1)
-  [ -n "$wheel" ] || { echo "abwheel: no $side wheel in $repo/.rmw/$side" | tee -a "$summary"; return 1; }
-  rm -rf /tmp/rmw-$side      # a warm host keeps the last call's: pip would not replace it
-  python3 -m pip install -q --no-index --no-deps --no-cache-dir --target /tmp/rmw-$side "$wheel" >/dev/null 2>&1 \
-    || { echo "abwheel: the $side wheel did not install" | tee -a "$summary"; return 1; }
-  printf '#!/bin/sh\nPYTHONPATH=/tmp/rmw-%s:/tmp/site exec %s -m rmpeer "$@"\n' "$side" "$(command -v python3)" \
-    >/tmp/bin/rmpeer-$side
-  chmod +x /tmp/bin/rmpeer-$side
+  side_wheel abwheel $side || return 1
+  wheel=$(ls "$repo"/.rmw/$side/rmpeer-*.whl | head -1)
   # the wheel read by Python's zipfile: lent hosts have no unzip (the sha256 was of nothing)
   python3 - "$wheel" "$side" <<'PY' | tee -a "$summary"
 import hashlib, sys, zipfile
