@@ -1,0 +1,61 @@
+# Part "pipwheel" of tools/device-evidence.sh (issue 46): rmpeer as a user installs it, with
+# every dependency from its own wheel: `pip install --no-index --find-links .rmw/deps
+# --target DIR .rmw/SIDE/rmpeer-*.whl`, so pip compiles the bytecode of rmpeer, numpy, pytest
+# and the rest, as it does at an install even under PYTHONDONTWRITEBYTECODE=1 (which these
+# hosts set, and which leaves their own numpy without bytecode: each run compiles it again).
+# Sides (.rmw/old/ and .rmw/new/, each `pip wheel --no-deps` of a tree); PW_HOST=1 makes the
+# old side the new wheel over this host's own packages (part abwheel's install), so the two
+# sides differ in the dependencies alone. PW_ROUNDS rounds (5) of passive, quick and full,
+# alternating; then the new side's full and quick tiers part by part (tools/overhead.py --live)
+# and a profile of its full run. Sourced with timed, $ev, $summary, $repo.
+
+pip_side() {  # SIDE: .rmw/SIDE's wheel and .rmw/deps at /tmp/pw-SIDE, as the command rmpeer-SIDE
+  local wheel
+  wheel=$(ls "$repo"/.rmw/$1/rmpeer-*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] && [ -d "$repo/.rmw/deps" ] || { echo "pipwheel: no $1 wheel or no .rmw/deps" | tee -a "$summary"; return 1; }
+  rm -rf /tmp/pw-$1
+  python3 -m pip install -q --no-index --no-cache-dir --find-links "$repo/.rmw/deps" --target /tmp/pw-$1 "$wheel" \
+    >"$ev/pip-$1.log" 2>&1 || { echo "pipwheel: the $1 install failed" | tee -a "$summary"; return 1; }
+  # -s: no user site; /tmp/pw-SIDE first on the path holds every package rmpeer imports
+  printf '#!/bin/sh\nPYTHONPATH=/tmp/pw-%s exec %s -s -m rmpeer "$@"\n' "$1" "$(command -v python3)" >/tmp/bin/rmpeer-$1
+  chmod +x /tmp/bin/rmpeer-$1
+  PYTHONPATH=/tmp/pw-$1 python3 -s - "$1" "$wheel" <<'PY' | tee -a "$summary"
+import hashlib, os, sys, zipfile
+import numpy, pytest, yaml
+z = zipfile.ZipFile(sys.argv[2])
+record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+compiled = os.path.isdir(os.path.join(os.path.dirname(numpy.__file__), "__pycache__"))
+print(f"pipwheel: {sys.argv[1]}: rmpeer wheel {hashlib.sha256(z.read(record)).hexdigest()[:16]} (sha256 of its RECORD); "
+      f"numpy {numpy.__version__} from {os.path.dirname(numpy.__file__)} (bytecode: {compiled}), pytest {pytest.__version__}")
+PY
+}
+
+rounds=${PW_ROUNDS:-5}
+pip_side new || return 1
+if [ -n "${PW_HOST:-}" ]; then
+  side_wheel pipwheel new || return 1
+  cp /tmp/bin/rmpeer-new /tmp/bin/rmpeer-host
+  echo "pipwheel: old side: the new wheel over this host's packages (numpy $(python3 -c 'import numpy; print(numpy.__version__)' 2>&1))" | tee -a "$summary"
+  cat >/tmp/bin/rmpeer-old <<EOF
+#!/bin/sh
+exec /tmp/bin/rmpeer-host "\$@"
+EOF
+  chmod +x /tmp/bin/rmpeer-old
+  # pip_side wrote rmpeer-new; side_wheel replaced it: write it again
+  pip_side new >/dev/null || return 1
+else
+  pip_side old || return 1
+fi
+alternating rmpeer-old rmpeer-new "$rounds" /tmp/pw
+grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"$rounds".log "$ev"/*-old-"$rounds".log |
+  sed "s/^/pipwheel: /" | tee -a "$summary"
+for tier in full quick; do
+  PYTHONPATH=/tmp/pw-new python3 -s "$repo/tools/overhead.py" --live --runs 3 --tier "$tier" \
+    $([ $tier = full ] && echo --profile "$ev/profile-live-full.txt") \
+    --json "$ev/live-$tier.json" >"$ev/live-$tier.txt" 2>&1
+  sed -n '1,/checks per tier/p' "$ev/live-$tier.txt" | grep -v "checks per tier" | sed "s/^/pipwheel: live-$tier: /" | tee -a "$summary"
+done
+PYTHONPATH=/tmp/pw-new python3 -s -X importtime -m rmpeer certify --tier quick --output /tmp/pw-importtime \
+  >/dev/null 2>"$ev/importtime-quick.txt"
+sort -t'|' -k2 -n "$ev/importtime-quick.txt" | tail -12 | sed "s/^/pipwheel: importtime: /" | tee -a "$summary"
+gzip -f "$ev/importtime-quick.txt"
