@@ -72,7 +72,7 @@ def allure_config() -> Path:
 
 
 PLUGIN_PACKAGE = "rmpeer.pytest_plugin"
-PLUGIN_MODULES = ("plugin", "results", "reporting")
+PLUGIN_MODULES = ("plugin", "results", "pairs", "reporting")
 
 
 def plugin_package() -> str:

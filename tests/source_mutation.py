@@ -1423,8 +1423,9 @@ MUTANTS = {
         ("tests/tables/test_built_matrices.py::test_a_built_file_that_cannot_be_read_leaves_every_matrix_parsed",)),
     "segment-leaves-the-traffic-to-the-first-transfer": M(
         "a check that moves bytes through layout_run alone has its layout's traffic built inside its own stretch",
-        "rmpeer/pytest_plugin/plugin.py", '    moves = "traffic" in names or "layout_run" in names',
-        '    moves = "traffic" in names',
+        "rmpeer/pytest_plugin/plugin.py",
+        '    return run.layout(case) if "traffic" in names or "layout_run" in names else None',
+        '    return run.layout(case) if "traffic" in names else None',
         ("tests/shim/test_replay.py::test_the_unchanged_replay_passes",)),
     "session-never-closes-its-host-runs": M(
         "no finalizer closes the HostRuns at the session's end: the RM client, the boost and the recording's "
@@ -1442,6 +1443,35 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda layout: layout.setup,',
         '    "peers": lambda layout: layout.traffic,',
         ("tests/pytest_plugin/test_handover.py::test_every_check_is_handed_what_its_fixtures_give",)),
+    "pairs-run-the-first-pair-alone": M(
+        "an item of --rm-pairs-per-item runs its first pair only: the layout's other checks are never made",
+        "rmpeer/pytest_plugin/pairs.py", "    for pair in pairs:\n", "    for pair in pairs[:1]:\n",
+        ("tests/pytest_plugin/test_pairs.py::test_every_check_is_logged_as_in_the_plain_run[passing]",)),
+    "pairs-share-the-items-stretch": M(
+        "each pair of an item of --rm-pairs-per-item begins the item's stretch, not its own: a replay no "
+        "longer lines its calls up with the recording's",
+        "rmpeer/pytest_plugin/pairs.py", 'item_segment_key(item, "test", pair)', 'item_segment_key(item, "test")',
+        ("tests/pytest_plugin/test_pairs.py::test_every_check_is_logged_as_in_the_plain_run[passing]",)),
+    "pairs-setup-error-counted-once": M(
+        "an item of pairs whose set-up failed (the host never opened) logs the error for its first pair only: "
+        "its other checks vanish from the result",
+        "rmpeer/pytest_plugin/pairs.py", "        for pair in item.stash[PAIRS]:\n",
+        "        for pair in item.stash[PAIRS][:1]:\n",
+        ("tests/pytest_plugin/test_pairs.py::test_every_check_is_logged_as_in_the_plain_run[refused-open]",)),
+    "pairs-failing-pair-ends-the-item": M(
+        "a pair whose check fails ends its item: the layout's later pairs are never checked",
+        "rmpeer/pytest_plugin/pairs.py", "        failure = exc\n", "        raise\n",
+        ("tests/pytest_plugin/test_pairs.py::test_every_check_is_logged_as_in_the_plain_run[wrong-memory]",)),
+    "pairs-cut-pair-logged-passed": M(
+        "a pair cut by a stop signal is logged as a check that passed",
+        "rmpeer/pytest_plugin/pairs.py", "        run.shim.end_segment(abandoned=True)\n        raise\n",
+        '        _log_outcome(item, pair, "call", None, start, began)\n        run.shim.end_segment(abandoned=True)\n'
+        "        raise\n",
+        ("tests/pytest_plugin/test_pairs.py::test_a_signal_between_pairs_ends_the_run_with_the_pairs_before_it",)),
+    "certify-one-item-per-pair": M(
+        "certify runs one pytest item per pair again: pytest's machinery per check, not per layout",
+        "rmpeer/cli/certify.py", '"-m", "hardware", "--rm-pairs-per-item", ', '"-m", "hardware", ',
+        ("tests/cli/test_certify_items.py::test_certify_runs_a_layouts_pairs_as_one_item",)),
     "checks-share-the-first-ones-name": M(
         "the checks of one test function share the first one's whole location, its name too: every check "
         "reported as the first",

@@ -105,7 +105,10 @@ def _run_pytest(spec, host, collector, say) -> int:
     # (reporting.write_results; its folder made fresh by _certify): allure-pytest is not
     # loaded, and costs nothing per check
     # reporting.py titles allure-pytest's results: certify draws its own (render/allure.py)
-    argv = [str(suites_dir()), "-m", "hardware", *pytest_args(without=("reporting",)), *QUIET_PLUGINS]
+    # each check of pairs runs once per layout, each pair logged as its own check
+    # (rmpeer.pytest_plugin.pairs): pytest's machinery costs once per layout, not once per pair
+    argv = [str(suites_dir()), "-m", "hardware", "--rm-pairs-per-item", *pytest_args(without=("reporting",)),
+            *QUIET_PLUGINS]
     given = GivenRun([spec], {spec.target: host})
     # the user's other plugins stay out of this run, and only of it: a caller in the same
     # process (fleet node, a test) keeps its own environment for what it starts later
