@@ -1443,6 +1443,17 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '    "peers": lambda layout: layout.setup,',
         '    "peers": lambda layout: layout.traffic,',
         ("tests/pytest_plugin/test_handover.py::test_every_check_is_handed_what_its_fixtures_give",)),
+    "field-reads-i32-unsigned": M(
+        "a struct's i32 fields read and write as unsigned: a negative value reads as 2**32 less it",
+        "rmpeer/abi/structs.py", 'object.__setattr__(self, "_signed", self.type in _SIGNED)',
+        'object.__setattr__(self, "_signed", False)',
+        ("tests/abi/test_fields.py::test_each_field_reads_its_own_bytes",)),
+    "field-scalar-written-at-zero": M(
+        "a scalar field is written at the struct's start, not at its own offset",
+        "rmpeer/abi/structs.py",
+        '            buf[self.offset:self._end] = int(value).to_bytes(self._width, "little", signed=self._signed)',
+        '            buf[0:self._width] = int(value).to_bytes(self._width, "little", signed=self._signed)',
+        ("tests/abi/test_fields.py::test_each_field_writes_its_own_bytes",)),
     "pairs-run-the-first-pair-alone": M(
         "an item of --rm-pairs-per-item runs its first pair only: the layout's other checks are never made",
         "rmpeer/pytest_plugin/pairs.py", "    for pair in pairs:\n", "    for pair in pairs[:1]:\n",

@@ -21,44 +21,54 @@ class Field:
     type: str
     count: int = 1
 
+    def __post_init__(self):
+        # kept: a full run reads and writes fields some 40 000 times (every RM call's
+        # request and reply, every copy's methods)
+        width = TYPE_BYTES[self.type]
+        object.__setattr__(self, "_width", width)
+        object.__setattr__(self, "_end", self.offset + width * self.count)
+        object.__setattr__(self, "_signed", self.type in _SIGNED)
+        object.__setattr__(self, "_scalar", self.count == 1 and self.type != "char")
+
     @property
     def width(self) -> int:
-        return TYPE_BYTES[self.type]
+        return self._width
 
     @property
     def size(self) -> int:
-        return self.width * self.count
+        return self._width * self.count
 
     @property
     def end(self) -> int:
-        return self.offset + self.size
+        return self._end
 
     @property
     def is_pointer(self) -> bool:
         return self.type == "ptr"
 
     def read(self, buf) -> int | list[int] | bytes:
-        raw = bytes(buf[self.offset:self.end])
+        if self._scalar:
+            return int.from_bytes(buf[self.offset:self._end], "little", signed=self._signed)
+        raw = bytes(buf[self.offset:self._end])
         if self.type == "char":
             return raw
-        if self.count == 1:
-            return int.from_bytes(raw, "little", signed=self.type in _SIGNED)
-        w = self.width
-        return [int.from_bytes(raw[i:i + w], "little", signed=self.type in _SIGNED)
-                for i in range(0, len(raw), w)]
+        w = self._width
+        return [int.from_bytes(raw[i:i + w], "little", signed=self._signed) for i in range(0, len(raw), w)]
 
     def write(self, buf, value) -> None:
+        if self._scalar and not isinstance(value, (list, tuple)):
+            buf[self.offset:self._end] = int(value).to_bytes(self._width, "little", signed=self._signed)
+            return
         if self.type == "char":
             data = bytes(value)[: self.count]
-            buf[self.offset:self.end] = data.ljust(self.count, b"\0")
+            buf[self.offset:self._end] = data.ljust(self.count, b"\0")
             return
         values = value if isinstance(value, (list, tuple)) else [value]
         if len(values) > self.count:
             raise ValueError(f"{self.name}: {len(values)} values for {self.count} slots")
-        signed = self.type in _SIGNED
         for i, v in enumerate(values):
-            at = self.offset + i * self.width
-            buf[at:at + self.width] = int(v).to_bytes(self.width, "little", signed=signed)
+            at = self.offset + i * self._width
+            buf[at:at + self._width] = int(v).to_bytes(self._width, "little", signed=self._signed)
 
     def render(self, buf) -> str:
         value = self.read(buf)
