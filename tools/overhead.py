@@ -143,8 +143,11 @@ def _child(out: Path, argv: list) -> None:
     marks = {"process": time.perf_counter()}   # before the imports a certify run makes too
     import pytest
 
-    from rmpeer.pytest_plugin import pairs
-    from rmpeer.pytest_plugin.plugin import PAIRS
+    try:    # an earlier wheel (before --rm-pairs-per-item) has no items of pairs
+        from rmpeer.pytest_plugin import pairs
+        from rmpeer.pytest_plugin.plugin import PAIRS
+    except ImportError:
+        pairs, PAIRS = None, None
     from rmpeer.run import hostrun
     from rmpeer.run.fitness import Fitness
     from rmpeer.traffic.peer import PeerTraffic
@@ -165,7 +168,8 @@ def _child(out: Path, argv: list) -> None:
     bandwidth.Rig.one = one_timed_on_the_gpu
     # an item of pairs (certify's --rm-pairs-per-item) runs a body per pair: each is work, the
     # loop around them machinery
-    pairs.call = clock.wrap(pairs.call)
+    if pairs is not None:
+        pairs.call = clock.wrap(pairs.call)
     for cls, names in ((hostrun.LayoutRun, ("__init__", "close")), (PeerTraffic, ("create", "close")),
                        (hostrun.HostRun, ("open", "close", "abandon", "staging_buffers")),
                        (Fitness, ("start", "read_clocks", "read_links", "links_now", "bandwidth", "xids", "close"))):
@@ -187,7 +191,7 @@ def _child(out: Path, argv: list) -> None:
 
         @pytest.hookimpl(hookwrapper=True)
         def pytest_pyfunc_call(self, pyfuncitem):
-            if PAIRS in pyfuncitem.stash:        # its pairs' bodies are timed one by one (pairs.call)
+            if PAIRS is not None and PAIRS in pyfuncitem.stash:   # its pairs' bodies are timed one by one (pairs.call)
                 yield
                 return
             clock.depth += 1                     # the body is work; a build inside it counts once
