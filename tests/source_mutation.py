@@ -1479,6 +1479,19 @@ MUTANTS = {
         '        _log_outcome(item, pair, "call", None, start, began)\n        run.shim.end_segment(abandoned=True)\n'
         "        raise\n",
         ("tests/pytest_plugin/test_pairs.py::test_a_signal_between_pairs_ends_the_run_with_the_pairs_before_it",)),
+    "pairs-logged-inside-the-capture": M(
+        "a pair's report is logged inside the item's captured call: a plain pytest run's terminal never shows "
+        "the pairs' lines",
+        "rmpeer/pytest_plugin/pairs.py",
+        '    capture = item.config.pluginmanager.getplugin("capturemanager")',
+        "    capture = None",
+        ("tests/pytest_plugin/test_pairs.py::test_the_terminal_shows_each_pair_as_the_plain_run_does[passing]",)),
+    "pairs-progress-counts-items": M(
+        "the terminal's progress counts items, not checks: a plain run with --rm-pairs-per-item reads 314%",
+        "rmpeer/pytest_plugin/pairs.py",
+        "    session.testscollected = sum(len(item.stash.get(PAIRS, ())) or 1 for item in session.items)",
+        "    pass",
+        ("tests/pytest_plugin/test_pairs.py::test_the_terminal_shows_each_pair_as_the_plain_run_does[passing]",)),
     "certify-one-item-per-pair": M(
         "certify runs one pytest item per pair again: pytest's machinery per check, not per layout",
         "rmpeer/cli/certify.py", '"-m", "hardware", "--rm-pairs-per-item", ', '"-m", "hardware", ',

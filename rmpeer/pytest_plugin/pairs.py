@@ -16,6 +16,7 @@ pytest's own terminal, JUnit and allure-pytest count items."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -38,6 +39,13 @@ def pytest_configure(config):
         raise pytest.UsageError("--rm-pairs-per-item: each pair is logged as a report of its own, which "
                                 "allure-pytest does not see; run without it for --alluredir (rmpeer certify "
                                 "draws its Allure results from its RunResult)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """The run's tests are its checks: each item of pairs counts as its pairs (pytest's
+    terminal shows its progress against this count)."""
+    session.testscollected = sum(len(item.stash.get(PAIRS, ())) or 1 for item in session.items)
 
 
 def pair_nodeid(item, pair: tuple) -> str:
@@ -126,15 +134,20 @@ def _log_outcome(item, pair, when: str, exc, start: float, began: float) -> None
 
 
 def _log(item, pair, outcome: str, longrepr, when: str, check: dict, start: float, duration: float) -> None:
-    nodeid = pair_nodeid(item, pair)
+    nodeid, (path, line, name) = pair_nodeid(item, pair), item.location
+    location = (path, line, f"{name[:-1]}/s{pair[0]}->t{pair[1]}]")     # as the pair's own item has it
     params = {**_kept(item)[1], "s": pair[0], "t": pair[1]}
-    report = pytest.TestReport(nodeid, item.location, _kept(item)[0], outcome, longrepr, when,
+    report = pytest.TestReport(nodeid, location, _kept(item)[0], outcome, longrepr, when,
                                duration=duration, start=start, stop=start + duration,
                                user_properties=[(PARAMS, params), (CHECK, check)])
     ihook = item.ihook
-    ihook.pytest_runtest_logstart(nodeid=nodeid, location=item.location)
-    ihook.pytest_runtest_logreport(report=report)
-    ihook.pytest_runtest_logfinish(nodeid=nodeid, location=item.location)
+    # logged inside the item's call, where a plain pytest run captures the output: the
+    # terminal's lines for the pair go out as between items (certify runs with no capture)
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        ihook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
 
 _KEPT = pytest.StashKey[tuple]()

@@ -96,3 +96,27 @@ def test_a_signal_between_pairs_ends_the_run_with_the_pairs_before_it(tmp_path, 
     assert [(t["params"]["s"], t["params"]["t"]) for t in pair_checks] == [(s, t) for _f, s, t in bodies[:4]]
     assert all(t["outcome"] == "passed" for t in pair_checks)
     assert len(bodies) == 5
+
+
+def _terminal(recording: str, *extra) -> list:
+    import subprocess
+    import sys
+
+    from rmpeer.paths import pytest_args
+
+    done = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "suites"), "-m", "hardware", *pytest_args(),
+                           "--rm-replay", str(TRANSCRIPTS / recording), "-p", "no:cacheprovider", "-rfs", *extra],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    # less what differs by nature: the items collected, the run's time, objects' addresses
+    return [re.sub(r" at 0x[0-9a-f]+", "", re.sub(r" in [0-9.]+s", "", line))
+            for line in done.stdout.splitlines() if not line.startswith("collected ")]
+
+
+@pytest.mark.parametrize("name", ["passing", "wrong-memory"])
+def test_the_terminal_shows_each_pair_as_the_plain_run_does(name):
+    """pytest's own terminal: every pair's letter, each file's line, the progress reaching
+    100% and no further, the failures' summary: the pairs' lines are written outside the
+    capture of the item's call, and the run counts its checks, not its items."""
+    plain = _terminal(RECORDINGS[name])
+    assert any("[100%]" in line for line in plain)
+    assert _terminal(RECORDINGS[name], "--rm-pairs-per-item") == plain
