@@ -9,13 +9,13 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from rmpeer.errors import MatrixError
 
 
 @lru_cache(maxsize=8)
 def _root(path: str, mtime_ns: int):
+    import yaml     # only on the way to an error (rmpeer.tables.load: a wheel's runs never load it)
+
     try:
         return yaml.compose(Path(path).read_text())
     except (OSError, yaml.YAMLError):
@@ -30,6 +30,8 @@ def key_line(path, keys) -> int | None:
         node = _root(str(path), path.stat().st_mtime_ns)
     except OSError:
         return None
+    import yaml
+
     line = None
     for key in keys:
         if not isinstance(node, yaml.MappingNode):

@@ -10,8 +10,6 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from rmpeer.errors import MatrixError, quoted
 from rmpeer.paths import MATRICES_ENV, matrices_dir
 
@@ -21,29 +19,37 @@ from rmpeer.paths import MATRICES_ENV, matrices_dir
 MATRICES = matrices_dir()
 
 
-class _DuplicateKey(yaml.constructor.ConstructorError):
-    pass
+@lru_cache(maxsize=1)
+def _loader():
+    """(the strict loader, its duplicate-key error). yaml loads only where a matrix is parsed:
+    a wheel carries the shipped ones parsed (BUILT below), and its runs never import yaml
+    (about 13 ms of every start on a lent host, its reader's regular expressions compiled)."""
+    import yaml
 
+    class DuplicateKey(yaml.constructor.ConstructorError):
+        pass
 
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):   # libyaml: ten times faster
-    """The safe loader, refusing a key written twice in one mapping: plain YAML keeps the
-    last one silently, and a fact stated twice is a fact someone got wrong once."""
+    class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):   # libyaml: ten times faster
+        """The safe loader, refusing a key written twice in one mapping: plain YAML keeps the
+        last one silently, and a fact stated twice is a fact someone got wrong once."""
 
-    def construct_mapping(self, node, deep=False):
-        first = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                earlier = first.setdefault(key, key_node)
-            except TypeError:     # an unhashable key: the base class says so
-                continue
-            if earlier is not key_node:
-                raise _DuplicateKey(
-                    None, None, f"duplicate key {key!r} (first at line {earlier.start_mark.line + 1})",
-                    key_node.start_mark)
-        return super().construct_mapping(node, deep)
+        def construct_mapping(self, node, deep=False):
+            first = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    earlier = first.setdefault(key, key_node)
+                except TypeError:     # an unhashable key: the base class says so
+                    continue
+                if earlier is not key_node:
+                    raise DuplicateKey(
+                        None, None, f"duplicate key {key!r} (first at line {earlier.start_mark.line + 1})",
+                        key_node.start_mark)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader, DuplicateKey
 
 
 def load_yaml(path: Path) -> dict:
@@ -143,12 +149,15 @@ def _parse(path: str, mtime_ns: int) -> dict:
 
 
 def _load_bytes(path: str, raw: bytes) -> dict:
+    import yaml
+
+    loader, duplicate = _loader()
     try:
-        data = yaml.load(raw, Loader=_StrictLoader)
+        data = yaml.load(raw, Loader=loader)
     except yaml.MarkedYAMLError as exc:
         where = f"line {exc.problem_mark.line + 1}" if exc.problem_mark else "file"
         problem = ", ".join(p for p in (exc.context, exc.problem) if p)
-        raise MatrixError(path, where, problem if isinstance(exc, _DuplicateKey)
+        raise MatrixError(path, where, problem if isinstance(exc, duplicate)
                           else f"not valid YAML: {problem}") from None
     except (yaml.YAMLError, OSError) as exc:
         raise MatrixError(path, "file", f"cannot be read as YAML: {str(exc).splitlines()[0]}") from None

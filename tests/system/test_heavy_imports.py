@@ -36,3 +36,19 @@ def test_a_passive_certify_loads_no_heavy_library(tmp_path):
 def test_prometheus_client_loads_for_prometheus_alone(tmp_path):
     assert loaded(tmp_path, "--tier", "passive", "--prometheus", tmp_path / "prom") == (0, ["prometheus_client"])
     assert (tmp_path / "prom" / "rmpeer.prom").is_file()
+
+
+def test_a_wheels_certify_parses_no_yaml(tmp_path):
+    """A wheel carries the shipped matrices parsed at its build (rmpeer/tables/load.py, BUILT):
+    its certify, of any tier, never imports yaml (about 13 ms of every start on a lent host).
+    A checkout parses them at each run, and loads it."""
+    from rmpeer.tables.load import BUILT
+
+    if not BUILT.is_file():
+        pytest.skip("the matrices parsed at build are in the wheel, which CI installs and tests "
+                    "(RMPEER_CI_WHEEL=1); a checkout parses them at each run")
+    argv = ["certify", "--replay", str(RECORDING), "--tier", "quick", "--output", str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv, heavy=("yaml",))], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []]
