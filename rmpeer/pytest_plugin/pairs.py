@@ -34,11 +34,17 @@ _STOPS = (KeyboardInterrupt, SystemExit, pytest.exit.Exception)
 
 
 def pytest_configure(config):
-    if config.getoption("rm_pairs_per_item") and config.getoption("allure_report_dir", None):
+    if not config.getoption("rm_pairs_per_item"):
+        return
+    if config.getoption("allure_report_dir", None):
         # allure-pytest files a result per item, and would file a layout's pairs as one
         raise pytest.UsageError("--rm-pairs-per-item: each pair is logged as a report of its own, which "
                                 "allure-pytest does not see; run without it for --alluredir (rmpeer certify "
                                 "draws its Allure results from its RunResult)")
+    if config.getoption("numprocesses", None) or hasattr(config, "workerinput"):
+        # pytest-xdist's workers send a report only for the item they run, by its id
+        raise pytest.UsageError("--rm-pairs-per-item: each pair is logged as a report of its own, which "
+                                "pytest-xdist's workers refuse; run without -n")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -120,3 +120,16 @@ def test_the_terminal_shows_each_pair_as_the_plain_run_does(name):
     plain = _terminal(RECORDINGS[name])
     assert any("[100%]" in line for line in plain)
     assert _terminal(RECORDINGS[name], "--rm-pairs-per-item") == plain
+
+
+@pytest.mark.parametrize("other", [["--alluredir", "ALLURE"], ["-n", "2"]], ids=["allure-pytest", "xdist"])
+def test_what_counts_items_is_refused_beside_it(tmp_path, capsys, other):
+    """allure-pytest files one result per item, and pytest-xdist's workers send only their
+    item's reports: beside either, --rm-pairs-per-item is a usage error, said in one line."""
+    args = [str(tmp_path / a) if a == "ALLURE" else a for a in other]
+    code = pytest.main([str(ROOT / "suites"), "-m", "hardware", "--rm-replay", str(TRANSCRIPTS / RECORDINGS["passing"]),
+                        "--rm-pairs-per-item", *QUIET, *args])
+    assert code == pytest.ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert "--rm-pairs-per-item: each pair is logged as a report of its own" in err, err
+    assert not (tmp_path / "ALLURE").exists()
