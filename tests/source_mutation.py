@@ -1492,6 +1492,12 @@ MUTANTS = {
         "    session.testscollected = sum(len(item.stash.get(PAIRS, ())) or 1 for item in session.items)",
         "    pass",
         ("tests/pytest_plugin/test_pairs.py::test_the_terminal_shows_each_pair_as_the_plain_run_does[passing]",)),
+    "pairs-beside-xdist": M(
+        "--rm-pairs-per-item runs beside pytest-xdist: every pair's report fails inside the worker",
+        "rmpeer/pytest_plugin/pairs.py",
+        '    if config.getoption("numprocesses", None) or hasattr(config, "workerinput"):',
+        "    if False:",
+        ("tests/pytest_plugin/test_pairs.py::test_what_counts_items_is_refused_beside_it[xdist]",)),
     "certify-one-item-per-pair": M(
         "certify runs one pytest item per pair again: pytest's machinery per check, not per layout",
         "rmpeer/cli/certify.py", '"-m", "hardware", "--rm-pairs-per-item", ', '"-m", "hardware", ',
