@@ -49,10 +49,15 @@ def _table(path: str) -> dict[int, Status]:
     return table
 
 
+# named once: every RM call's status is looked up here (3128 a full run), and a Path built
+# and made a string again for each cost more than the lookup
+_SHIPPED = str(MATRICES / "nvstatus.yaml")
+
+
 def status(code: int, path: Path | None = None) -> Status:
-    table = _table(str(path or MATRICES / "nvstatus.yaml"))
+    table = _table(str(path) if path else _SHIPPED)
     return table.get(code) or Status(code, f"NV_STATUS_{code:#x}", "not in matrices/nvstatus.yaml")
 
 
 def names(path: Path | None = None) -> set[str]:
-    return {st.name for st in _table(str(path or MATRICES / "nvstatus.yaml")).values()}
+    return {st.name for st in _table(str(path) if path else _SHIPPED).values()}
