@@ -7,8 +7,8 @@
 # old side the new wheel over this host's own packages (part abwheel's install), so the two
 # sides differ in the dependencies alone. PW_ROUNDS rounds (5) of passive, quick and full,
 # alternating; then the new side's full and quick tiers part by part (tools/overhead.py --live)
-# and a profile of its full run. PW_QUICK_ONLY=1: the quick tier alone, PW_ROUNDS rounds, and
-# each side's quick run part by part. Sourced with timed, $ev, $summary, $repo.
+# and a profile of its full run. PW_ONLY=passive|quick (PW_QUICK_ONLY=1: quick): that tier
+# alone, PW_ROUNDS rounds, and each side's run of it part by part. Sourced with timed, $ev, $summary, $repo.
 
 pip_side() {  # SIDE: .rmw/SIDE's wheel and .rmw/deps at /tmp/pw-SIDE, as the command rmpeer-SIDE
   local wheel
@@ -47,28 +47,30 @@ EOF
 else
   pip_side old || return 1
 fi
-if [ -n "${PW_QUICK_ONLY:-}" ]; then
-  # the quick tier alone, PW_ROUNDS rounds alternating, and each side's quick run part by part
+only=${PW_ONLY:-}; [ -n "${PW_QUICK_ONLY:-}" ] && only=quick
+if [ -n "$only" ]; then
+  # one tier alone, PW_ROUNDS rounds alternating, and each side's run of it part by part
+  case $only in passive|quick) ;; *) echo "pipwheel: PW_ONLY is passive or quick" | tee -a "$summary"; return 1 ;; esac
   for i in $(seq 1 "$rounds"); do
     first=old; [ $((i % 2)) -eq 0 ] && first=new
     for side in $first $([ $first = old ] && echo new || echo old); do
-      timed "quick-$side-$i" "rmpeer-$side" certify --tier quick --output "/tmp/pwq-$side-$i"
+      timed "$only-$side-$i" "rmpeer-$side" certify --tier "$only" --output "/tmp/pwo-$side-$i"
     done
   done
-  python3 - "$ev" <<'PY' | tee -a "$summary"
+  python3 - "$ev" "$only" <<'PY' | tee -a "$summary"
 import glob, re, statistics, sys
 row = []
 for side in ("old", "new"):
     s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
-         for p in sorted(glob.glob(f"{sys.argv[1]}/quick-{side}-*.log"))]
+         for p in sorted(glob.glob(f"{sys.argv[1]}/{sys.argv[2]}-{side}-*.log"))]
     row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
-print("pipwheel: quick: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
+print(f"pipwheel: {sys.argv[2]}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
 PY
   for side in old new; do
-    PYTHONPATH=/tmp/pw-$side python3 -s "$repo/tools/overhead.py" --live --runs 5 --tier quick \
-      --json "$ev/live-quick-$side.json" >"$ev/live-quick-$side.txt" 2>&1
-    sed -n '1,/checks per tier/p' "$ev/live-quick-$side.txt" | grep -v "checks per tier" |
-      sed "s/^/pipwheel: live-quick-$side: /" | tee -a "$summary"
+    PYTHONPATH=/tmp/pw-$side python3 -s "$repo/tools/overhead.py" --live --runs 5 --tier "$only" \
+      --json "$ev/live-$only-$side.json" >"$ev/live-$only-$side.txt" 2>&1
+    sed -n '1,/checks per tier/p' "$ev/live-$only-$side.txt" | grep -v "checks per tier" |
+      sed "s/^/pipwheel: live-$only-$side: /" | tee -a "$summary"
   done
   return 0
 fi
