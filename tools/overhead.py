@@ -378,7 +378,9 @@ def main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--recording", default=DEFAULT_RECORDING, help=f"a recording to replay (default {DEFAULT_RECORDING})")
     ap.add_argument("--live", action="store_true", help="certify this host (its GPUs), not a recording")
-    ap.add_argument("--tier", default=None, help="the tier to replay (default: the recording's own)")
+    # the passive tier runs no pytest session: there is no machinery of checks to split off
+    ap.add_argument("--tier", default=None, choices=("quick", "full"),
+                    help="the tier to replay (default: the recording's own)")
     ap.add_argument("--runs", type=int, default=3, help="runs, each in a new interpreter (the median is kept)")
     ap.add_argument("--bench", type=Path, default=CHECKOUT / DEFAULT_BENCH, help="a bench.json with a cost_model")
     ap.add_argument("--json", type=Path, default=None, help="also write everything as JSON here")

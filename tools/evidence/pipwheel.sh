@@ -66,6 +66,7 @@ for side in ("old", "new"):
     row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
 print(f"pipwheel: {sys.argv[2]}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
 PY
+  [ "$only" = passive ] && return 0    # no pytest session: nothing for tools/overhead.py to split
   for side in old new; do
     PYTHONPATH=/tmp/pw-$side python3 -s "$repo/tools/overhead.py" --live --runs 5 --tier "$only" \
       --json "$ev/live-$only-$side.json" >"$ev/live-$only-$side.txt" 2>&1
