@@ -900,7 +900,10 @@ MUTANTS = {
         "a test cut by a signal owes the rest of its recorded calls: no certificate, the recording blamed",
         "rmpeer/pytest_plugin/plugin.py", "    run.shim.end_segment(abandoned=failed or bool(interrupts.seen()))",
         "    run.shim.end_segment(abandoned=failed)",
-        ("tests/system/test_never_drain.py::test_a_signal_inside_a_check_is_an_incomplete_certificate",)),
+        # certify runs a layout's pairs as one item, whose pairs' stretches pairs.py ends: the
+        # check cut must be an item's own (the fault check) for this line to be the one that counts
+        ("tests/system/test_never_drain.py::test_a_signal_inside_a_check_of_its_own_item_is_an_incomplete_certificate",
+         "tests/system/test_never_drain.py::test_a_signal_inside_a_check_is_an_incomplete_certificate")),
     "rmpeers-own-error-fails-the-host": M(
         "a check stopped by an error rmpeer did not expect is judged a failure of the host (exit 1 drains it)",
         "rmpeer/judge/verdict.py",
@@ -1475,9 +1478,9 @@ MUTANTS = {
         ("tests/pytest_plugin/test_pairs.py::test_every_check_is_logged_as_in_the_plain_run[wrong-memory]",)),
     "pairs-cut-pair-logged-passed": M(
         "a pair cut by a stop signal is logged as a check that passed",
-        "rmpeer/pytest_plugin/pairs.py", "        run.shim.end_segment(abandoned=True)\n        raise\n",
-        '        _log_outcome(item, pair, "call", None, start, began)\n        run.shim.end_segment(abandoned=True)\n'
-        "        raise\n",
+        "rmpeer/pytest_plugin/pairs.py", "        try:\n            run.shim.end_segment(abandoned=True)\n",
+        '        _log_outcome(item, pair, "call", None, start, began)\n'
+        "        try:\n            run.shim.end_segment(abandoned=True)\n",
         ("tests/pytest_plugin/test_pairs.py::test_a_signal_between_pairs_ends_the_run_with_the_pairs_before_it",)),
     "pairs-logged-inside-the-capture": M(
         "a pair's report is logged inside the item's captured call: a plain pytest run's terminal never shows "
@@ -1492,6 +1495,13 @@ MUTANTS = {
         "    session.testscollected = sum(len(item.stash.get(PAIRS, ())) or 1 for item in session.items)",
         "    pass",
         ("tests/pytest_plugin/test_pairs.py::test_the_terminal_shows_each_pair_as_the_plain_run_does[passing]",)),
+    "pairs-stop-replaced-by-its-stretchs-end": M(
+        "what a cut pair's stretch's end raises takes the stop signal's place: the run goes on past the signal",
+        "rmpeer/pytest_plugin/pairs.py",
+        "        except Exception:   # noqa: BLE001 - the stop's consequence, said by the INCOMPLETE verdict\n"
+        "            pass\n",
+        "        finally:\n            pass\n",
+        ("tests/system/test_never_drain.py::test_a_signal_inside_a_pair_ends_the_run_whatever_its_stretchs_end_raises",)),
     "pairs-beside-xdist": M(
         "--rm-pairs-per-item runs beside pytest-xdist: every pair's report fails inside the worker",
         "rmpeer/pytest_plugin/pairs.py",

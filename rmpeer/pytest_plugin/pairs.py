@@ -111,8 +111,12 @@ def _one(item, args: dict, pair: tuple, run, layout) -> None:
         failure = None
     except _STOPS:
         # cut by a signal: its stretch is abandoned and it made no check (as an item cut
-        # between its set-up and its call), the run ends INCOMPLETE
-        run.shim.end_segment(abandoned=True)
+        # between its set-up and its call), the run ends INCOMPLETE. Nothing the stretch's end
+        # raises takes the stop's place: the run ends here, and the verdict says why
+        try:
+            run.shim.end_segment(abandoned=True)
+        except Exception:   # noqa: BLE001 - the stop's consequence, said by the INCOMPLETE verdict
+            pass
         raise
     except BaseException as exc:    # noqa: BLE001 - the check's own outcome: failed or skipped
         failure = exc

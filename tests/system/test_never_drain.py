@@ -768,6 +768,58 @@ INSIDE_A_CHECK = textwrap.dedent("""
 """)
 
 
+# the stretch's end of the pair the signal cut fails too: the stop still ends the run there
+STRETCH_END_FAILS = textwrap.dedent("""
+    import rmpeer.shim.replay as r
+    real_end = r.ReplayShim.end_segment
+    def end(self, *, abandoned=False):
+        if abandoned:
+            raise OSError("the stretch's end failed")
+        return real_end(self, abandoned=abandoned)
+    r.ReplayShim.end_segment = end
+""")
+
+
+def test_a_signal_inside_a_pair_ends_the_run_whatever_its_stretchs_end_raises(tmp_path):
+    """A pair cut by a stop signal (certify runs a layout's pairs as one item): the run ends
+    there, INCOMPLETE, with no check failed, even where abandoning its stretch raises."""
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", QUICK, "--output", out,
+                  prelude=INSIDE_A_CHECK.format(n=3, sig="SIGINT") + STRETCH_END_FAILS)
+    assert done.returncode == EXIT_INCOMPLETE, done.stderr.decode()[-2000:]
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE"
+    assert not cert["counts"].get("failed") and not cert["counts"].get("error"), cert["counts"]
+
+
+# a check of its own item, not one of a layout's pairs (certify runs those as one item,
+# rmpeer/pytest_plugin/pairs.py): the fault check's channel replacement, between its RM calls
+INSIDE_AN_ITEMS_CHECK = textwrap.dedent("""
+    import os, signal, sys
+    import rmpeer.ce.engine as e
+    real = e.CopyEngine.replace_channel
+    def then_signal(self, *a, **k):
+        os.kill(os.getpid(), signal.{sig})
+        return real(self, *a, **k)
+    e.CopyEngine.replace_channel = then_signal
+""")
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_inside_a_check_of_its_own_item_is_an_incomplete_certificate(tmp_path, sig):
+    """As below, where the check cut is an item of its own (the fault check), whose stretch
+    its fixture's teardown abandons at the session's end."""
+    out = tmp_path / "out"
+    done = rmpeer("certify", "--replay", QUICK, "--output", out, prelude=INSIDE_AN_ITEMS_CHECK.format(sig=sig))
+    err = done.stderr.decode()
+    assert done.returncode == EXIT_INCOMPLETE, err[-2000:]
+    assert "the recording has calls the run never made" not in err, err[-2000:]
+    cert = json.loads((out / "replay-certificate.json").read_text())
+    assert cert["verdict"] == "INCOMPLETE"
+    assert any(f"stopped by {sig}" in r for r in cert["reasons"]), cert["reasons"]
+    assert not any(c["check"] == "fault-detected" and c["outcome"] == "passed" for c in cert["checks"])
+
+
 @pytest.mark.parametrize("n", [1, 3, 6])
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_a_signal_inside_a_check_is_an_incomplete_certificate(tmp_path, sig, n):
