@@ -126,11 +126,12 @@ for tier in ("passive", "quick", "full"):
         print(f"{sys.argv[2]}{tier}: median {statistics.median(ms):.2f} s, min {min(ms):.2f} s, max {max(ms):.2f} s over {len(ms)} runs")
 PY
 }
-alternating() {  # OLD_CMD NEW_CMD ROUNDS OUT_PREFIX: passive, quick and full certifies of two builds
-  # run by run (odd rounds the earlier one first, even rounds the other: no side always goes
-  # first), NAME TIER-SIDE-ROUND.log, then each tier's median, min and max per side
-  local tier i first side
-  for tier in passive quick full; do
+alternating() {  # OLD_CMD NEW_CMD ROUNDS OUT_PREFIX [TIERS]: certifies of two builds, each tier of
+  # TIERS ("passive quick full") run by run (odd rounds the earlier one first, even rounds the
+  # other: no side always goes first), NAME TIER-SIDE-ROUND.log, then each tier's median, min and
+  # max per side
+  local tier i first side tiers=${5:-passive quick full}
+  for tier in $tiers; do
     for i in $(seq 1 "$3"); do
       first=old; [ $((i % 2)) -eq 0 ] && first=new
       for side in $first $([ $first = old ] && echo new || echo old); do
@@ -139,9 +140,9 @@ alternating() {  # OLD_CMD NEW_CMD ROUNDS OUT_PREFIX: passive, quick and full ce
       done
     done
   done
-  python3 - "$ev" <<'PY' | tee -a "$summary"
+  python3 - "$ev" $tiers <<'PY' | tee -a "$summary"
 import glob, re, statistics, sys
-for tier in ("passive", "quick", "full"):
+for tier in sys.argv[2:]:
     row = []
     for side in ("old", "new"):
         s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000

@@ -24,7 +24,8 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from rmpeer.machine import interrupts
-from rmpeer.pytest_plugin.plugin import CHECK, PAIRS, begin_segment, check_of, host_run_of, item_segment_key, moved_layout
+from rmpeer.pytest_plugin.plugin import (CHECK, PAIRS, begin_segment, check_of, host_run_of, item_segment_key,
+                                         moved_layout, pair_id)
 from rmpeer.pytest_plugin.results import PARAMS, params_of
 
 # what ends the run where it stands, as it does between items (a stop signal's
@@ -56,7 +57,7 @@ def pytest_runtestloop(session):
 
 def pair_nodeid(item, pair: tuple) -> str:
     """The id a pair of `item` has as an item of its own: its case's id and the pair."""
-    return f"{item.nodeid[:-1]}/s{pair[0]}->t{pair[1]}]"
+    return f"{item.nodeid[:-1]}/{pair_id(*pair)}]"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -68,7 +69,7 @@ def pytest_runtest_protocol(item, nextitem):
     if not setup.passed:
         check = dict(setup.user_properties).get(CHECK, {})
         for pair in item.stash[PAIRS]:
-            _log(item, pair, setup.outcome, setup.longrepr, "setup", {**check, "subject": _subject(pair)},
+            _log(item, pair, setup.outcome, setup.longrepr, "setup", {**check, "subject": pair_id(*pair)},
                  setup.start, setup.duration)
     for report in reports[1:]:
         if report.failed:       # the item's own error, no pair's
@@ -145,11 +146,11 @@ def _log_outcome(item, pair, when: str, exc, start: float, began: float) -> None
 
 def _log(item, pair, outcome: str, longrepr, when: str, check: dict, start: float, duration: float) -> None:
     nodeid, (path, line, name) = pair_nodeid(item, pair), item.location
-    location = (path, line, f"{name[:-1]}/s{pair[0]}->t{pair[1]}]")     # as the pair's own item has it
-    params = {**_kept(item)[1], "s": pair[0], "t": pair[1]}
-    report = pytest.TestReport(nodeid, location, _kept(item)[0], outcome, longrepr, when,
+    location = (path, line, f"{name[:-1]}/{pair_id(*pair)}]")     # as the pair's own item has it
+    keywords, params = _kept(item)
+    report = pytest.TestReport(nodeid, location, keywords, outcome, longrepr, when,
                                duration=duration, start=start, stop=start + duration,
-                               user_properties=[(PARAMS, params), (CHECK, check)])
+                               user_properties=[(PARAMS, {**params, "s": pair[0], "t": pair[1]}), (CHECK, check)])
     ihook = item.ihook
     # logged inside the item's call, where a plain pytest run captures the output: the
     # terminal's lines for the pair go out as between items (certify runs with no capture)
@@ -170,6 +171,3 @@ def _kept(item) -> tuple:
         kept = item.stash[_KEPT] = ({name: 1 for name in item.keywords}, params_of(item))
     return kept
 
-
-def _subject(pair: tuple) -> str:
-    return f"s{pair[0]}->t{pair[1]}"

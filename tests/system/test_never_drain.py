@@ -805,18 +805,25 @@ INSIDE_AN_ITEMS_CHECK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_a_signal_inside_a_check_of_its_own_item_is_an_incomplete_certificate(tmp_path, sig):
-    """As below, where the check cut is an item of its own (the fault check), whose stretch
-    its fixture's teardown abandons at the session's end."""
+def _stopped_inside_a_check(tmp_path, sig: str, prelude: str) -> dict:
+    """A quick replay that `prelude` stops with `sig` inside a check: exit 5, an INCOMPLETE
+    certificate that says it was stopped, and nothing blaming the recording. Its certificate."""
     out = tmp_path / "out"
-    done = rmpeer("certify", "--replay", QUICK, "--output", out, prelude=INSIDE_AN_ITEMS_CHECK.format(sig=sig))
+    done = rmpeer("certify", "--replay", QUICK, "--output", out, prelude=prelude)
     err = done.stderr.decode()
     assert done.returncode == EXIT_INCOMPLETE, err[-2000:]
     assert "the recording has calls the run never made" not in err, err[-2000:]
     cert = json.loads((out / "replay-certificate.json").read_text())
     assert cert["verdict"] == "INCOMPLETE"
     assert any(f"stopped by {sig}" in r for r in cert["reasons"]), cert["reasons"]
+    return cert
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_inside_a_check_of_its_own_item_is_an_incomplete_certificate(tmp_path, sig):
+    """As below, where the check cut is an item of its own (the fault check), whose stretch
+    its fixture's teardown abandons at the session's end."""
+    cert = _stopped_inside_a_check(tmp_path, sig, INSIDE_AN_ITEMS_CHECK.format(sig=sig))
     assert not any(c["check"] == "fault-detected" and c["outcome"] == "passed" for c in cert["checks"])
 
 
@@ -827,11 +834,4 @@ def test_a_signal_inside_a_check_is_an_incomplete_certificate(tmp_path, sig, n):
     abandoned, not a divergence of rmpeer's requests. The run ends INCOMPLETE, exit 5, with the
     certificate that says it was stopped (not a one-line error blaming the recording and no
     certificate at all)."""
-    out = tmp_path / "out"
-    done = rmpeer("certify", "--replay", QUICK, "--output", out, prelude=INSIDE_A_CHECK.format(n=n, sig=sig))
-    err = done.stderr.decode()
-    assert done.returncode == EXIT_INCOMPLETE, err[-2000:]
-    assert "the recording has calls the run never made" not in err, err[-2000:]
-    cert = json.loads((out / "replay-certificate.json").read_text())
-    assert cert["verdict"] == "INCOMPLETE"
-    assert any(f"stopped by {sig}" in r for r in cert["reasons"]), cert["reasons"]
+    _stopped_inside_a_check(tmp_path, sig, INSIDE_A_CHECK.format(n=n, sig=sig))

@@ -51,21 +51,7 @@ only=${PW_ONLY:-}; [ -n "${PW_QUICK_ONLY:-}" ] && only=quick
 if [ -n "$only" ]; then
   # one tier alone, PW_ROUNDS rounds alternating, and each side's run of it part by part
   case $only in passive|quick) ;; *) echo "pipwheel: PW_ONLY is passive or quick" | tee -a "$summary"; return 1 ;; esac
-  for i in $(seq 1 "$rounds"); do
-    first=old; [ $((i % 2)) -eq 0 ] && first=new
-    for side in $first $([ $first = old ] && echo new || echo old); do
-      timed "$only-$side-$i" "rmpeer-$side" certify --tier "$only" --output "/tmp/pwo-$side-$i"
-    done
-  done
-  python3 - "$ev" "$only" <<'PY' | tee -a "$summary"
-import glob, re, statistics, sys
-row = []
-for side in ("old", "new"):
-    s = [int(re.search(r"wall (\d+) ms", open(p).read().splitlines()[-1]).group(1)) / 1000
-         for p in sorted(glob.glob(f"{sys.argv[1]}/{sys.argv[2]}-{side}-*.log"))]
-    row.append(f"{side} median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f})")
-print(f"pipwheel: {sys.argv[2]}: " + "; ".join(row) + f" over {len(s)} runs each, alternating")
-PY
+  alternating rmpeer-old rmpeer-new "$rounds" /tmp/pwo "$only"
   [ "$only" = passive ] && return 0    # no pytest session: nothing for tools/overhead.py to split
   for side in old new; do
     PYTHONPATH=/tmp/pw-$side python3 -s "$repo/tools/overhead.py" --live --runs 5 --tier "$only" \
