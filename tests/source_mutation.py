@@ -1535,6 +1535,21 @@ MUTANTS = {
         "rmpeer/cli/certify.py", '        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):',
         '        with open(os.devnull, "w") as sink:',
         ("tests/system/test_never_drain.py::test_a_check_that_could_not_run_is_named[named]",)),
+    "refuse-unknown-loads-difflib-always": M(
+        "a matrix's key check loads difflib at every call, not only for the key it refuses",
+        "rmpeer/tables/load.py", "def refuse_unknown(path, where, mapping, known) -> None:\n",
+        "def refuse_unknown(path, where, mapping, known) -> None:\n    import difflib  # noqa: F401\n",
+        ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",
+         "tests/system/test_heavy_imports.py::test_a_quick_certify_loads_neither_difflib_nor_pdb")),
+    "certify-keeps-pytest-debugging": M(
+        "certify's session keeps pytest's debugging plugin, whose set-up imports pdb",
+        "rmpeer/cli/certify.py", '"stepwise", "subtests", "debugging")', '"stepwise", "subtests")',
+        ("tests/system/test_heavy_imports.py::test_a_quick_certify_loads_neither_difflib_nor_pdb",)),
+    "slices-import-their-pool-at-load": M(
+        "the slices' module imports concurrent.futures (and logging) when loaded, a passive run too",
+        "rmpeer/machine/slices.py", "from __future__ import annotations\n",
+        "from __future__ import annotations\n\nimport concurrent.futures  # noqa: F401\n",
+        ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

@@ -86,11 +86,12 @@ class Lines:
 #   options and fixtures the suites never use;
 # - and those a run never uses: the terminal (rmpeer prints its own lines), the cache,
 #   warnings, legacy paths, JUnit (certify writes its own from the RunResult), doctest,
-#   pastebin, stepwise.
+#   pastebin, stepwise, subtests, and debugging (--pdb: its set-up imports pdb, about 2 ms of
+#   every start).
 QUIET_PLUGINS = [arg for name in ("cacheprovider", "capture", "terminal", "warnings", "unraisableexception",
                                   "threadexception", "logging", "faulthandler", "assertion", "setuponly",
                                   "setupplan", "tmpdir", "unittest", "legacypath", "junitxml", "doctest",
-                                  "pastebin", "stepwise") for arg in ("-p", f"no:{name}")]
+                                  "pastebin", "stepwise", "subtests", "debugging") for arg in ("-p", f"no:{name}")]
 
 
 def _run_pytest(spec, host, collector, say) -> int:

@@ -4,8 +4,6 @@ run against it, the way a certify run's drift warning judges it (rmpeer.judge.dr
 
 from __future__ import annotations
 
-import statistics
-
 from rmpeer.errors import EXIT_OK, ConfigError
 
 
@@ -21,6 +19,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     import json
+    from statistics import median as median_of
 
     from rmpeer.judge.drift import DRIFT_MARGIN, trend_rows
     from rmpeer.machine.history import history_path, load_history
@@ -47,7 +46,7 @@ def run(args) -> int:
     print(f"{'figure':<{width}} " + " ".join(f"{d:>11}" for d in dates) + f" {'median':>8} {'last':>7}")
     for key, values in trend_rows(shown):
         nums = [v for v in values if isinstance(v, (int, float))]
-        median = statistics.median(nums) if nums else None
+        median = median_of(nums) if nums else None
         last = values[-1]
         mark = ""
         if median and isinstance(last, (int, float)):

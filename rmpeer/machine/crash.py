@@ -9,11 +9,8 @@ temporary folder. Nothing is opened through a link, and nothing existing is over
 from __future__ import annotations
 
 import os
-import secrets
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 from rmpeer.errors import EXIT_INCOMPLETE
@@ -29,7 +26,7 @@ def at(step: str) -> None:
 
 
 def _create(folder: Path) -> tuple[int, Path] | None:
-    name = f"{PREFIX}{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(4)}.txt"
+    name = f"{PREFIX}{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.urandom(4).hex()}.txt"
     path = Path(folder) / name
     try:
         if not Path(folder).is_dir() or Path(folder).is_symlink():
@@ -43,6 +40,9 @@ def _create(folder: Path) -> tuple[int, Path] | None:
 def write_traceback(exc: BaseException, folders=()) -> Path | None:
     """The traceback of exc in a new file of the first folder that takes it (then the temp
     folder); its path, or None when no folder took it."""
+    import tempfile        # only on an internal error: a run that ends well never loads them
+    import traceback
+
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     for folder in [*[f for f in folders if f], tempfile.gettempdir()]:
         made = _create(Path(folder))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
@@ -150,7 +149,7 @@ def node_name(replay: str | None = None) -> str:
             return value
     if replay:
         return replay_node(replay)
-    return socket.gethostname().split(".")[0]
+    return os.uname().nodename.split(".")[0]     # gethostname() is uname's nodename on Linux
 
 
 def replay_node(recording: str) -> str:

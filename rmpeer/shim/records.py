@@ -11,9 +11,7 @@ import gzip
 import io
 import json
 import os
-import platform
 import re
-import socket
 import stat
 import time
 import zlib
@@ -178,10 +176,13 @@ def read_proc_version_text(path: str = PROC_VERSION) -> str:
 def host_header(**extra) -> dict:
     """A recording's header: the run, the machine, and what this rmpeer makes (its manifest,
     which `rmpeer diff` reads to tell a step this rmpeer never made from one it did not call)."""
+    import platform       # a recording's alone: a run that records nothing never loads it
+
+    uname = os.uname()    # its nodename is gethostname()'s on Linux
     return {"format": FORMAT, "tool": "rmpeer", "version": __version__, "manifest": manifest(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "hostname": socket.gethostname(), "kernel": platform.release(),
-            "machine": platform.machine(), "python": platform.python_version(), **extra}
+            "hostname": uname.nodename, "kernel": uname.release,
+            "machine": uname.machine, "python": platform.python_version(), **extra}
 
 
 def new_transcript(folder, target, run: dict, *, kind: str = "") -> "TranscriptWriter":

@@ -52,3 +52,27 @@ def test_a_wheels_certify_parses_no_yaml(tmp_path):
                           text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []]
+
+
+# What only a refusal, an internal error, a recording or a thread pool needs, which a passive
+# run that ends well never reaches (each a few ms of every prolog's start on a lent host:
+# docs/evidence/h100x1-20261205T1758Z-final2/importtime-quick.txt.gz)
+ONLY_WHEN_NEEDED = ("difflib", "traceback", "concurrent.futures", "socket", "pdb")
+
+
+def test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses(tmp_path):
+    argv = ["certify", "--replay", str(RECORDING), "--tier", "passive", "--output", str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv, heavy=ONLY_WHEN_NEEDED)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []]
+
+
+def test_a_quick_certify_loads_neither_difflib_nor_pdb(tmp_path):
+    """difflib is for a matrix's misspelt key alone; pdb for pytest's --pdb, which certify's
+    session leaves out (QUIET_PLUGINS)."""
+    argv = ["certify", "--replay", str(RECORDING), "--tier", "quick", "--output", str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv, heavy=("difflib", "pdb"))],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []]
