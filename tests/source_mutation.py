@@ -1550,6 +1550,17 @@ MUTANTS = {
         "rmpeer/machine/slices.py", "from __future__ import annotations\n",
         "from __future__ import annotations\n\nimport concurrent.futures  # noqa: F401\n",
         ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",)),
+    "passive-starts-its-clocks-after-rms-open": M(
+        "a passive run starts the clocks' nvidia-smi after RM's open: NVML's start follows the open instead "
+        "of running beside it",
+        "rmpeer/run/passive.py", "    early = None if target.is_replay else start_clocks()\n    try:\n"
+        "        return _read(target, last, record, abi, select, early)\n",
+        "    early = None\n    try:\n        return _read(target, last, record, abi, select, early)\n",
+        ("tests/run/test_passive.py::test_the_clocks_nvidia_smi_runs_beside_rms_open_and_is_never_left_behind",)),
+    "passive-leaves-its-clocks-query-running": M(
+        "a passive run that never reads its started clocks' nvidia-smi leaves the process running",
+        "rmpeer/run/passive.py", "            early.cancel()        # ended", "            pass  # ended",
+        ("tests/run/test_passive.py::test_the_clocks_nvidia_smi_runs_beside_rms_open_and_is_never_left_behind",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),
