@@ -24,7 +24,6 @@ from rmpeer.machine.state import default_state_path
 from rmpeer.model.result import INCOMPLETE
 from rmpeer.rm.errors import RmError
 from rmpeer.run import assemble
-from rmpeer.run.hostrun import HostRun
 from rmpeer.run.passive import observe, remember_kmsg_position
 from rmpeer.run.spec import passive_spec
 
@@ -126,6 +125,8 @@ def _passive(spec, *, state_path, save, allowed_xids):
 
 
 def _host(spec, suites, started, progress, load=None):
+    from rmpeer.run.hostrun import HostRun     # the quick and full tiers': a passive run never loads the layouts, engines and traffic
+
     host, stopped, code, refused = HostRun(spec), None, None, None
     checks, internal_error = list, (lambda: False)
     progress.spec, progress.layouts = spec, lambda: list(host.layout_results)

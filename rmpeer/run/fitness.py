@@ -17,7 +17,6 @@ from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
 from rmpeer.tables.nvml import clock_events, load_nvml
-from rmpeer.traffic.bandwidth import Rig, measure, tier_pairs
 from rmpeer.model.steps import declare
 
 # the step families this module makes (rmpeer.model.steps: the shims refuse any other)
@@ -216,6 +215,8 @@ class Fitness:
     def bandwidth(self, size: int = BANDWIDTH_SIZE) -> list:
         """Every figure at `size`, measured once per run on a layout of its own."""
         if self._bandwidth is None:
+            from rmpeer.traffic.bandwidth import Rig, measure, tier_pairs   # the bandwidth rig's layouts: never a passive run's
+
             rig = Rig(self.layout, self.shim, len(self.cards), size)
             try:
                 pairs = tier_pairs(len(self.cards), self.tier)
