@@ -1550,6 +1550,12 @@ MUTANTS = {
         "rmpeer/machine/slices.py", "from __future__ import annotations\n",
         "from __future__ import annotations\n\nimport concurrent.futures  # noqa: F401\n",
         ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",)),
+    "passive-loads-the-host-run": M(
+        "run.execute imports the quick and full tiers' host run when loaded: a passive run loads the layouts, "
+        "copy engines and traffic it never uses",
+        "rmpeer/run/execute.py", "from rmpeer.run.passive import observe, remember_kmsg_position\n",
+        "from rmpeer.run.hostrun import HostRun  # noqa: F401\nfrom rmpeer.run.passive import observe, remember_kmsg_position\n",
+        ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",)),
     "passive-starts-its-clocks-after-rms-open": M(
         "a passive run starts the clocks' nvidia-smi after RM's open: NVML's start follows the open instead "
         "of running beside it",
