@@ -83,16 +83,14 @@ def start_clocks() -> Nvml:
 
 def clocks_now(source: Nvml | None, pcis) -> dict:
     """The cards at `pcis` as NVML reports them now: through `source` (NVML in this process),
-    else through an nvidia-smi process (nvml_clocks) with why NVML was not read here
-    ("library_reason"): where NVML did not start here, no source was started, or NVML here
-    did not know one of the cards (nvidia-smi lists every card it sees)."""
+    else, where NVML did not start here (or no source was started), through an nvidia-smi
+    process (nvml_clocks), with why NVML was not read here ("library_reason")."""
     reading = source.read(pcis) if source is not None else None
-    if reading is not None and "reason" not in reading:
+    if reading is not None:
         return reading
-    why = reading["reason"] if reading is not None else (source.why if source is not None else "")
     reading = nvml_clocks()
-    if why:
-        reading["library_reason"] = why
+    if source is not None and source.why:
+        reading["library_reason"] = source.why
     return reading
 
 
