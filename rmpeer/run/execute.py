@@ -125,7 +125,8 @@ def _passive(spec, *, state_path, save, allowed_xids):
 
 
 def _host(spec, suites, started, progress, load=None):
-    from rmpeer.run.hostrun import HostRun     # the quick and full tiers': a passive run never loads the layouts, engines and traffic
+    # the quick and full tiers' alone: a passive run never loads the layouts, engines and traffic
+    from rmpeer.run.hostrun import HostRun
 
     host, stopped, code, refused = HostRun(spec), None, None, None
     checks, internal_error = list, (lambda: False)

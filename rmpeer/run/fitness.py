@@ -140,8 +140,8 @@ class Fitness:
 
     def __init__(self, runtime, *, boost: bool, layout, tier: str = "full", idle_clocks=None):
         self.runtime, self.shim, self.boost_asked, self.layout = runtime, runtime.shim, boost, layout
-        # the idle reading, started by the HostRun before RM's open (start_clocks): nvidia-smi
-        # runs beside the open, still before the boost; None: read when start() reaches it
+        # the first reading, started by the caller before RM's open (start_clocks): nvidia-smi
+        # runs beside the open, still before the boost; None: read when read_early reaches it
         self.idle_clocks = idle_clocks
         self.tier = tier              # which card pairs the bandwidth figures cover (tier_pairs)
         self.boost: Boost | None = None
@@ -178,13 +178,18 @@ class Fitness:
         self._cards = list(self.runtime.host.cards)
         if self.shim.mode == "live":
             self.watcher = XidWatcher().start()
-        early, self.idle_clocks = self.idle_clocks, None
-        self.read_clocks("idle", read=lambda: nvml_clocks(early))    # None: read now
+        self.read_early("idle")
         if self.boost_asked:
             self.boost = Boost(self.rm, self.subdevices()).start()
             self.read_clocks("boosted")
         self.links_before = self.read_links()
         return self
+
+    def read_early(self, phase: str) -> dict:
+        """The reading started before RM's open (idle_clocks), taken as `phase`'s: the idle
+        clocks of a quick or full run, a passive run's only reading; none started: read now."""
+        early, self.idle_clocks = self.idle_clocks, None
+        return self.read_clocks(phase, read=lambda: nvml_clocks(early))
 
     def read_clocks(self, phase: str, read=nvml_clocks) -> dict:
         """P-state through RM and MHz through NVML, per card, at a named moment (`read`: how

@@ -34,7 +34,7 @@ from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime
 from rmpeer.rm.snapshots import snapshot_runtime
 from rmpeer.run.fingerprint import recorded_fingerprint, platform_fingerprint
-from rmpeer.run.fitness import Fitness, SmiQuery, nvml_clocks, start_clocks
+from rmpeer.run.fitness import Fitness, SmiQuery, start_clocks
 from rmpeer.run.spec import chooser
 from rmpeer.shim.records import new_transcript
 from rmpeer.shim.passive_replay import PassiveReplay
@@ -138,9 +138,9 @@ def _read(target, last, record, abi, select, early) -> dict:
         runtime.open()
         out["facts"] = runtime.facts
         out["proc_gpus"] = shim.observe("host:proc-gpus", read_proc_gpus)
-        fitness = Fitness(runtime, boost=False, layout=None)
+        fitness = Fitness(runtime, boost=False, layout=None, idle_clocks=early)
         # its process ends here, before the GPUs' processes are listed: never one of them
-        out["clocks"] = fitness.read_clocks(TIER, read=lambda: nvml_clocks(early))
+        out["clocks"] = fitness.read_early(TIER)
         out["links"] = fitness.read_links()
         out["xids"] = shim.observe("host:xids", lambda: xids_since(last))
         out["gpu_processes"] = gpu_processes(shim, runtime)
