@@ -1,7 +1,8 @@
-"""The wheel's two built files, each a parse a run would otherwise repeat at every start:
-- rmpeer/shim/_libc_ffi.py: libc's declarations (rmpeer/shim/libc_calls.py) parsed by cffi
-  (out-of-line ABI mode), so that rmpeer never imports a C parser at run time
-  (rmpeer/shim/libc.py);
+"""The wheel's built files, each a parse a run would otherwise repeat at every start:
+- rmpeer/shim/_libc_ffi.py and rmpeer/machine/_nvml_ffi.py: libc's and NVML's declarations
+  (rmpeer/shim/libc_calls.py, rmpeer/machine/nvml_calls.py) parsed by cffi (out-of-line ABI
+  mode), so that rmpeer never imports a C parser at run time (rmpeer/shim/libc.py,
+  rmpeer/machine/nvml.py);
 - rmpeer/tables/_matrices.marshal: the shipped matrices parsed by rmpeer's own loader, by the
   sha256 of their bytes (rmpeer/tables/load.py).
 Everything else about the package is in pyproject.toml."""
@@ -14,7 +15,9 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-MODULE = "rmpeer.shim._libc_ffi"
+# (the built module, the file of its declarations)
+FFI_MODULES = (("rmpeer.shim._libc_ffi", "rmpeer/shim/libc_calls.py"),
+               ("rmpeer.machine._nvml_ffi", "rmpeer/machine/nvml_calls.py"))
 
 
 class BuildPy(build_py):
@@ -24,12 +27,13 @@ class BuildPy(build_py):
             return
         import cffi
 
-        declarations = runpy.run_path(str(Path(__file__).parent / "rmpeer" / "shim" / "libc_calls.py"))["DECLARATIONS"]
-        ffi = cffi.FFI()
-        ffi.cdef(declarations)
-        ffi.set_source(MODULE, None)
-        target = Path(self.build_lib, *MODULE.split("."))
-        ffi.emit_python_code(str(target.with_suffix(".py")))
+        for module, calls in FFI_MODULES:
+            declarations = runpy.run_path(str(Path(__file__).parent / calls))["DECLARATIONS"]
+            ffi = cffi.FFI()
+            ffi.cdef(declarations)
+            ffi.set_source(module, None)
+            target = Path(self.build_lib, *module.split("."))
+            ffi.emit_python_code(str(target.with_suffix(".py")))
         self._matrices()
 
     def _matrices(self):

@@ -1399,9 +1399,9 @@ MUTANTS = {
         "rmpeer/run/costmodel.py", '            + c["fitness_rest_s"] + rig_seconds(cards, tier, c))',
         "            + rig_seconds(cards, tier, c))",
         ("tests/run/test_costmodel.py::test_the_fitness_part_of_a_run_is_the_logged_fitness_group_on_the_fitted_host",)),
-    "nvml-clocks-ignores-the-started-reading": M("the idle clocks are read again, not the reading started before RM's open",
-        "rmpeer/run/fitness.py", "    started = start_clocks() if started is None else started",
-        "    started = start_clocks()",
+    "nvml-clocks-ignores-the-started-reading": M("nvml_clocks asks nvidia-smi again, not the query started for it",
+        "rmpeer/run/fitness.py", "    started = start_smi() if started is None else started",
+        "    started = start_smi()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_is_the_one_read_later",)),
     "records-hex-digits-of-any-count": M("a recording's request or reply of an odd count of hex digits is read",
         "rmpeer/shim/records.py",
@@ -1557,16 +1557,34 @@ MUTANTS = {
         "from rmpeer.run.hostrun import HostRun  # noqa: F401\nfrom rmpeer.run.passive import observe, remember_kmsg_position\n",
         ("tests/system/test_heavy_imports.py::test_a_passive_certify_that_ends_well_loads_nothing_it_never_uses",)),
     "passive-starts-its-clocks-after-rms-open": M(
-        "a passive run starts the clocks' nvidia-smi after RM's open: NVML's start follows the open instead "
-        "of running beside it",
+        "a passive run starts its clocks' reader after RM's open: NVML's start follows the open instead of "
+        "running beside it",
         "rmpeer/run/passive.py", "    early = None if target.is_replay else start_clocks()\n    try:\n"
         "        return _read(target, last, record, abi, select, early)\n",
         "    early = None\n    try:\n        return _read(target, last, record, abi, select, early)\n",
-        ("tests/run/test_passive.py::test_the_clocks_nvidia_smi_runs_beside_rms_open_and_is_never_left_behind",)),
-    "passive-leaves-its-clocks-query-running": M(
-        "a passive run that never reads its started clocks' nvidia-smi leaves the process running",
-        "rmpeer/run/passive.py", "            early.cancel()        # ended", "            pass  # ended",
-        ("tests/run/test_passive.py::test_the_clocks_nvidia_smi_runs_beside_rms_open_and_is_never_left_behind",)),
+        ("tests/run/test_passive.py::test_the_clocks_reader_starts_before_rms_open_and_is_always_closed",)),
+    "passive-leaves-nvml-open": M(
+        "a passive run never ends NVML in its process",
+        "rmpeer/run/passive.py", "            early.close()         # NVML ended", "            pass  # NVML ended",
+        ("tests/run/test_passive.py::test_the_clocks_reader_starts_before_rms_open_and_is_always_closed",)),
+    "nvml-reads-the-graphics-clock-by-the-memory-type": M(
+        "NVML's graphics clock is asked by the memory clock's type",
+        "rmpeer/machine/nvml.py", '                   for clock in ("graphics_mhz", "sm_mhz", "memory_mhz")}',
+        '                   for clock in ("memory_mhz", "sm_mhz", "memory_mhz")}',
+        ("tests/machine/test_nvml_in_process.py::test_a_card_read_in_this_process_reads_as_nvidia_smi_reads_it",)),
+    "nvml-tries-the-newer-event-call-alone": M(
+        "the clock-event reasons are asked by the newer driver's call name alone: an older driver's are never read",
+        "rmpeer/machine/nvml.py", '        for name in table["event_reasons"]:', '        for name in table["event_reasons"][:1]:',
+        ("tests/machine/test_nvml_in_process.py::test_a_driver_with_the_older_name_of_the_event_reasons_call_is_read_by_it",)),
+    "nvml-never-shut-down": M(
+        "close() leaves NVML started in the process",
+        "rmpeer/machine/nvml.py", "            self.lib.nvmlShutdown()", "            pass",
+        ("tests/machine/test_nvml_in_process.py::test_close_ends_nvml_once_and_nothing_is_read_after_it",)),
+    "clocks-always-through-nvidia-smi": M(
+        "every clock reading asks nvidia-smi, NVML in this process never read",
+        "rmpeer/run/fitness.py", "    reading = source.read(pcis) if source is not None else None",
+        "    reading = None",
+        ("tests/machine/test_nvml_in_process.py::test_the_run_reads_through_nvml_in_this_process_and_asks_no_nvidia_smi",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

@@ -74,14 +74,13 @@ class _Clock:
 PHASES = (
     ("host open", "rmpeer.run.hostrun", "HostRun.open"),
     ("  RM discovery", "rmpeer.rm.open", "Runtime.open"),
-    ("  waiting for the idle clocks' nvidia-smi (started before RM's open)", "rmpeer.run.fitness", "SmiQuery.finish"),
+    ("  waiting for NVML's start in this process (begun before RM's open)", "rmpeer.machine.nvml", "Nvml.started"),
+    ("  waiting for nvidia-smi (where NVML did not start in this process)", "rmpeer.run.fitness", "SmiQuery.finish"),
     ("  GPU processes", "rmpeer.run.hostrun", "snapshot_runtime"),
     ("  Xid watch", "rmpeer.machine.xids", "XidWatcher.start"),
     ("  boost", "rmpeer.rm.perf", "Boost.start"),
     ("  staging buffers", "rmpeer.traffic.peer", "create_staging"),
-    # Fitness.read_clocks: its `read=nvml_clocks` default was bound when the class was made, so
-    # the module's nvml_clocks is not where a run looks it up (timed there, it read 0 s)
-    ("clock readings (nvidia-smi and RM: idle, boosted, after the traffic, released)", "rmpeer.run.fitness",
+    ("clock readings (NVML and RM: idle, boosted, after the traffic, released)", "rmpeer.run.fitness",
      "Fitness.read_clocks"),
     # inside the checks: the fitness checks' bandwidth rig, with its calls counted, so that a
     # plain run prices the rig's build and each measure (the cost model fits them to recorded
@@ -99,10 +98,10 @@ PHASES = (
 
 
 # inside "before the host's open": pytest and numpy, which this tool imports before certify
-# starts; a plain run imports them in the host's open while the idle clocks' nvidia-smi runs,
-# so the wait shown there is what a plain run fills with them
+# starts; a plain run imports them in the host's open while NVML starts, so the wait shown
+# there is what a plain run fills with them
 IMPORTED_FIRST = ("  of it, this tool's own imports before the run (pytest, numpy: a plain run makes them "
-                  "while the idle clocks' nvidia-smi runs, in the host's open)")
+                  "while NVML starts, in the host's open)")
 
 # the parts timed inside the checks (listed under them, each with its count of calls)
 DURING = tuple(name for name, module, _a in PHASES if module == "rmpeer.traffic.bandwidth")
@@ -153,7 +152,7 @@ def _child(out: Path, argv: list) -> None:
     from rmpeer.traffic.peer import PeerTraffic
 
     # what this tool imported before the run (pytest, numpy: a plain run loads them in the host's
-    # open, while the idle clocks' nvidia-smi runs, and so waits that much less there)
+    # open, while NVML starts, and so waits that much less there)
     marks["tool_imports"] = time.perf_counter()
     clock, phases = _Clock(inside=lambda: "session_start" in marks and "session_end" not in marks), {}
     _time_phases(phases)

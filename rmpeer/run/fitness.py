@@ -13,6 +13,7 @@ import subprocess
 
 from rmpeer.judge.scope import other_cards_xids_dropped
 from rmpeer.judge.verdict import boost_findings, bandwidth_findings, link_findings, xid_findings
+from rmpeer.machine.nvml import SOURCE, Nvml
 from rmpeer.machine.xids import XidWatcher
 from rmpeer.rm.nvlink import link_health
 from rmpeer.rm.perf import Boost, read_clocks
@@ -28,8 +29,9 @@ SMI_TIMEOUT_S = 20
 
 class SmiQuery:
     """One nvidia-smi query of `fields`, started when made and read by rows(): a process of
-    its own, so the run goes on while NVML starts up in it (about 43 ms a call on 2 x H200,
-    docs/evidence/h200x2-20261130T1629Z-profile)."""
+    its own, in which NVML starts up (about 43 ms a call on 2 x H200,
+    docs/evidence/h200x2-20261130T1629Z-profile). Asked only where NVML will not start in this
+    process (start_clocks)."""
 
     def __init__(self, smi: str, fields: list):
         self.smi, self.fields, self.proc, self.why, self.output = smi, list(fields), None, "", None
@@ -73,9 +75,28 @@ class SmiQuery:
                 pipe.close()
 
 
-def start_clocks() -> SmiQuery | str:
-    """The clock reading nvml_clocks makes, started now (read by nvml_clocks(started)); a
-    reason where there is no nvidia-smi."""
+def start_clocks() -> Nvml:
+    """The clocks' reader, started now: NVML in this process, its start on a thread of its own
+    (rmpeer.machine.nvml), read by clocks_now; closed by its owner whatever happens."""
+    return Nvml(load_nvml()["library"])
+
+
+def clocks_now(source: Nvml | None, pcis) -> dict:
+    """The cards at `pcis` as NVML reports them now: through `source` (NVML in this process),
+    else, where NVML did not start here (or no source was started), through an nvidia-smi
+    process (nvml_clocks), with why NVML was not read here ("library_reason")."""
+    reading = source.read(pcis) if source is not None else None
+    if reading is not None:
+        return reading
+    reading = nvml_clocks()
+    if source is not None and source.why:
+        reading["library_reason"] = source.why
+    return reading
+
+
+def start_smi() -> SmiQuery | str:
+    """An nvidia-smi query of the fields nvml_clocks reads, started now (read by
+    nvml_clocks(started)); a reason where there is no nvidia-smi."""
     smi = shutil.which("nvidia-smi")
     if not smi:
         return "nvidia-smi not found"
@@ -89,8 +110,8 @@ def nvml_clocks(started: SmiQuery | str | None = None) -> dict:
     the same call, what the card may reach now and why it does not (its maximum graphics
     clock, the clock-event reasons' mask, power draw and limit: matrices/nvml.yaml); an
     nvidia-smi that refuses those fields is asked the clocks alone, and says so. `started`:
-    start_clocks()'s reading, taken when it was started (else one is taken now)."""
-    started = start_clocks() if started is None else started
+    start_smi()'s reading, taken when it was started (else one is taken now)."""
+    started = start_smi() if started is None else started
     if isinstance(started, str):
         return {"reason": started}
     query = load_nvml()["query"]
@@ -138,11 +159,11 @@ class Fitness:
     whether to boost, and a layout factory for the bandwidth rig), and judges what it
     measured into Findings (`findings`), in rmpeer and not in a test."""
 
-    def __init__(self, runtime, *, boost: bool, layout, tier: str = "full", idle_clocks=None):
+    def __init__(self, runtime, *, boost: bool, layout, tier: str = "full", clocks_source: Nvml | None = None):
         self.runtime, self.shim, self.boost_asked, self.layout = runtime, runtime.shim, boost, layout
-        # the first reading, started by the caller before RM's open (start_clocks): nvidia-smi
-        # runs beside the open, still before the boost; None: read when read_early reaches it
-        self.idle_clocks = idle_clocks
+        # the clocks' reader (start_clocks), started by the HostRun before RM's open so that
+        # NVML's start runs beside it; None: a replay's, which serves the recorded readings
+        self.clocks_source = clocks_source
         self.tier = tier              # which card pairs the bandwidth figures cover (tier_pairs)
         self.boost: Boost | None = None
         self.clocks: dict = {}        # phase -> card -> reading
@@ -178,29 +199,27 @@ class Fitness:
         self._cards = list(self.runtime.host.cards)
         if self.shim.mode == "live":
             self.watcher = XidWatcher().start()
-        self.read_early("idle")
+            if self.clocks_source is None:
+                self.clocks_source = start_clocks()
+        self.read_clocks("idle")
         if self.boost_asked:
             self.boost = Boost(self.rm, self.subdevices()).start()
             self.read_clocks("boosted")
         self.links_before = self.read_links()
         return self
 
-    def read_early(self, phase: str) -> dict:
-        """The reading started before RM's open (idle_clocks), taken as `phase`'s: the idle
-        clocks of a quick or full run, a passive run's only reading; none started: read now."""
-        early, self.idle_clocks = self.idle_clocks, None
-        return self.read_clocks(phase, read=lambda: nvml_clocks(early))
-
-    def read_clocks(self, phase: str, read=nvml_clocks) -> dict:
-        """P-state through RM and MHz through NVML, per card, at a named moment (`read`: how
-        NVML is read; a replay serves the recorded reading instead)."""
-        nvml = self.shim.observe(f"host:clocks:{phase}", read) or {}
+    def read_clocks(self, phase: str) -> dict:
+        """P-state through RM and MHz through NVML, per card, at a named moment (a replay
+        serves the recorded reading instead)."""
+        pcis = [card.pci for card in self.cards]
+        nvml = self.shim.observe(f"host:clocks:{phase}", lambda: clocks_now(self.clocks_source, pcis)) or {}
         reading = {}
         for card in self.cards:
             rm_view = read_clocks(self.rm, self.subdevices()[card.index])
             smi = (nvml.get("gpus") or {}).get(card.pci[-12:].lower(), {})
             reading[card.index] = {"pstate": rm_view["pstate"], "graphics_mhz": smi.get("graphics_mhz"),
-                                   "memory_mhz": smi.get("memory_mhz"), "mhz_source": "NVML (nvidia-smi)",
+                                   "memory_mhz": smi.get("memory_mhz"),
+                                   "mhz_source": "NVML" if nvml.get("source") == SOURCE else "NVML (nvidia-smi)",
                                    "rm_reasons": rm_view["reasons"], "nvml_reason": nvml.get("reason")}
             if smi.get("event_mask") is not None:     # read (absent: an nvidia-smi without the fields, an older recording)
                 reading[card.index].update(
@@ -242,14 +261,13 @@ class Fitness:
     def close_watch(self) -> None:
         if self.watcher is not None and self._xids is None:
             self.watcher.close()
-        self.cancel_early()
+        self.close_clocks()
 
-    def cancel_early(self) -> None:
-        """The early idle reading, if start() never read it (a replay serves the recorded one;
-        a run stopped before it): its nvidia-smi ended, never left behind."""
-        early, self.idle_clocks = self.idle_clocks, None
-        if isinstance(early, SmiQuery):
-            early.cancel()
+    def close_clocks(self) -> None:
+        """NVML ended in this process (after the last reading, or a run stopped before it)."""
+        source, self.clocks_source = self.clocks_source, None
+        if source is not None:
+            source.close()
 
     def close(self) -> None:
         if self.boost is not None:

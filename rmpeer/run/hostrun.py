@@ -23,7 +23,7 @@ from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime
 from rmpeer.rm.peers import PeerSetup
 from rmpeer.rm.snapshots import snapshot_runtime
-from rmpeer.run.fitness import Fitness, SmiQuery, start_clocks
+from rmpeer.run.fitness import Fitness, start_clocks
 from rmpeer.run.spec import chooser, with_facts
 from rmpeer.model.target import Case
 from rmpeer.shim.records import new_transcript
@@ -221,13 +221,13 @@ class HostRun:
         shim = self.shim
         shim.segment("runtime:open")
         self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
-        # the idle clocks: nvidia-smi (a process of its own) runs while RM opens, before the boost
+        # the clocks' reader: NVML starts on a thread of its own while the run's modules load
+        # and RM opens (rmpeer.machine.nvml); a replay serves the recorded readings
         early = start_clocks() if shim.mode == "live" else None
         try:
             if self.with_staging:
-                # loaded while nvidia-smi runs, before its reading is waited for (early.finish
-                # below): the traffic's modules bring numpy, about 0.1-0.3 s of a start, which
-                # the wait was added to when they loaded at the staging buffers
+                # loaded while NVML starts, before the idle reading waits for it: the traffic's
+                # modules bring numpy, about 0.05-0.3 s of a start
                 from rmpeer.traffic.peer import create_staging
             if load is not None:
                 load()
@@ -243,12 +243,10 @@ class HostRun:
             self.proc_gpus = shim.observe("host:proc-gpus", read_proc_gpus)
             self.spec = with_facts(self.spec, self.runtime.facts)
             self.host_facts = self.runtime.facts.as_dict()
-            if isinstance(early, SmiQuery):
-                early.finish()      # ended before the GPUs' processes are listed: never one of them
             self._other_processes("before")
             self.fitness = Fitness(self.runtime, boost=self.spec.boost, layout=self.layout_factory,
-                                   tier=self.spec.tier, idle_clocks=early)
-            early = None            # the Fitness's now (it reads it, or ends it at its close)
+                                   tier=self.spec.tier, clocks_source=early)
+            early = None            # the Fitness's now (it reads through it, and ends it at its close)
             self.fitness.start()
             if self.target.is_replay:
                 self.fitness.recorded_provokers = recorded_provoked_xids(shim, self.runtime.abi)
@@ -257,10 +255,10 @@ class HostRun:
                 # so no layout's teardown frees them (see traffic.Staging)
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
         except BaseException:
-            if isinstance(early, SmiQuery):
-                _quietly(early.cancel)
+            if early is not None:
+                _quietly(early.close)
             if self.fitness is not None:
-                _quietly(self.fitness.cancel_early)
+                _quietly(self.fitness.close_clocks)
             _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
             self.runtime = None
             raise

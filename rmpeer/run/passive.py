@@ -34,7 +34,7 @@ from rmpeer.rm.host import read_proc_gpus
 from rmpeer.rm.open import Runtime
 from rmpeer.rm.snapshots import snapshot_runtime
 from rmpeer.run.fingerprint import recorded_fingerprint, platform_fingerprint
-from rmpeer.run.fitness import Fitness, SmiQuery, start_clocks
+from rmpeer.run.fitness import Fitness, start_clocks
 from rmpeer.run.spec import chooser
 from rmpeer.shim.records import new_transcript
 from rmpeer.shim.passive_replay import PassiveReplay
@@ -116,16 +116,15 @@ def read_passive(target, last: dict | None, *, record: str | None = None, abi: s
                  select=None) -> dict:
     """Opens RM, reads every passive fact, closes: {facts, proc_gpus, clocks, links, xids,
     gpu_processes, problems}. `problems`: what could not be read (RM refused, ...)."""
-    # the clocks' nvidia-smi (a process of its own, about 0.1 s of NVML's start) runs from
-    # here, beside RM's open and the facts' reads, and is waited for where its reading is
-    # taken, as the quick and full tiers' idle reading is (HostRun.open); a replay serves the
+    # the clocks' reader: NVML starts on a thread of its own from here, beside RM's open and
+    # the facts' reads, as the quick and full tiers' does (HostRun.open); a replay serves the
     # recorded reading and starts none
     early = None if target.is_replay else start_clocks()
     try:
         return _read(target, last, record, abi, select, early)
     finally:
-        if isinstance(early, SmiQuery):
-            early.cancel()        # ended, never left behind: read, or the run stopped first
+        if early is not None:
+            early.close()         # NVML ended in this process: read, or the run stopped first
 
 
 def _read(target, last, record, abi, select, early) -> dict:
@@ -138,9 +137,8 @@ def _read(target, last, record, abi, select, early) -> dict:
         runtime.open()
         out["facts"] = runtime.facts
         out["proc_gpus"] = shim.observe("host:proc-gpus", read_proc_gpus)
-        fitness = Fitness(runtime, boost=False, layout=None, idle_clocks=early)
-        # its process ends here, before the GPUs' processes are listed: never one of them
-        out["clocks"] = fitness.read_early(TIER)
+        fitness = Fitness(runtime, boost=False, layout=None, clocks_source=early)
+        out["clocks"] = fitness.read_clocks(TIER)
         out["links"] = fitness.read_links()
         out["xids"] = shim.observe("host:xids", lambda: xids_since(last))
         out["gpu_processes"] = gpu_processes(shim, runtime)

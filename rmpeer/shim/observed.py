@@ -8,7 +8,7 @@ recording's fault (TranscriptError, exit 2) before the replay starts, never met 
 check as an internal error (exit 5).
 
 The kinds are written from the readers that make each value: rm.host.read_proc_gpus,
-run.fitness.nvml_clocks, machine.xids (XidWatcher.stop and parse_xid), run.passive.xids_since
+run.fitness.clocks_now (machine.nvml, or nvml_clocks), machine.xids (XidWatcher.stop and parse_xid), run.passive.xids_since
 and rm.snapshots.snapshot_gpu_processes. A field a reader may leave out may be absent; a
 field no reader writes is left alone (nothing reads it)."""
 
@@ -56,7 +56,7 @@ MILLIWATTS = (Count(1 << 40), None)
 CLOCKS = {"gpus": MapOf({"graphics_mhz": MHZ, "sm_mhz": MHZ, "memory_mhz": MHZ, "pstate": str,
                          "max_graphics_mhz": MHZ, "event_mask": (Count(1 << 64), None),
                          "power_mw": MILLIWATTS, "power_limit_mw": MILLIWATTS}),
-          "reason": str, "limits_reason": str}
+          "reason": str, "limits_reason": str, "source": str, "library_reason": str}
 PROC_GPUS = ListOf(Record({"model": str, "uuid": str, "bus": str, "vbios": str},
                           required=("model", "uuid", "bus")))
 XID = Record({"pci": str, "xid": NUMBER, "text": str, "seq": NUMBER, "gpu_instance": NUMBER,

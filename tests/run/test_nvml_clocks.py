@@ -79,14 +79,14 @@ def test_a_power_that_is_no_figure_is_not_read(tmp_path, monkeypatch, watts):
 
 
 def test_a_started_reading_is_the_one_read_later(tmp_path, monkeypatch):
-    """start_clocks() runs nvidia-smi at once (the HostRun starts the idle reading before RM's
-    open); nvml_clocks(started) reads that process's answer and asks nvidia-smi nothing more."""
+    """start_smi() runs nvidia-smi at once; nvml_clocks(started) reads that process's answer
+    and asks nvidia-smi nothing more."""
     import time
 
-    from rmpeer.run.fitness import start_clocks
+    from rmpeer.run.fitness import start_smi
 
     args = _stand_in(tmp_path, monkeypatch, f'echo "$@" >> "{tmp_path}/args"\necho "{BUSY}"\n')
-    started = start_clocks()
+    started = start_smi()
     for _ in range(600):                         # the stand-in has run (its one call is logged)
         if args.read_text():
             break
@@ -103,11 +103,11 @@ def test_a_started_reading_never_read_is_ended(tmp_path, monkeypatch):
     import threading
     import time
 
-    from rmpeer.run.fitness import start_clocks
+    from rmpeer.run.fitness import start_smi
 
     child = tmp_path / "child.pid"
     _stand_in(tmp_path, monkeypatch, f'sleep 60 &\necho $! > "{child}"\nwait\n')
-    started = start_clocks()
+    started = start_smi()
     try:
         for _ in range(600):                     # the child that holds the pipes has started
             if child.is_file() and child.read_text().strip():
@@ -127,7 +127,7 @@ def test_a_started_reading_never_read_is_ended(tmp_path, monkeypatch):
 
 
 def test_without_nvidia_smi_a_started_reading_is_the_reason(tmp_path, monkeypatch):
-    from rmpeer.run.fitness import start_clocks
+    from rmpeer.run.fitness import start_smi
 
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert nvml_clocks(start_clocks()) == {"reason": "nvidia-smi not found"}
+    assert nvml_clocks(start_smi()) == {"reason": "nvidia-smi not found"}

@@ -257,40 +257,30 @@ def test_a_deeper_run_moves_the_kernel_log_mark_past_its_own_xids(tmp_path, stat
     assert passive.remember_kmsg_position(replay_target(TWO), state) is None     # a replay: nothing to mark
 
 
-def test_the_clocks_nvidia_smi_runs_beside_rms_open_and_is_never_left_behind(tmp_path, monkeypatch):
-    """A live passive run starts the clocks' nvidia-smi before RM's open (NVML's start, about
-    0.1 s, runs beside the open and the facts' reads instead of after them) and ends it
-    whatever happens. Here the run is live but its shim serves a recording, which takes no
-    reading: the started one is ended unread. The stand-in nvidia-smi sleeps; a real process."""
-    import os
-    import stat
-
+def test_the_clocks_reader_starts_before_rms_open_and_is_always_closed(monkeypatch):
+    """A live passive run starts its clocks' reader (NVML's start, on a thread of its own)
+    before RM's open, so that the start runs beside the open and the facts' reads, and ends
+    NVML whatever happens. Here the run is live but its shim serves a recording, which takes
+    no reading: the reader is closed unread."""
     from rmpeer.model.target import Target
     from rmpeer.shim.passive_replay import PassiveReplay
 
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    smi = folder / "nvidia-smi"
-    smi.write_text("#!/bin/sh\nexec sleep 60\n")
-    smi.chmod(smi.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
-    events, queries, real_start = [], [], passive.start_clocks
+    events, readers, real_start = [], [], passive.start_clocks
 
     def start():
-        events.append("nvidia-smi started")
-        queries.append(real_start())
-        return queries[-1]
+        events.append("clocks' reader started")
+        readers.append(real_start())
+        return readers[-1]
     monkeypatch.setattr(passive, "start_clocks", start)
     monkeypatch.setattr(passive, "_shim", lambda target, record, abi: PassiveReplay(TWO))
     real_open = passive.Runtime.open
     monkeypatch.setattr(passive.Runtime, "open", lambda self: events.append("RM opened") or real_open(self))
-    live = Target(kind="live", label="live", cards=2)
-    read = passive.read_passive(live, None)
+    read = passive.read_passive(Target(kind="live", label="live", cards=2), None)
     assert read["problems"] == [] and read["clocks"]
-    assert events == ["nvidia-smi started", "RM opened"]
-    assert queries[0].proc.returncode is not None, "the clocks' nvidia-smi was left running"
+    assert events == ["clocks' reader started", "RM opened"]
+    assert readers[0].closed, "NVML was left open in the process"
 
 
-def test_a_replayed_passive_run_starts_no_nvidia_smi(monkeypatch, state):
-    monkeypatch.setattr(passive, "start_clocks", lambda: pytest.fail("a replay started nvidia-smi"))
+def test_a_replayed_passive_run_starts_no_clocks_reader(monkeypatch, state):
+    monkeypatch.setattr(passive, "start_clocks", lambda: pytest.fail("a replay started a clocks' reader"))
     assert run_passive(replay_target(TWO), state_path=state).verdict == CERTIFIED

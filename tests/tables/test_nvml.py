@@ -1,5 +1,6 @@
-"""rmpeer.tables.nvml: matrices/nvml.yaml (the nvidia-smi fields read beside RM, and NVML's
-clock-event reasons) is checked at load; the reasons' bits are nvml.h's."""
+"""rmpeer.tables.nvml: matrices/nvml.yaml (NVML's library and calls, the nvidia-smi fields read
+where it will not start, and NVML's clock-event reasons) is checked at load; the values and the
+reasons' bits are nvml.h's."""
 
 import pytest
 import yaml
@@ -32,7 +33,18 @@ CASES = [
     (R + ["sw_power_cap", "kind"], "fine", "clock_event_reasons.sw_power_cap.kind: must be one of cap, slowdown, setting"),
     (R + ["sw_power_cap", "txt"], "x", "clock_event_reasons.sw_power_cap.txt: unknown key (known: bit, kind, text)"),
     (R + ["hw_slowdown"], 8, "clock_event_reasons.hw_slowdown: must be a mapping of bit, kind, text, found 8"),
+    (["library", "file"], "/usr/lib/libnvidia-ml.so.1", "library.file: must be the library's file name"),
+    (["library", "success"], -1, "library.success: must be a whole number from 0 to"),
+    (["library", "clock_types", "sm_mhz"], KeyError, "library.clock_types: missing key 'sm_mhz'"),
+    (["library", "clock_types", "video_mhz"], 3, "library.clock_types.video_mhz: unknown key"),
+    (["library", "event_reasons"], ["nvmlDeviceGet Reasons"], "library.event_reasons: must be a list of NVML call names"),
+    (["library", "event_reasons"], [], "library.event_reasons: must be a list of NVML call names"),
 ]
+
+# nvml.h: nvmlClockType_t NVML_CLOCK_GRAPHICS 0, NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2; NVML_SUCCESS 0;
+# NVML_PSTATE_UNKNOWN 32
+NVML_H_LIBRARY = {"success": 0, "pstate_unknown": 32,
+                  "clock_types": {"graphics_mhz": 0, "sm_mhz": 1, "memory_mhz": 2, "max_graphics_mhz": 0}}
 
 
 @pytest.mark.parametrize("keys, value, message", CASES,
@@ -43,6 +55,12 @@ def test_a_broken_nvml_matrix_is_refused_naming_the_key(tmp_path, keys, value, m
         load_nvml(path)
     assert caught.value.exit_code == EXIT_CONFIG
     assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
+
+
+def test_the_librarys_values_are_nvml_h_s():
+    library = load_nvml()["library"]
+    assert {k: library[k] for k in NVML_H_LIBRARY} == NVML_H_LIBRARY
+    assert library["file"] == "libnvidia-ml.so.1"
 
 
 def test_the_reasons_bits_are_nvml_h_s():
