@@ -1585,6 +1585,10 @@ MUTANTS = {
         "rmpeer/run/fitness.py", "    reading = source.read(pcis) if source is not None else None",
         "    reading = None",
         ("tests/machine/test_nvml_in_process.py::test_the_run_reads_through_nvml_in_this_process_and_asks_no_nvidia_smi",)),
+    "clocks-keep-nvmls-reading-missing-a-card": M(
+        "a reading through NVML here that misses one of the run's cards is kept: that card's MHz read as unknown",
+        "rmpeer/run/fitness.py", '    if reading is not None and "reason" not in reading:', "    if reading is not None:",
+        ("tests/machine/test_nvml_in_process.py::test_a_card_nvml_here_does_not_know_is_read_through_nvidia_smi",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

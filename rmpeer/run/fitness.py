@@ -83,14 +83,16 @@ def start_clocks() -> Nvml:
 
 def clocks_now(source: Nvml | None, pcis) -> dict:
     """The cards at `pcis` as NVML reports them now: through `source` (NVML in this process),
-    else, where NVML did not start here (or no source was started), through an nvidia-smi
-    process (nvml_clocks), with why NVML was not read here ("library_reason")."""
+    else through an nvidia-smi process (nvml_clocks) with why NVML was not read here
+    ("library_reason"): where NVML did not start here, no source was started, or NVML here
+    did not know one of the cards (nvidia-smi lists every card it sees)."""
     reading = source.read(pcis) if source is not None else None
-    if reading is not None:
+    if reading is not None and "reason" not in reading:
         return reading
+    why = reading["reason"] if reading is not None else (source.why if source is not None else "")
     reading = nvml_clocks()
-    if source is not None and source.why:
-        reading["library_reason"] = source.why
+    if why:
+        reading["library_reason"] = why
     return reading
 
 

@@ -120,6 +120,20 @@ def test_nvml_that_will_not_start_is_read_through_nvidia_smi_saying_why(tmp_path
         nvml.close()
 
 
+def test_a_card_nvml_here_does_not_know_is_read_through_nvidia_smi(tmp_path, monkeypatch):
+    """clocks_now: one of the run's cards unknown to NVML in this process (its address spelt
+    otherwise, a card it does not see): the whole reading is nvidia-smi's, saying why."""
+    library = stand_in(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    nvml = Nvml(library)
+    try:
+        assert clocks_now(nvml, ["0000:00:06.0", "0000:1b:00.0"]) == {
+            "reason": "nvidia-smi not found",
+            "library_reason": "nvmlDeviceGetHandleByPciBusId_v2: 0000:1b:00.0: Not Found (6)"}
+    finally:
+        nvml.close()
+
+
 def test_no_library_says_which_file(tmp_path):
     nvml = Nvml({**load_nvml()["library"], "file": str(tmp_path / "libnvidia-ml.so.1")})
     assert nvml.read(["0000:00:06.0"]) is None
