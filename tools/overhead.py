@@ -118,7 +118,10 @@ def _time_phases(phases: dict) -> None:
     import importlib
 
     for name, module, attribute in PHASES:
-        owner = importlib.import_module(module)
+        try:
+            owner = importlib.import_module(module)
+        except ImportError:     # an earlier tree (an A/B run) without this module: not timed
+            continue
         *path, leaf = attribute.split(".")
         for part in path:
             owner = getattr(owner, part, None)

@@ -28,7 +28,9 @@ pip_side() {  # SIDE: .rmw/SIDE's wheel and .rmw/deps at /tmp/pw-SIDE, as the co
   python3 -m pip install -q --no-index --no-cache-dir --find-links "$repo/.rmw/deps" --target "$target" "$wheel" \
     >"$ev/pip-$1.log" 2>&1 || { echo "pipwheel: the $1 install failed" | tee -a "$summary"; return 1; }
   if [ -n "${PW_VENV:-}" ]; then
-    printf '#!/bin/sh\nexec %s -m rmpeer "$@"\n' "$py" >/tmp/bin/rmpeer-$1
+    # PYTHONPATH cleared: device-evidence.sh exports the checkout on it, which would put the
+    # checkout's rmpeer before the venv's wheel (a venv user's rmpeer has none)
+    printf '#!/bin/sh\nexec env -u PYTHONPATH %s -m rmpeer "$@"\n' "$py" >/tmp/bin/rmpeer-$1
     # the overhead tool and the import listing below run with PYTHONPATH=/tmp/pw-SIDE: the same packages
     ln -sfn "$target" /tmp/pw-$1
   else
@@ -36,6 +38,10 @@ pip_side() {  # SIDE: .rmw/SIDE's wheel and .rmw/deps at /tmp/pw-SIDE, as the co
     printf '#!/bin/sh\nPYTHONPATH=/tmp/pw-%s exec %s -s -m rmpeer "$@"\n' "$1" "$(command -v python3)" >/tmp/bin/rmpeer-$1
   fi
   chmod +x /tmp/bin/rmpeer-$1
+  # where the command's rmpeer comes from (its wheel's install, never the checkout)
+  echo "pipwheel: $1: rmpeer-$1 imports $(cd /tmp && /tmp/bin/rmpeer-$1 --version >/dev/null 2>&1; \
+    env -u PYTHONPATH "$py" $([ -z "${PW_VENV:-}" ] && echo -s) -c 'import os, rmpeer; print(os.path.dirname(rmpeer.__file__))' 2>&1 | tail -1)" \
+    | tee -a "$summary"
   echo "pipwheel: $1: Python's bare start (-X importtime -c pass, site and its .pth hooks included): $(
     "$py" -X importtime -c pass 2>&1 | awk -F'|' 'NR>1{split($1,a,":"); t+=a[2]} END{printf "%.1f ms", t/1000}')" | tee -a "$summary"
   PYTHONPATH=/tmp/pw-$1 "$py" -s - "$1" "$wheel" <<'PY' | tee -a "$summary"
@@ -91,6 +97,10 @@ for tier in full quick; do
     $([ $tier = full ] && echo --profile "$ev/profile-live-full.txt") \
     --json "$ev/live-$tier.json" >"$ev/live-$tier.txt" 2>&1
   sed -n '1,/checks per tier/p' "$ev/live-$tier.txt" | grep -v "checks per tier" | sed "s/^/pipwheel: live-$tier: /" | tee -a "$summary"
+  # the old side part by part too: where the two differ
+  PYTHONPATH=/tmp/pw-old "$(pyof old)" -s "$repo/tools/overhead.py" --live --runs 3 --tier "$tier" \
+    --json "$ev/live-$tier-old.json" >"$ev/live-$tier-old.txt" 2>&1
+  sed -n '1,/checks per tier/p' "$ev/live-$tier-old.txt" | grep -v "checks per tier" | sed "s/^/pipwheel: live-$tier-old: /" | tee -a "$summary"
 done
 PYTHONPATH=/tmp/pw-new "$(pyof new)" -s -X importtime -m rmpeer certify --tier quick --output /tmp/pw-importtime \
   >/dev/null 2>"$ev/importtime-quick.txt"
