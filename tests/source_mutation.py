@@ -1589,6 +1589,15 @@ MUTANTS = {
         "a reading through NVML here that misses one of the run's cards is kept: that card's MHz read as unknown",
         "rmpeer/run/fitness.py", '    if reading is not None and "reason" not in reading:', "    if reading is not None:",
         ("tests/machine/test_nvml_in_process.py::test_a_card_nvml_here_does_not_know_is_read_through_nvidia_smi",)),
+    "certificate-says-not-why-nvml-was-not-read": M(
+        "a certificate's clock reading taken through nvidia-smi leaves out why NVML was not read here",
+        "rmpeer/run/fitness.py", '            if nvml.get("library_reason"):', "            if False:",
+        ("tests/machine/test_nvml_in_process.py::test_a_certificates_reading_says_where_its_mhz_came_from_and_why",)),
+    "certificate-calls-every-reading-nvml-in-process": M(
+        "a certificate's clock reading says NVML in this process whatever read it",
+        "rmpeer/run/fitness.py", '"mhz_source": "NVML" if nvml.get("source") == SOURCE else "NVML (nvidia-smi)",',
+        '"mhz_source": "NVML",',
+        ("tests/machine/test_nvml_in_process.py::test_a_certificates_reading_says_where_its_mhz_came_from_and_why",)),
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),

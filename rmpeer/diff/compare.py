@@ -48,7 +48,7 @@ from rmpeer.diff.side import CLOCK_PHASES, IDENTITY, MISSING, UNBOOSTED_PHASES, 
 from rmpeer.model.selection import selection_words
 
 # Readings that change between two runs of one healthy host: (rule, why, field-name pattern).
-CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason"}   # how a reading was taken, not what
+CLOCK_HOW_READ = {"mhz_source", "rm_reasons", "nvml_reason", "library_reason"}   # how a reading was taken, not what
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # a field; "0", "0->1": entries (cards, pairs)
 
 

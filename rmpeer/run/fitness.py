@@ -223,6 +223,8 @@ class Fitness:
                                    "memory_mhz": smi.get("memory_mhz"),
                                    "mhz_source": "NVML" if nvml.get("source") == SOURCE else "NVML (nvidia-smi)",
                                    "rm_reasons": rm_view["reasons"], "nvml_reason": nvml.get("reason")}
+            if nvml.get("library_reason"):       # read through nvidia-smi: why not in this process
+                reading[card.index]["library_reason"] = nvml["library_reason"]
             if smi.get("event_mask") is not None:     # read (absent: an nvidia-smi without the fields, an older recording)
                 reading[card.index].update(
                     max_graphics_mhz=smi.get("max_graphics_mhz"), power_mw=smi.get("power_mw"),

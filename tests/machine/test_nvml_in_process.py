@@ -58,6 +58,7 @@ def stand_in(tmp_path, *, init=0, pstate=0, event_call="nvmlDeviceGetCurrentCloc
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler on this machine to build the stand-in libnvidia-ml")
+    tmp_path.mkdir(parents=True, exist_ok=True)
     source, built = tmp_path / "nvml.c", tmp_path / "libnvidia-ml.so.1"
     source.write_text(STAND_IN)
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(built), str(source), f"-DINIT_RESULT={init}",
@@ -202,3 +203,38 @@ def test_the_wheel_declares_nvmls_calls_and_loads_them_without_a_c_parser(tmp_pa
     assert len(names) == 12        # the stand-in answers the event reasons by the newer name only
     for name in names:
         assert str(built.typeof(getattr(ours, name))) == str(parsed.typeof(getattr(theirs, name))), name
+
+
+class _Shim:
+    mode = "live"
+
+    def observe(self, label, read):
+        return read()
+
+
+class _Host:
+    cards = [type("Card", (), {"index": 0, "pci": "0000:00:06.0"})()]
+
+    def probe_handles(self, card):
+        return (0xD00, 0xE00)
+
+
+def test_a_certificates_reading_says_where_its_mhz_came_from_and_why(tmp_path, monkeypatch):
+    """Fitness.read_clocks, what the certificate keeps of a reading: mhz_source "NVML" where
+    NVML answered in this process; where it would not start, "NVML (nvidia-smi)" and the
+    reason (library_reason), so that a reader of the certificate sees why without the
+    recording. RM's part of the reading (P-state, reasons) is not what is tested here."""
+    from rmpeer.run import fitness
+
+    monkeypatch.setattr(fitness, "read_clocks", lambda rm, sub: {"pstate": "P0", "reasons": 0})
+    libraries = {init: stand_in(tmp_path / str(init), init=init) for init in (0, 9)}
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))      # no nvidia-smi: a reading through it says so
+    runtime = type("Runtime", (), {"shim": _Shim(), "host": _Host(), "rm": None})()
+    for init, source, why in ((0, "NVML", None), (9, "NVML (nvidia-smi)", "nvmlInit_v2: Driver Not Loaded (9)")):
+        nvml = Nvml(libraries[init])
+        try:
+            got = fitness.Fitness(runtime, boost=False, layout=None, clocks_source=nvml).read_clocks("idle")[0]
+        finally:
+            nvml.close()
+        assert (got["mhz_source"], got.get("library_reason")) == (source, why)
+        assert got["graphics_mhz"] == (1755 if init == 0 else None)

@@ -23,7 +23,7 @@ for path in sys.argv[1:]:
         for card, r in (cards or {}).items():
             if isinstance(r, dict):
                 print(f"nvml: {path.split('/')[2]} {phase} card {card}: {r.get('graphics_mhz')}/{r.get('memory_mhz')} MHz "
-                      f"{r.get('pstate')} source {r.get('mhz_source')!r} nvml_reason {r.get('nvml_reason')!r}")
+                      f"{r.get('pstate')} source {r.get('mhz_source')!r} nvml_reason {r.get('nvml_reason')!r} library_reason {r.get('library_reason')!r}")
 PY
 echo "nvml: nvidia-smi now: $(nvidia-smi --query-gpu=pci.bus_id,clocks.gr,clocks.mem,pstate,clocks_event_reasons.active,power.draw \
   --format=csv,noheader,nounits 2>&1 | tr '\n' ';')" | tee -a "$summary"
