@@ -1518,29 +1518,13 @@ MUTANTS = {
         "rmpeer/pytest_plugin/plugin.py", '            item.__dict__["location"] = (path, line, item.getmodpath())',
         '            item.__dict__["location"] = known',
         ("tests/pytest_plugin/test_handover.py::test_each_checks_location_is_the_one_pytest_computes",)),
-    "open-loads-before-rm-on-its-own-thread": M(
-        "the host's open loads what the run needs next on its own thread, before RM's open: the imports "
-        "follow each other instead of filling RM's waits",
-        "rmpeer/run/hostrun.py", '                loading = Beside(load, "rmpeer-load")',
-        "                load()",
-        ("tests/run/test_hostrun.py::test_the_open_loads_on_another_thread_beside_rms_open_and_has_ended_by_its_return",)),
-    "open-returns-before-its-loading-ends": M(
-        "the host's open returns without waiting for its loading: a run may reach pytest half imported, "
-        "and a failed import is never the open's",
-        "rmpeer/run/hostrun.py", "                loading.wait()      #", "                pass      #",
-        ("tests/run/test_hostrun.py::test_the_open_loads_on_another_thread_beside_rms_open_and_has_ended_by_its_return", "tests/run/test_hostrun.py::test_a_load_that_fails_fails_the_open_and_leaves_nothing_open")),
-    "open-failure-leaves-its-loading-running": M(
-        "a failed open raises while its loading still imports: the caller's own imports may meet it",
-        "rmpeer/run/hostrun.py", "                _quietly(lambda: loading.wait(raising=False))", "                pass",
-        ("tests/run/test_hostrun.py::test_an_open_that_fails_ends_the_loading_before_it_raises",)),
-    "beside-keeps-the-long-switch-interval": M(
-        "the loading thread keeps the GIL 5 ms at a time: each of RM's ioctls may wait that long to go on",
-        "rmpeer/machine/beside.py", "        sys.setswitchinterval(min(self._interval, SWITCH_S))", "        pass",
-        ("tests/run/test_hostrun.py::test_the_open_loads_on_another_thread_beside_rms_open_and_has_ended_by_its_return",)),
-    "beside-never-puts-the-switch-interval-back": M(
-        "the short switch interval outlives the loading: the whole run pays for its GIL hand-offs",
-        "rmpeer/machine/beside.py", "                sys.setswitchinterval(self._interval)", "                pass",
-        ("tests/run/test_hostrun.py::test_the_open_loads_on_another_thread_beside_rms_open_and_has_ended_by_its_return",)),
+    "open-loads-after-rm": M(
+        "the host's open loads what the run needs next after RM's open, where nvidia-smi's idle reading is "
+        "waited for next: the imports follow the wait instead of filling it",
+        "rmpeer/run/hostrun.py",
+        "            if load is not None:\n                load()\n            try:\n                self.runtime.open()\n",
+        "            try:\n                self.runtime.open()\n                if load is not None:\n                    load()\n",
+        ("tests/run/test_hostrun.py::test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading",)),
     "compose-keeps-one-word-per-group": M(
         "compose keys the words it keeps by nothing: every word of a group is the first one composed",
         "rmpeer/abi/bitfields.py", "        key = tuple(fields.items())", "        key = ()",

@@ -149,9 +149,9 @@ def certified(request) -> RunOutcome:
 
 
 def _load_suites() -> None:
-    """pytest and rmpeer's plugin, which _suites imports: loaded by the host's open on a thread
-    of its own while RM opens, the host is read and the staging buffers are made (about 0.1 s
-    of imports beside about as much of ioctls: rmpeer.machine.beside)."""
+    """pytest and rmpeer's plugin, which _suites imports: loaded by the host's open while the
+    idle clocks' nvidia-smi runs (about 0.1 s it otherwise waits out, where numpy's import does
+    not fill it: a host whose numpy has its bytecode)."""
     import pytest  # noqa: F401
 
     import rmpeer.pytest_plugin.plugin  # noqa: F401

@@ -45,8 +45,8 @@ def run(spec, *, suites=None, started: float | None = None, at_deadline=None,
         state_path=None, save: bool = True, allowed_xids=(), load=None):
     """The judged RunResult of `spec`. suites(host, progress) -> (pytest's exit code, checks
     callable, internal_error callable): the quick and full tiers' checks, run on the open
-    HostRun. load(): what suites will import, loaded in the host's open on a thread of its own
-    while RM opens (HostRun.open). at_deadline(result, spec, seconds): the INCOMPLETE result
+    HostRun. load(): what suites will import, loaded in the host's open while the idle clocks'
+    nvidia-smi runs (HostRun.open). at_deadline(result, spec, seconds): the INCOMPLETE result
     of a run that has not ended by the spec's deadline, to write out (on the watchdog's thread,
     which then ends the process: rmpeer.machine.deadline); None: no deadline."""
     started = time.time() if started is None else started

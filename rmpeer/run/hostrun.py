@@ -17,7 +17,6 @@ from rmpeer.ce.engine import CHANNEL_LABEL, CHANNEL_PARTS, FAULTED_GROUP
 from rmpeer.errors import ConfigError
 from rmpeer.judge.floors import resolve_floors
 from rmpeer.judge.sharedhost import name_other_users, require_idle_of
-from rmpeer.machine.beside import Beside
 from rmpeer.model.result import FAIL, Finding, LayoutResult, PairResult
 from rmpeer.rm.errors import RmError
 from rmpeer.rm.host import read_proc_gpus
@@ -217,26 +216,21 @@ class HostRun:
 
     def open(self, *, load=None) -> "HostRun":
         """RM opened, the host's facts read, the clocks boosted, the staging buffers made.
-        load(): modules the run needs next (certify's pytest and its plugin), loaded on a
-        thread of its own (rmpeer.machine.beside) while this one waits on RM; ended before
-        the open returns."""
+        load(): modules the run needs next (certify's pytest and its plugin), loaded here
+        while the idle clocks' nvidia-smi runs, before its reading is waited for."""
         shim = self.shim
         shim.segment("runtime:open")
         self.runtime = Runtime(shim, forced_abi=self.spec.abi, select=chooser(self.spec))
         # the clocks' reader: NVML starts on a thread of its own while the run's modules load
         # and RM opens (rmpeer.machine.nvml); a replay serves the recorded readings
         early = start_clocks() if shim.mode == "live" else None
-        loading = None
         try:
             if self.with_staging:
                 # loaded while NVML starts, before the idle reading waits for it: the traffic's
-                # modules bring numpy, about 0.05-0.3 s of a start. Here, before the loading
-                # below begins: the two threads never import the same modules at once
+                # modules bring numpy, about 0.05-0.3 s of a start
                 from rmpeer.traffic.peer import create_staging
             if load is not None:
-                # the rest (certify's pytest and its plugin) on a thread of its own, while
-                # this one waits on RM's open, the host's reads and the staging buffers
-                loading = Beside(load, "rmpeer-load")
+                load()
             try:
                 self.runtime.open()
             except RmError as exc:
@@ -260,8 +254,6 @@ class HostRun:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
-            if loading is not None:
-                loading.wait()      # its import error, if any, raised here: the host is closed below
         except BaseException:
             if early is not None:
                 _quietly(early.close)
@@ -269,8 +261,6 @@ class HostRun:
                 _quietly(self.fitness.close_clocks)
             _quietly(self.runtime.close)   # nothing stays allocated; freeing the client ends a boost
             self.runtime = None
-            if loading is not None:        # its imports ended before the caller's own begin
-                _quietly(lambda: loading.wait(raising=False))
             raise
         return self
 

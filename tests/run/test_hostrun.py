@@ -64,85 +64,28 @@ def test_a_replay_is_never_refused(monkeypatch):
     assert got.gpu_processes == {"before": [HOLDER]}
 
 
-# -- the host's open: what it loads on a thread of its own while this one waits on RM ---------
+# -- the host's open: what it loads while the idle clocks' nvidia-smi runs ---------------------
 
-def _replay_host():
+def test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading(monkeypatch):
+    """load() comes before RM's open, and so before the open waits for the idle clocks'
+    nvidia-smi (started before it, read after it: hostrun.HostRun.open): the imports fill the
+    wait instead of following it. A replay's HostRun, whose RM open and reading are recorded."""
     from rmpeer.paths import transcripts_dir
     from rmpeer.run.spec import replay_spec
 
-    return HostRun(replay_spec(str(transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"), tier="quick"))
-
-
-def test_the_open_loads_on_another_thread_beside_rms_open_and_has_ended_by_its_return(monkeypatch):
-    """load() runs on a thread of its own (rmpeer.machine.beside) while the caller's thread
-    opens RM and reads the clocks; it has ended when the open returns, and the GIL's switch
-    interval, made short beside it, is back. A replay's HostRun, whose RM open is recorded."""
-    import sys
-    import threading
-
-    events, interval = [], sys.getswitchinterval()
+    events = []
     real_open = hostrun.Runtime.open
 
     def rm_open(self):
-        events.append(("RM opened", threading.current_thread().name, sys.getswitchinterval()))
-        release.set()
+        events.append("RM opened")
         return real_open(self)
 
-    def load():
-        events.append(("loading", threading.current_thread().name))
-        assert release.wait(10), "RM's open never began beside the loading"   # the two at once
-        events.append(("loaded", threading.current_thread().name))
-
-    release = threading.Event()
     monkeypatch.setattr(hostrun.Runtime, "open", rm_open)
-    host = _replay_host()
+    real_start = hostrun.Fitness.start
+    monkeypatch.setattr(hostrun.Fitness, "start", lambda self: events.append("clocks read") or real_start(self))
+    host = HostRun(replay_spec(str(transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"), tier="quick"))
     try:
-        host.open(load=load)
-        assert sys.getswitchinterval() == interval
+        host.open(load=lambda: events.append("loaded"))
     finally:
         host.abandon()
-    caller = threading.current_thread().name
-    assert [e[0] for e in events if e[0] != "loading"] == ["RM opened", "loaded"], events
-    assert events[-1] == ("loaded", "rmpeer-load")
-    rm = next(e for e in events if e[0] == "RM opened")
-    assert rm[1] == caller and rm[2] < interval, rm
-
-
-def test_a_load_that_fails_fails_the_open_and_leaves_nothing_open(monkeypatch):
-    """The loading thread's error is the open's, raised once RM's open is done, and the host's
-    RM client is closed on the way out, as for any failure of the open."""
-    closed = []
-    real_close = hostrun.Runtime.close
-    monkeypatch.setattr(hostrun.Runtime, "close", lambda self: closed.append(True) or real_close(self))
-
-    def load():
-        raise ImportError("No module named 'pytest'")
-
-    host = _replay_host()
-    with pytest.raises(ImportError, match="pytest"):
-        host.open(load=load)
-    assert closed and host.runtime is None
-
-
-def test_an_open_that_fails_ends_the_loading_before_it_raises(monkeypatch):
-    """RM's open failing (here: the device node refused) is the open's error, never the
-    loading's; the loading has ended before it reaches the caller, who may import next."""
-    import threading
-
-    ended = threading.Event()
-
-    def refused(self):
-        raise PermissionError(13, "Permission denied", "/dev/nvidiactl")
-
-    def load():
-        import time
-
-        time.sleep(0.2)
-        ended.set()
-        raise ImportError("not this one")
-
-    monkeypatch.setattr(hostrun.Runtime, "open", refused)
-    host = _replay_host()
-    with pytest.raises(PermissionError, match="nvidiactl"):
-        host.open(load=load)
-    assert ended.is_set()
+    assert events == ["loaded", "RM opened", "clocks read"], events
