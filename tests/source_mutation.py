@@ -1525,6 +1525,27 @@ MUTANTS = {
         "            if load is not None:\n                load()\n            try:\n                self.runtime.open()\n",
         "            try:\n                self.runtime.open()\n                if load is not None:\n                    load()\n",
         ("tests/run/test_hostrun.py::test_the_open_loads_what_it_is_given_before_rms_open_and_the_idle_reading",)),
+    "patterns-never-made-ahead": M(
+        "the host's open plans no patterns: each is made, pages and all, when the run first compares against it",
+        "rmpeer/run/hostrun.py", "                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))",
+        "                run_keys(self.spec.pattern_seed, self.spec.cases)",
+        ("tests/traffic/test_patterns_ahead.py::test_the_hosts_open_plans_the_runs_patterns",)),
+    "patterns-ahead-claim-nothing": M(
+        "a planned pattern is not claimed by its first maker: the run and the thread both make it",
+        "rmpeer/traffic/patterns.py", "            if key in self._claimed:", "            if False:",
+        ("tests/traffic/test_patterns_ahead.py::test_the_run_waits_for_a_pattern_its_thread_is_making_and_never_makes_it_again",
+         "tests/traffic/test_patterns_ahead.py::test_a_pattern_asked_before_its_thread_reaches_it_is_made_by_the_asker_once")),
+    "patterns-ahead-not-waited-for": M(
+        "the run does not wait for a pattern its thread is making: it makes the pattern again",
+        "rmpeer/traffic/patterns.py", "            done.wait()\n        return self._words.get(key)",
+        "            pass\n        return self._words.get(key)",
+        ("tests/traffic/test_patterns_ahead.py::test_the_run_waits_for_a_pattern_its_thread_is_making_and_never_makes_it_again",)),
+    "cached-ignores-the-plan": M(
+        "cached() never looks at the patterns made ahead: the run makes each one again",
+        "rmpeer/traffic/patterns.py",
+        "    planned = _AHEAD.take((pattern_seed, kind, owner, length)) if _AHEAD is not None else None",
+        "    planned = None",
+        ("tests/traffic/test_patterns_ahead.py::test_the_planned_patterns_are_made_on_their_own_thread_with_the_seeds_words",)),
     "compose-keeps-one-word-per-group": M(
         "compose keys the words it keeps by nothing: every word of a group is the first one composed",
         "rmpeer/abi/bitfields.py", "        key = tuple(fields.items())", "        key = ()",

@@ -229,6 +229,11 @@ class HostRun:
                 # loaded while NVML starts, before the idle reading waits for it: the traffic's
                 # modules bring numpy, about 0.05-0.3 s of a start
                 from rmpeer.traffic.peer import create_staging
+                from rmpeer.traffic.patterns import ahead, run_keys
+
+                # the patterns the layouts' traffic will compare against, made on a thread of
+                # their own from here (their fresh pages cost the kernel more than their words)
+                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))
             if load is not None:
                 load()
             try:

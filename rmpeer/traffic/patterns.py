@@ -51,12 +51,101 @@ def counting(n: int) -> np.ndarray:
     return _COUNTING[:n]
 
 
-@lru_cache(maxsize=40)
 def cached(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
-    """make(), kept: every layout of a run uses the same few patterns (read-only)."""
-    words = make(pattern_seed, kind, owner, length)
+    """make(), kept: every layout of a run uses the same few patterns (read-only). One the run
+    made ahead (ahead()) is waited for if its thread is making it, made here if not yet begun."""
+    planned = _AHEAD.take((pattern_seed, kind, owner, length)) if _AHEAD is not None else None
+    return planned if planned is not None else _kept(pattern_seed, kind, owner, length)
+
+
+@lru_cache(maxsize=40)
+def _kept(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
+    return _read_only(make(pattern_seed, kind, owner, length))
+
+
+def _read_only(words: np.ndarray) -> np.ndarray:
     words.flags.writeable = False
     return words
+
+
+class Ahead:
+    """The patterns a run will compare against, made in its order on a thread of its own from
+    the run's start. A fresh 64 MiB block costs about 4 ms of the kernel's page faults beside
+    1.4 ms of writing the words (docs/evidence/h100x1-20261205T2214Z-beside): the full tier's
+    32 cost about 0.17 s, which the thread spends while the run imports, opens RM and runs
+    its first layouts. numpy's ufuncs and the kernel's faults let go of the GIL. A pattern
+    the run asks for first is made by the run itself, once: each is claimed by one maker."""
+
+    def __init__(self, keys):
+        import threading
+
+        self._lock = threading.Lock()
+        self._claimed: dict = {}      # key -> threading.Event, set when its words are there
+        self._words: dict = {}
+        self._keys = list(dict.fromkeys(keys))
+        self._thread = threading.Thread(target=self._make_all, name="rmpeer-patterns", daemon=True)
+        self._thread.start()
+
+    def _claim(self, key):
+        """(its event, whether the caller is to make it): the first to ask makes it."""
+        import threading
+
+        with self._lock:
+            if key in self._claimed:
+                return self._claimed[key], False
+            done = self._claimed[key] = threading.Event()
+            return done, True
+
+    def _make_all(self) -> None:
+        for key in self._keys:
+            done, mine = self._claim(key)
+            if mine:
+                self._make(key, done, threads=False)
+
+    def _make(self, key, done, *, threads: bool) -> None:
+        try:
+            seed, kind, owner, length = key
+            # on this thread, one pass with no slices: the run's own threads stay free
+            words = make(seed, kind, owner, length) if threads else _one_pass(seed, kind, owner, length)
+            self._words[key] = _read_only(words)
+        finally:
+            done.set()        # a failure leaves no words: the asker makes them itself
+
+    def take(self, key) -> np.ndarray | None:
+        """The words of a planned pattern (waited for, or made here); None for one not planned."""
+        if key not in self._keys:
+            return None
+        done, mine = self._claim(key)
+        if mine:
+            self._make(key, done, threads=True)
+        else:
+            done.wait()
+        return self._words.get(key)
+
+
+def _one_pass(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
+    n = length // 8
+    words = np.empty(n, dtype=np.uint64)
+    np.add(counting(n), np.uint64(tag(pattern_seed, kind, owner)), out=words)
+    return words
+
+
+_AHEAD: Ahead | None = None
+
+
+def ahead(keys) -> None:
+    """From now on, the patterns at `keys` ((pattern seed, kind, owner, length), in the order
+    the run will ask for them) are made on a thread of their own (Ahead); an earlier run's
+    plan in this process is dropped."""
+    global _AHEAD
+    _AHEAD = Ahead(keys)
+
+
+def run_keys(pattern_seed: int, cases) -> list:
+    """(pattern seed, kind, owner, length) of each pattern a run's traffic compares against, in
+    the order its layouts come: each session's own buffer pattern and write pattern."""
+    return [(pattern_seed, kind, owner, case.extent)
+            for case in cases for owner in range(len(case.layout.cards)) for kind in (KIND_BUFFER, KIND_WRITE)]
 
 
 @dataclass(frozen=True)
