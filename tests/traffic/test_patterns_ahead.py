@@ -107,17 +107,24 @@ def test_a_runs_patterns_are_each_sessions_two_in_its_layouts_order():
         (5, 1, 1, 16 * MiB), (5, 2, 1, 16 * MiB)]
 
 
-def test_the_hosts_open_plans_the_runs_patterns(monkeypatch):
-    """HostRun.open (a replay's: RM's open recorded) plans the patterns of its spec's layouts."""
+def test_the_hosts_open_plans_the_runs_patterns_once_its_staging_buffers_are_made(monkeypatch):
+    """HostRun.open (a replay's: RM's open recorded) plans the patterns of its spec's layouts,
+    after RM's open and the staging buffers (faults beside their maps slowed the open)."""
     from rmpeer.paths import transcripts_dir
+    from rmpeer.run import hostrun
     from rmpeer.run.hostrun import HostRun
     from rmpeer.run.spec import replay_spec
+    from rmpeer.traffic import peer
 
-    planned = []
-    monkeypatch.setattr(patterns, "ahead", planned.append)
+    events = []
+    real_staging, real_open = peer.create_staging, hostrun.Runtime.open
+    monkeypatch.setattr(patterns, "ahead", lambda keys: events.append(("ahead", keys)))
+    monkeypatch.setattr(peer, "create_staging", lambda *a: events.append(("staging",)) or real_staging(*a))
+    monkeypatch.setattr(hostrun.Runtime, "open", lambda self: events.append(("RM",)) or real_open(self))
     host = HostRun(replay_spec(str(transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"), tier="quick"))
     try:
         host.open()
     finally:
         host.abandon()
-    assert planned == [patterns.run_keys(host.spec.pattern_seed, host.spec.cases)] and planned[0]
+    keys = patterns.run_keys(host.spec.pattern_seed, host.spec.cases)
+    assert keys and events == [("RM",), ("staging",), ("ahead", keys)], events
