@@ -1529,14 +1529,7 @@ MUTANTS = {
         "the host's open plans no patterns: each is made, pages and all, when the run first compares against it",
         "rmpeer/run/hostrun.py", "                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))",
         "                run_keys(self.spec.pattern_seed, self.spec.cases)",
-        ("tests/traffic/test_patterns_ahead.py::test_the_hosts_open_plans_the_runs_patterns_once_its_staging_buffers_are_made",)),
-    "patterns-made-ahead-beside-rms-open": M(
-        "the run's patterns begin before RM's open: their page faults slow the open's maps",
-        "rmpeer/run/hostrun.py", "                from rmpeer.traffic.peer import create_staging\n",
-        "                from rmpeer.traffic.peer import create_staging\n"
-        "                from rmpeer.traffic.patterns import ahead as _a, run_keys as _k\n"
-        "                _a(_k(self.spec.pattern_seed, self.spec.cases))\n",
-        ("tests/traffic/test_patterns_ahead.py::test_the_hosts_open_plans_the_runs_patterns_once_its_staging_buffers_are_made",)),
+        ("tests/traffic/test_patterns_ahead.py::test_the_hosts_open_plans_the_runs_patterns_before_rms_open",)),
     "patterns-ahead-claim-nothing": M(
         "a planned pattern is not claimed by its first maker: the run and the thread both make it",
         "rmpeer/traffic/patterns.py", "            if key in self._claimed:", "            if False:",

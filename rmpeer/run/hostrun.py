@@ -229,6 +229,11 @@ class HostRun:
                 # loaded while NVML starts, before the idle reading waits for it: the traffic's
                 # modules bring numpy, about 0.05-0.3 s of a start
                 from rmpeer.traffic.peer import create_staging
+                from rmpeer.traffic.patterns import ahead, run_keys
+
+                # the patterns the layouts' traffic will compare against, made on a thread of
+                # their own from here (their fresh pages cost the kernel more than their words)
+                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))
             if load is not None:
                 load()
             try:
@@ -254,13 +259,6 @@ class HostRun:
                 # each card's staging buffers, made once for the whole run and before any layout,
                 # so no layout's teardown frees them (see traffic.Staging)
                 self.staging = create_staging(self.runtime.rm, self.runtime.host, self.spec.staging_extent)
-                # the patterns the layouts' traffic will compare against, made on a thread of
-                # their own from here (their fresh pages cost the kernel more than their words).
-                # After RM's open and the staging buffers' maps: faults beside them slowed
-                # the open by about 0.03 s (docs/evidence/h100x1-20261205T2221Z-ahead)
-                from rmpeer.traffic.patterns import ahead, run_keys
-
-                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))
         except BaseException:
             if early is not None:
                 _quietly(early.close)

@@ -57,7 +57,7 @@ def test_a_forced_abi_that_does_not_match_is_one_line(monkeypatch):
 
     monkeypatch.setattr(runtime_module, "Runtime", Refused)
     target = Target("live", "h200x2", 2)
-    spec = RunSpec(target=target, cases=(Case(target, None, 64 << 20),), abi="575.64.05")
+    spec = RunSpec(target=target, cases=(Case(target, SimpleNamespace(name="two", cards=[0, 1]), 64 << 20),), abi="575.64.05")
     host = HostRun(spec)
     host.shim = SimpleNamespace(segment=lambda *a, **k: None, mode="live")
     with pytest.raises(ConfigError) as err:

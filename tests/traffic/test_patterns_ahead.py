@@ -107,19 +107,18 @@ def test_a_runs_patterns_are_each_sessions_two_in_its_layouts_order():
         (5, 1, 1, 16 * MiB), (5, 2, 1, 16 * MiB)]
 
 
-def test_the_hosts_open_plans_the_runs_patterns_once_its_staging_buffers_are_made(monkeypatch):
-    """HostRun.open (a replay's: RM's open recorded) plans the patterns of its spec's layouts,
-    after RM's open and the staging buffers (faults beside their maps slowed the open)."""
+def test_the_hosts_open_plans_the_runs_patterns_before_rms_open(monkeypatch):
+    """HostRun.open (a replay's: RM's open recorded) plans the patterns of its spec's layouts
+    at its start, so that their thread has RM's open, the staging buffers and pytest's start
+    to make them in (measured so: docs/evidence/h100x1-20261205T2221Z-ahead)."""
     from rmpeer.paths import transcripts_dir
     from rmpeer.run import hostrun
     from rmpeer.run.hostrun import HostRun
     from rmpeer.run.spec import replay_spec
-    from rmpeer.traffic import peer
 
     events = []
-    real_staging, real_open = peer.create_staging, hostrun.Runtime.open
+    real_open = hostrun.Runtime.open
     monkeypatch.setattr(patterns, "ahead", lambda keys: events.append(("ahead", keys)))
-    monkeypatch.setattr(peer, "create_staging", lambda *a: events.append(("staging",)) or real_staging(*a))
     monkeypatch.setattr(hostrun.Runtime, "open", lambda self: events.append(("RM",)) or real_open(self))
     host = HostRun(replay_spec(str(transcripts_dir() / "h200x1-20261201T100856Z.jsonl.gz"), tier="quick"))
     try:
@@ -127,4 +126,4 @@ def test_the_hosts_open_plans_the_runs_patterns_once_its_staging_buffers_are_mad
     finally:
         host.abandon()
     keys = patterns.run_keys(host.spec.pattern_seed, host.spec.cases)
-    assert keys and events == [("RM",), ("staging",), ("ahead", keys)], events
+    assert keys and events == [("ahead", keys), ("RM",)], events
