@@ -1530,6 +1530,13 @@ MUTANTS = {
         "rmpeer/run/hostrun.py", "                ahead(run_keys(self.spec.pattern_seed, self.spec.cases))",
         "                run_keys(self.spec.pattern_seed, self.spec.cases)",
         ("tests/traffic/test_patterns_ahead.py::test_the_hosts_open_plans_the_runs_patterns_before_rms_open",)),
+    "patterns-thread-failure-escapes": M(
+        "the patterns' thread lets its failure escape: Python prints a traceback in the middle of a run",
+        "rmpeer/traffic/patterns.py",
+        "                except Exception:   # noqa: BLE001 - no memory, most likely: the run makes the rest as it asks",
+        "                except ZeroDivisionError:",
+        ("tests/traffic/test_patterns_ahead.py::"
+         "test_a_pattern_its_thread_could_not_make_is_made_by_the_run_without_a_traceback",)),
     "patterns-ahead-claim-nothing": M(
         "a planned pattern is not claimed by its first maker: the run and the thread both make it",
         "rmpeer/traffic/patterns.py", "            if key in self._claimed:", "            if False:",

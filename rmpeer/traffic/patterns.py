@@ -100,7 +100,10 @@ class Ahead:
         for key in self._keys:
             done, mine = self._claim(key)
             if mine:
-                self._make(key, done, threads=False)
+                try:
+                    self._make(key, done, threads=False)
+                except Exception:   # noqa: BLE001 - no memory, most likely: the run makes the rest as it asks
+                    return
 
     def _make(self, key, done, *, threads: bool) -> None:
         try:

@@ -127,3 +127,21 @@ def test_the_hosts_open_plans_the_runs_patterns_before_rms_open(monkeypatch):
         host.abandon()
     keys = patterns.run_keys(host.spec.pattern_seed, host.spec.cases)
     assert keys and events == [("ahead", keys), ("RM",)], events
+
+
+def test_a_pattern_its_thread_could_not_make_is_made_by_the_run_without_a_traceback(made, monkeypatch):
+    """The thread failing (here: no memory for its words) ends it quietly (no exception left
+    to Python's thread hook, which prints a traceback); the run makes the pattern itself when
+    it asks for it, as if none had been planned."""
+    def no_memory(*key):
+        raise MemoryError
+
+    escaped = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    monkeypatch.setattr(patterns, "_one_pass", no_memory)
+    key = (3, patterns.KIND_BUFFER, 1, MiB)
+    patterns.ahead([key, (3, patterns.KIND_WRITE, 1, MiB)])
+    patterns._AHEAD._thread.join(30)
+    words = patterns.cached(*key)
+    assert int(words[7]) == _word(3, patterns.KIND_BUFFER, 1, 7)
+    assert escaped == []
