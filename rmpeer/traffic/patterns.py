@@ -9,6 +9,7 @@ decoding says what went wrong.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,15 +27,20 @@ def tag(pattern_seed: int, kind: int, owner: int) -> int:
     return (pattern_seed & 0xFFFF) << 48 | (kind & 0xF) << 44 | (owner & 0xF) << 40
 
 
-def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: int = 0) -> np.ndarray:
-    """`length` bytes (a multiple of 8) of the pattern, as uint64 words."""
+def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: int = 0,
+         threads: bool = True) -> np.ndarray:
+    """`length` bytes (a multiple of 8) of the pattern, as uint64 words. `threads`: slice by
+    slice on the pool's threads; else in one pass on the caller's (Ahead's thread, which
+    leaves the pool to the run)."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
     n = length // 8
-    # counting words plus the tag (arange itself is slow past 2**63), slice by slice on
-    # several threads
+    # counting words plus the tag (arange itself is slow past 2**63)
     index, mark = counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner))
     words = np.empty(n, dtype=np.uint64)
-    slices.each(lambda at, k: np.add(index[at:at + k], mark, out=words[at:at + k]), n, slices.SLICE // 8)
+    if threads:
+        slices.each(lambda at, k: np.add(index[at:at + k], mark, out=words[at:at + k]), n, slices.SLICE // 8)
+    else:
+        np.add(index, mark, out=words)
     return words
 
 
@@ -77,8 +83,6 @@ class Ahead:
     the run asks for first is made by the run itself, once: each is claimed by one maker."""
 
     def __init__(self, keys):
-        import threading
-
         self._lock = threading.Lock()
         self._claimed: dict = {}      # key -> threading.Event, set when its words are there
         self._words: dict = {}
@@ -88,8 +92,6 @@ class Ahead:
 
     def _claim(self, key):
         """(its event, whether the caller is to make it): the first to ask makes it."""
-        import threading
-
         with self._lock:
             if key in self._claimed:
                 return self._claimed[key], False
@@ -107,10 +109,7 @@ class Ahead:
 
     def _make(self, key, done, *, threads: bool) -> None:
         try:
-            seed, kind, owner, length = key
-            # on this thread, one pass with no slices: the run's own threads stay free
-            words = make(seed, kind, owner, length) if threads else _one_pass(seed, kind, owner, length)
-            self._words[key] = _read_only(words)
+            self._words[key] = _read_only(make(*key, threads=threads))
         finally:
             done.set()        # a failure leaves no words: the asker makes them itself
 
@@ -124,13 +123,6 @@ class Ahead:
         else:
             done.wait()
         return self._words.get(key)
-
-
-def _one_pass(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
-    n = length // 8
-    words = np.empty(n, dtype=np.uint64)
-    np.add(counting(n), np.uint64(tag(pattern_seed, kind, owner)), out=words)
-    return words
 
 
 _AHEAD: Ahead | None = None

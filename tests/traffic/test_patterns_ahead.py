@@ -22,11 +22,9 @@ def _word(seed, kind, owner, index) -> int:
 
 @pytest.fixture
 def made(monkeypatch):
-    """Each one-pass and threaded make, by the thread that made it; the previous plan dropped."""
+    """Each pattern made, by the thread that made it; the previous plan dropped."""
     log = []
-    one_pass, make = patterns._one_pass, patterns.make
-    monkeypatch.setattr(patterns, "_one_pass", lambda *key: log.append((key, threading.current_thread().name))
-                        or one_pass(*key))
+    make = patterns.make
     monkeypatch.setattr(patterns, "make", lambda *key, **kw: log.append((key, threading.current_thread().name))
                         or make(*key, **kw))
     monkeypatch.setattr(patterns, "_AHEAD", None)
@@ -51,15 +49,15 @@ def test_a_pattern_asked_before_its_thread_reaches_it_is_made_by_the_asker_once(
     """The thread held on its first pattern: the run asks for the second, makes it itself (on
     the run's threads), and the thread, let go, skips it."""
     hold, holding = threading.Event(), threading.Event()
-    one_pass = patterns._one_pass
+    make = patterns.make
 
-    def held(*key):
+    def held(*key, **kw):
         if key[2] == 0:
             holding.set()
             hold.wait(30)
-        return one_pass(*key)
+        return make(*key, **kw)
 
-    monkeypatch.setattr(patterns, "_one_pass", held)      # held, then the fixture's (which logs it)
+    monkeypatch.setattr(patterns, "make", held)      # held, then the fixture's (which logs it)
     first, second = (7, patterns.KIND_BUFFER, 0, MiB), (7, patterns.KIND_BUFFER, 1, MiB)
     patterns.ahead([first, second])
     assert holding.wait(30)
@@ -74,14 +72,14 @@ def test_a_pattern_asked_before_its_thread_reaches_it_is_made_by_the_asker_once(
 
 def test_the_run_waits_for_a_pattern_its_thread_is_making_and_never_makes_it_again(made, monkeypatch):
     hold, holding = threading.Event(), threading.Event()
-    one_pass = patterns._one_pass
+    make = patterns.make
 
-    def held(*key):
+    def held(*key, **kw):
         holding.set()
         hold.wait(30)
-        return one_pass(*key)
+        return make(*key, **kw)
 
-    monkeypatch.setattr(patterns, "_one_pass", held)
+    monkeypatch.setattr(patterns, "make", held)
     key = (9, patterns.KIND_WRITE, 2, MiB)
     patterns.ahead([key])
     assert holding.wait(30)
@@ -133,12 +131,16 @@ def test_a_pattern_its_thread_could_not_make_is_made_by_the_run_without_a_traceb
     """The thread failing (here: no memory for its words) ends it quietly (no exception left
     to Python's thread hook, which prints a traceback); the run makes the pattern itself when
     it asks for it, as if none had been planned."""
-    def no_memory(*key):
-        raise MemoryError
+    make = patterns.make
+
+    def no_memory(*key, threads=True):
+        if not threads:           # the thread's one pass; the run's own make succeeds
+            raise MemoryError
+        return make(*key, threads=threads)
 
     escaped = []
     monkeypatch.setattr(threading, "excepthook", escaped.append)
-    monkeypatch.setattr(patterns, "_one_pass", no_memory)
+    monkeypatch.setattr(patterns, "make", no_memory)
     key = (3, patterns.KIND_BUFFER, 1, MiB)
     patterns.ahead([key, (3, patterns.KIND_WRITE, 1, MiB)])
     patterns._AHEAD._thread.join(30)
