@@ -1547,6 +1547,20 @@ MUTANTS = {
         "rmpeer/traffic/patterns.py", "            done.wait()\n        return self._words.get(key)",
         "            pass\n        return self._words.get(key)",
         ("tests/traffic/test_patterns_ahead.py::test_the_run_waits_for_a_pattern_its_thread_is_making_and_never_makes_it_again",)),
+    "count-up-drops-the-last-partial-chunk": M(
+        "count_up never writes a block's last partial chunk: those words keep what was there",
+        "rmpeer/machine/slices.py", "        for lo in range(at, at + k, CHUNK):",
+        "        for lo in range(at, at + k - (at + k) % CHUNK or at + k, CHUNK):",
+        ("tests/machine/test_slices_mutants.py::test_count_up_writes_every_word_first_plus_its_index",)),
+    "count-up-slices-from-the-start": M(
+        "count_up's threads count each slice from the block's start, not from after its first chunk",
+        "rmpeer/machine/slices.py", "        each(lambda at, k: rest(head.size + at, k), left, SLICE // 8)",
+        "        each(lambda at, k: rest(at, k), left, SLICE // 8)",
+        ("tests/machine/test_slices_mutants.py::test_count_up_wraps_past_2_64_across_slices_and_chunks",)),
+    "counting-words-writable": M(
+        "the counting words under every count_up can be written: one slip spoils every later pattern",
+        "rmpeer/machine/slices.py", "        _COUNTING.flags.writeable = False\n", "",
+        ("tests/machine/test_slices_mutants.py::test_the_counting_words_are_read_only",)),
     "cached-ignores-the-plan": M(
         "cached() never looks at the patterns made ahead: the run makes each one again",
         "rmpeer/traffic/patterns.py",

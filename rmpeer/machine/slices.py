@@ -9,7 +9,9 @@ from __future__ import annotations
 
 SLICE = 8 << 20      # bytes; items per slice = SLICE // item size
 THREADS = 8
+CHUNK = 1 << 15      # 64-bit words (256 KiB): the first chunk of a counted block, kept in cache
 _POOL = None
+_COUNTING = None
 
 
 def pool() -> "ThreadPoolExecutor":   # noqa: F821
@@ -29,3 +31,39 @@ def each(work, total: int, size: int) -> list:
     if total <= size:
         return [work(0, total)]
     return list(pool().map(lambda at: work(at, min(size, total - at)), range(0, total, size)))
+
+
+def count_up(out, first: int, *, threads: bool = False) -> None:
+    """out[i] = first + i (mod 2**64), for a block of uint64 words (a pattern, a read-back a
+    replay rebuilds). The first chunk is a small counting array plus `first`; every later
+    chunk is that chunk plus its offset, read from the cache: the block is only written, where
+    adding a counting array of its own size read 64 MiB more per 64 MiB block (numpy's arange
+    is slow past 2**63). `threads`: the chunks slice by slice on the pool's threads."""
+    import numpy as np
+
+    head = out[:CHUNK]
+    np.add(_counting(head.size), np.uint64(first % (1 << 64)), out=head)
+
+    def rest(at: int, k: int) -> None:
+        for lo in range(at, at + k, CHUNK):
+            hi = min(lo + CHUNK, at + k)
+            np.add(head[:hi - lo], np.uint64(lo), out=out[lo:hi])
+
+    left = out.size - head.size
+    if left <= 0:
+        return
+    if threads:
+        each(lambda at, k: rest(head.size + at, k), left, SLICE // 8)
+    else:
+        rest(head.size, left)
+
+
+def _counting(n: int):
+    """0, 1, ..., n-1 (n <= CHUNK) as uint64 words, made once (read-only)."""
+    import numpy as np
+
+    global _COUNTING
+    if _COUNTING is None:
+        _COUNTING = np.arange(CHUNK, dtype=np.uint64)
+        _COUNTING.flags.writeable = False
+    return _COUNTING[:n]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rmpeer import __version__
 from rmpeer.errors import TranscriptError
-from rmpeer.machine.slices import pool
+from rmpeer.machine.slices import count_up, pool
 from rmpeer.shim.observed import INT64, kind_of, misfit
 from rmpeer.model.steps import manifest
 
@@ -144,23 +144,8 @@ def words_from_runs(runs: list, nbytes: int, out=None):
     if out is not None and not (len(runs) == 1 and runs[0][1] == words.size):
         words[:] = 0
     for first, count, value in runs:
-        # counting words plus the first value: arange itself is slow past 2**63
-        np.add(counting(count), np.uint64(value), out=words[first:first + count])
+        count_up(words[first:first + count], value)
     return words
-
-
-_COUNTING = None
-
-
-def counting(n: int):
-    """0, 1, ..., n-1 as 64-bit words, made once for the largest n asked (read-only)."""
-    import numpy as np
-
-    global _COUNTING
-    if _COUNTING is None or _COUNTING.size < n:
-        _COUNTING = np.arange(n, dtype=np.uint64)
-        _COUNTING.flags.writeable = False
-    return _COUNTING[:n]
 
 
 PROC_VERSION = "/proc/driver/nvidia/version"   # the kernel module's own line

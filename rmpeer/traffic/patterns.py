@@ -33,28 +33,9 @@ def make(pattern_seed: int, kind: int, owner: int, length: int, *, first_word: i
     slice on the pool's threads; else in one pass on the caller's (Ahead's thread, which
     leaves the pool to the run)."""
     # the tag sits above every index bit, so tag | index == tag + index: one pass
-    n = length // 8
-    # counting words plus the tag (arange itself is slow past 2**63)
-    index, mark = counting(first_word + n)[first_word:], np.uint64(tag(pattern_seed, kind, owner))
-    words = np.empty(n, dtype=np.uint64)
-    if threads:
-        slices.each(lambda at, k: np.add(index[at:at + k], mark, out=words[at:at + k]), n, slices.SLICE // 8)
-    else:
-        np.add(index, mark, out=words)
+    words = np.empty(length // 8, dtype=np.uint64)
+    slices.count_up(words, tag(pattern_seed, kind, owner) + first_word, threads=threads)
     return words
-
-
-_COUNTING = np.zeros(0, dtype=np.uint64)
-
-
-def counting(n: int) -> np.ndarray:
-    """0, 1, ..., n-1 as uint64 words, made once for the largest n asked (read-only): the
-    index part of every pattern."""
-    global _COUNTING
-    if _COUNTING.size < n:
-        _COUNTING = np.arange(n, dtype=np.uint64)
-        _COUNTING.flags.writeable = False
-    return _COUNTING[:n]
 
 
 def cached(pattern_seed: int, kind: int, owner: int, length: int) -> np.ndarray:
