@@ -1549,14 +1549,19 @@ MUTANTS = {
         ("tests/traffic/test_patterns_ahead.py::test_the_run_waits_for_a_pattern_its_thread_is_making_and_never_makes_it_again",)),
     "count-up-drops-the-last-partial-chunk": M(
         "count_up never writes a block's last partial chunk: those words keep what was there",
-        "rmpeer/machine/slices.py", "        for lo in range(at, at + k, CHUNK):",
-        "        for lo in range(at, at + k - (at + k) % CHUNK or at + k, CHUNK):",
+        "rmpeer/machine/slices.py", "    if tail < hi:\n", "    if False:\n",
         ("tests/machine/test_slices_mutants.py::test_count_up_writes_every_word_first_plus_its_index",)),
     "count-up-slices-from-the-start": M(
         "count_up's threads count each slice from the block's start, not from after its first chunk",
-        "rmpeer/machine/slices.py", "        each(lambda at, k: rest(head.size + at, k), left, SLICE // 8)",
-        "        each(lambda at, k: rest(at, k), left, SLICE // 8)",
+        "rmpeer/machine/slices.py",
+        "        each(lambda at, k: _from_head(out, head.size + at, head.size + at + k), left, SLICE // 8)",
+        "        each(lambda at, k: _from_head(out, at, at + k), left, SLICE // 8)",
         ("tests/machine/test_slices_mutants.py::test_count_up_wraps_past_2_64_across_slices_and_chunks",)),
+    "count-up-rows-from-zero": M(
+        "count_up's whole chunks are counted from the block's start, not from where they lie",
+        "rmpeer/machine/slices.py", "        starts = np.arange(lo, lo + whole * CHUNK, CHUNK, dtype=np.uint64)",
+        "        starts = np.arange(0, whole * CHUNK, CHUNK, dtype=np.uint64)",
+        ("tests/machine/test_slices_mutants.py::test_count_up_writes_every_word_first_plus_its_index",)),
     "counting-words-writable": M(
         "the counting words under every count_up can be written: one slip spoils every later pattern",
         "rmpeer/machine/slices.py", "        _COUNTING.flags.writeable = False\n", "",

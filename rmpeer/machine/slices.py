@@ -34,28 +34,39 @@ def each(work, total: int, size: int) -> list:
 
 
 def count_up(out, first: int, *, threads: bool = False) -> None:
-    """out[i] = first + i (mod 2**64), for a block of uint64 words (a pattern, a read-back a
-    replay rebuilds). The first chunk is a small counting array plus `first`; every later
-    chunk is that chunk plus its offset, read from the cache: the block is only written, where
-    adding a counting array of its own size read 64 MiB more per 64 MiB block (numpy's arange
-    is slow past 2**63). `threads`: the chunks slice by slice on the pool's threads."""
+    """out[i] = first + i (mod 2**64), for a C-contiguous block of uint64 words (a pattern, a
+    read-back a replay rebuilds). The first chunk is a small counting array plus `first`;
+    every later chunk is that chunk plus its offset, read from the cache: the block is only
+    written, where adding a counting array of its own size read 64 MiB more per 64 MiB block
+    (numpy's arange is slow past 2**63). `threads`: slice by slice on the pool's threads."""
     import numpy as np
 
+    if not out.flags.c_contiguous:
+        raise ValueError("count_up writes a contiguous block (its chunks are rows of one view)")
     head = out[:CHUNK]
     np.add(_counting(head.size), np.uint64(first % (1 << 64)), out=head)
-
-    def rest(at: int, k: int) -> None:
-        for lo in range(at, at + k, CHUNK):
-            hi = min(lo + CHUNK, at + k)
-            np.add(head[:hi - lo], np.uint64(lo), out=out[lo:hi])
-
     left = out.size - head.size
     if left <= 0:
         return
     if threads:
-        each(lambda at, k: rest(head.size + at, k), left, SLICE // 8)
+        each(lambda at, k: _from_head(out, head.size + at, head.size + at + k), left, SLICE // 8)
     else:
-        rest(head.size, left)
+        _from_head(out, head.size, out.size)
+
+
+def _from_head(out, lo: int, hi: int) -> None:
+    """out[lo:hi] = out[:CHUNK] + offset, lo a multiple of CHUNK: the whole chunks as the rows
+    of one view in one ufunc call (one release of the GIL, not one a chunk: a thread beside a
+    busy one waits up to Python's switch interval to take it back), then the partial one."""
+    import numpy as np
+
+    head, whole = out[:CHUNK], (hi - lo) // CHUNK
+    if whole:
+        starts = np.arange(lo, lo + whole * CHUNK, CHUNK, dtype=np.uint64)
+        np.add(head, starts[:, None], out=out[lo:lo + whole * CHUNK].reshape(whole, CHUNK))
+    tail = lo + whole * CHUNK
+    if tail < hi:
+        np.add(head[:hi - tail], np.uint64(tail), out=out[tail:hi])
 
 
 def _counting(n: int):

@@ -99,3 +99,14 @@ def test_the_counting_words_are_read_only():
     assert [int(w) for w in index[:4]] == [0, 1, 2, 3] and int(index[63]) == 63
     with pytest.raises(ValueError):
         index[0] = 7
+
+
+def test_count_up_refuses_a_block_that_is_not_contiguous():
+    """Its whole chunks are written as the rows of one view of the block: a strided block
+    would be reshaped into a copy, and the words written into the copy lost."""
+    import numpy as np
+
+    block = np.zeros(4 * CHUNK, dtype=np.uint64)
+    with pytest.raises(ValueError, match="contiguous"):
+        slices.count_up(block[::2], 7)
+    assert not block.any(), "nothing written"
