@@ -1648,6 +1648,15 @@ MUTANTS = {
     "smi-cancel-waits-for-its-pipes": M("an nvidia-smi reading cancelled at a signal waits until its pipes close",
         "rmpeer/run/fitness.py", "            self.proc.wait()", "            self.proc.communicate()",
         ("tests/run/test_nvml_clocks.py::test_a_started_reading_never_read_is_ended",)),
+    "fleet-files-folders-unchecked": M(
+        "fleet files checks the files' names alone: a link at a sub-folder named after a hook stops the copy half-installed",
+        "rmpeer/fleet/files.py", '        writable("fleet files DIR", folder, folder=True)\n', "        pass\n",
+        ("tests/fleet/test_files_mutants.py::test_a_link_at_a_sub_folder_named_after_a_file_refuses_the_copy_before_that_file",)),
+    "set-rows-beyond-by-the-rounded-change": M(
+        "a set's bandwidth row counts a host beyond the tolerance by its change rounded to four places",
+        "rmpeer/diff/sets.py", '"beyond": sum(abs(c) > tolerance for c in changes)',
+        '"beyond": sum(abs(m["change"]) > tolerance for m in moved)',
+        ("tests/diff/test_sets_mutants.py::test_a_move_past_the_tolerance_by_less_than_the_places_shown_is_beyond_it",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -23,7 +23,7 @@ def shipped(engine: str):
 
 
 def _plan(src, dest: Path, out: list) -> list:
-    """(the file to write, the shipped file) for every file of the tree, folders first."""
+    """(the file to write, the shipped file) for every file of the tree, in name order."""
     for item in sorted(src.iterdir(), key=lambda p: p.name):
         if item.name.startswith(("_", ".")):
             continue
@@ -38,6 +38,10 @@ def _copy_tree(src, dest: Path, written: list, extra: tuple = ()) -> None:
     """Every name checked before any is written: a link or a device planted at one of them
     refuses the whole copy, never after half the hooks were installed (issue 47, row 11)."""
     plan = _plan(src, dest, [])
+    # the folders too: a link at a sub-folder is refused before any file is written, even a
+    # file whose name sorts before the folder's (make_folder would refuse it only on the way)
+    for folder in sorted({c.parent for c, _ in plan}):
+        writable("fleet files DIR", folder, folder=True)
     for copy in [c for c, _ in plan] + list(extra):
         writable("fleet files DIR", copy, folder=False)
     for copy, item in plan:

@@ -224,6 +224,17 @@ def test_a_move_of_exactly_the_tolerance_is_not_beyond_it():
     assert row["beyond"] == 1
 
 
+def test_a_move_past_the_tolerance_by_less_than_the_places_shown_is_beyond_it():
+    """400 -> 379.99 is -5.0025%: shown as -0.05 (four places), and beyond 5% as the pair's
+    own bandwidth comparison counts it (rmpeer.diff.compare: |379.99 - 400| / 400 > 0.05),
+    so a set's row and its pairs never disagree on one host."""
+    key = "read card 0->1 256 MiB"
+    a, b = host("n", bandwidth={key: 400.0}), host("n", bandwidth={key: 379.99})
+    [row] = sets.bandwidth_by_kind([pair(a, b)], [a], [b], 0.05)
+    assert row["moved"][0]["change"] == -0.05
+    assert row["beyond"] == 1
+
+
 def test_a_kind_one_set_alone_measured_is_a_row_with_nothing_compared():
     """A measured write on n (and n2, unmatched); B measured same-card copies. Neither kind is
     compared; each is a row, in the order of the kinds' names."""

@@ -159,8 +159,25 @@ def test_a_link_planted_at_the_npd_folder_is_refused_before_anything_is_written(
     (out / "npd").symlink_to(elsewhere)
     with pytest.raises(ConfigError) as e:
         files.copy_out("kubernetes", out)
-    assert str(e.value) == f"{out / 'npd'}: refused as an output folder: it is a symbolic link (to {elsewhere})"
+    assert str(e.value) == (f"fleet files DIR {out / 'npd'}: refused: it is a symbolic link (to {elsewhere}); "
+                            "name the folder itself")
     assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["npd"]
+
+
+def test_a_link_at_a_sub_folder_named_after_a_file_refuses_the_copy_before_that_file(tmp_path):
+    """A shipped tree of a hook "a-hook" and a folder "z/" (named after it): a link planted at
+    z is refused before a-hook is written, so a copy is never half installed (issue 47, row 11)."""
+    src = tree(tmp_path / "src", {"a-hook": "#!/bin/sh\n", "z/plugin.json": "{}\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "z").symlink_to(elsewhere)
+    with pytest.raises(ConfigError) as e:
+        files._copy_tree(src, out, [])
+    assert str(e.value) == (f"fleet files DIR {out / 'z'}: refused: it is a symbolic link (to {elsewhere}); "
+                            "name the folder itself")
+    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["z"]
 
 
 def test_a_folder_planted_at_a_files_name_is_refused_as_a_folder(tmp_path):
