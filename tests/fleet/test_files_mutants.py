@@ -149,35 +149,32 @@ def test_a_link_planted_at_any_name_refuses_the_copy_before_anything_is_written(
     assert victim.read_text() == "root's file\n"
 
 
-def test_a_link_planted_at_the_npd_folder_is_refused_before_anything_is_written(tmp_path):
-    """npd/ is made before its files are written (make_folder): a link there is refused as an
-    output folder, and nothing reaches the folder it points to, nor DIR."""
+def refused_at_a_linked_folder(tmp_path, folder: str, copy) -> None:
+    """A link planted at DIR/folder to a folder elsewhere: `copy(DIR)` refused in one line
+    naming it, nothing written there or in DIR."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     out = tmp_path / "out"
     out.mkdir()
-    (out / "npd").symlink_to(elsewhere)
+    (out / folder).symlink_to(elsewhere)
     with pytest.raises(ConfigError) as e:
-        files.copy_out("kubernetes", out)
-    assert str(e.value) == (f"fleet files DIR {out / 'npd'}: refused: it is a symbolic link (to {elsewhere}); "
+        copy(out)
+    assert str(e.value) == (f"fleet files DIR {out / folder}: refused: it is a symbolic link (to {elsewhere}); "
                             "name the folder itself")
-    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["npd"]
+    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == [folder]
+
+
+def test_a_link_planted_at_the_npd_folder_is_refused_before_anything_is_written(tmp_path):
+    """npd/ is checked with the files' names, before any is written: a link there is refused as
+    an output folder, and nothing reaches the folder it points to, nor DIR."""
+    refused_at_a_linked_folder(tmp_path, "npd", lambda out: files.copy_out("kubernetes", out))
 
 
 def test_a_link_at_a_sub_folder_named_after_a_file_refuses_the_copy_before_that_file(tmp_path):
     """A shipped tree of a hook "a-hook" and a folder "z/" (named after it): a link planted at
     z is refused before a-hook is written, so a copy is never half installed (issue 47, row 11)."""
     src = tree(tmp_path / "src", {"a-hook": "#!/bin/sh\n", "z/plugin.json": "{}\n"})
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "z").symlink_to(elsewhere)
-    with pytest.raises(ConfigError) as e:
-        files._copy_tree(src, out, [])
-    assert str(e.value) == (f"fleet files DIR {out / 'z'}: refused: it is a symbolic link (to {elsewhere}); "
-                            "name the folder itself")
-    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["z"]
+    refused_at_a_linked_folder(tmp_path, "z", lambda out: files._copy_tree(src, out, []))
 
 
 def test_a_folder_planted_at_a_files_name_is_refused_as_a_folder(tmp_path):
