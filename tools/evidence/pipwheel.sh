@@ -89,7 +89,9 @@ if [ -n "$only" ]; then
   done
   return 0
 fi
-alternating rmpeer-old rmpeer-new "$rounds" /tmp/pw
+# PW_TIERS: the tiers in the order they run ("full quick passive": the one that matters most
+# first, where the device time left may cut the run short)
+alternating rmpeer-old rmpeer-new "$rounds" /tmp/pw "${PW_TIERS:-passive quick full}"
 grep -h -E "^(CERTIFIED|NOT CERTIFIED|DEGRADED|INCOMPLETE)" "$ev"/*-new-"$rounds".log "$ev"/*-old-"$rounds".log |
   sed "s/^/pipwheel: /" | tee -a "$summary"
 for tier in full quick; do
