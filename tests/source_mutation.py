@@ -1657,6 +1657,13 @@ MUTANTS = {
         "rmpeer/diff/sets.py", '"beyond": sum(abs(c) > tolerance for c in changes)',
         '"beyond": sum(abs(m["change"]) > tolerance for m in moved)',
         ("tests/diff/test_sets_mutants.py::test_a_move_past_the_tolerance_by_less_than_the_places_shown_is_beyond_it",)),
+    "fleet-checks-fingerprint-cards-as-written": M(
+        "collect reads a certificate's fingerprint cards as written: a number there, or a UUID that is a list, stops the collection",
+        "rmpeer/fleet/checks.py",
+        '    if not isinstance(cards, list):\n        return set()\n'
+        '    return {c["uuid"] for c in cards if isinstance(c, dict) and isinstance(c.get("uuid"), str) and c["uuid"]}\n',
+        '    return {c.get("uuid") for c in cards if isinstance(c, dict) and c.get("uuid")}\n',
+        ("tests/fleet/test_checks_mutants.py::test_a_planted_fingerprint_never_stops_the_collection",)),
 } | {
     f"replay-{op}-unchecked": M(f"a replay accepts {what} than the recording's", "rmpeer/shim/replay.py",
                                 anchor, "        if False:",

@@ -45,7 +45,11 @@ def uuids_of(o: NodeOutcome) -> set:
     if r is None or r.is_replay:
         return set()
     cards = (r.host or {}).get("cards") or (r.fingerprint or {}).get("cards") or []
-    return {c.get("uuid") for c in cards if isinstance(c, dict) and c.get("uuid")}
+    # from_dict checks the host's cards, not the fingerprint's: those are as the file has them,
+    # and only a list of cards with a text UUID names a GPU (a planted one never stops collect)
+    if not isinstance(cards, list):
+        return set()
+    return {c["uuid"] for c in cards if isinstance(c, dict) and isinstance(c.get("uuid"), str) and c["uuid"]}
 
 
 def cross_check(outcomes: list[NodeOutcome]) -> list[NodeOutcome]:
